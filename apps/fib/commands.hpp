@@ -1,0 +1,23 @@
+#pragma once
+// Subcommand registration. Each cmd_X.cpp pairs `register_X` (declares the options on the app) with
+// `run_X` (calls the library entry point, renders, maps the exit status). No domain logic here.
+
+#include <fib/python_runtime.hpp>
+
+#include <memory>
+
+namespace CLI {
+class App;
+}
+
+namespace fib::app {
+
+struct ValidateCommand;
+
+// Adds `validate` to `app`; the returned handle is filled when the command line is parsed.
+std::shared_ptr<ValidateCommand> register_validate(CLI::App& app);
+// True when `validate` was chosen on the command line.
+bool validate_selected(const ValidateCommand& command);
+int run_validate(const ValidateCommand& command, python::Runtime& python);
+
+} // namespace fib::app

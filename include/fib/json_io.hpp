@@ -1,0 +1,70 @@
+#pragma once
+// Reading JSON and JSON Lines the way the old tool's parser (pydantic-core) does, with positions.
+//
+// - `NaN`, `Infinity` and `-Infinity` are accepted as number tokens (Python's json writes them).
+// - Duplicate keys: the last value wins (kept at the first key's position, as in a Python dict),
+//   and each repeat is reported as a `json.duplicate-key` warning.
+// - Trailing commas, comments and trailing characters are rejected (`json.parse`).
+// - Object key order is preserved (ordered_json): the order of `inputs` is the kernel's argument order.
+// - Nesting deeper than k_max_json_depth is rejected (`json.too-deep`), never a stack overflow.
+// - Strings must be valid UTF-8; `\u` escapes are decoded, lone surrogates rejected.
+
+#include <fib/diagnostic.hpp>
+#include <fib/expected.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr std::size_t k_max_json_depth = 200;
+inline constexpr std::uintmax_t k_default_max_file_bytes = std::uintmax_t{512} << 20;
+
+// A parsed document and where its values start.
+struct JsonDocument {
+  std::filesystem::path file;
+  Json root;
+  // Line (1-based, in the file) where the value at each pointer starts; for object members, the
+  // line of the key. Pointers are RFC 6901, "" is the root.
+  std::unordered_map<std::string, int> lines;
+
+  // Line of `pointer`, or of its nearest recorded ancestor (a missing key reports its parent's
+  // line). 0 when nothing is known.
+  int line_of(std::string_view pointer) const;
+};
+
+// Parses one JSON document. `first_line` is the file line on which `text` starts (JSON Lines).
+// Syntax problems come back as the error (`json.parse` / `json.too-deep`, with file, line and the
+// pointer of the innermost container); duplicate keys are reported to `sink` as warnings.
+Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::path& file,
+                                  DiagnosticSink& sink, int first_line = 1);
+
+// One non-blank line of a JSON Lines file.
+struct JsonlLine {
+  int line;              // 1-based physical line number; blank lines count
+  std::string_view text; // stripped of surrounding whitespace
+};
+
+// Splits like Python's str.splitlines() (\n, \r\n, \r, \v, \f, \x1c-\x1e, U+0085, U+2028,
+// U+2029), strips each line and drops blank ones, as the old tool's JSONL loader does.
+std::vector<JsonlLine> split_jsonl_lines(std::string_view text);
+
+// Reads a whole file. Errors: `io.not-found`, `io.read` (including directories), `io.too-large`
+// when it is bigger than `max_bytes`.
+Expected<std::string> read_text_file(const std::filesystem::path& file,
+                                     std::uintmax_t max_bytes = k_default_max_file_bytes);
+
+// A short rendering of a JSON value for messages: compact, truncated to 80 characters.
+std::string json_excerpt(const Json& value);
+
+} // namespace fib

@@ -1,0 +1,203 @@
+#include "fib/python_runtime.hpp"
+
+#include <fib/codes.hpp>
+
+#include <fmt/format.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <system_error>
+#include <unistd.h>
+
+namespace pyb = pybind11;
+
+namespace fib::python {
+namespace {
+
+// The helper module run inside the interpreter. It uses only `ast`; it never imports torch.
+constexpr const char* k_helper_source = R"PY(
+import ast
+
+def _syntax(e):
+    if isinstance(e, SyntaxError):
+        return ('syntax', str(e), e.msg or '', e.lineno or 0, e.offset or 0)
+    return ('syntax', str(e), str(e), 0, 0)
+
+def analyze_reference(src):
+    try:
+        tree = ast.parse(src, mode='exec')
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
+        return _syntax(e)
+    run = None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == 'run':
+            run = node
+    if run is None:
+        return ('norun',)
+    a = run.args
+    positional = list(a.posonlyargs) + list(a.args)
+    required = len(positional) - len(a.defaults)
+    kwonly_required = sum(1 for d in a.kw_defaults if d is None)
+    return ('run', len(positional), required, a.vararg is not None, kwonly_required,
+            run.lineno, [p.arg for p in positional])
+
+def check_expression(src):
+    try:
+        ast.parse(src, mode='eval')
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
+        return _syntax(e)
+    return None
+)PY";
+
+std::atomic<bool> g_interpreter_claimed{false};
+
+Diagnostic unavailable(std::string message, std::string hint = {}) {
+  Diagnostic d = make_diagnostic(codes::k_python_unavailable, std::move(message));
+  d.hint = std::move(hint);
+  return d;
+}
+
+PythonSyntaxError to_syntax_error(const pyb::tuple& result) {
+  PythonSyntaxError error;
+  error.text = result[1].cast<std::string>();
+  error.message = result[2].cast<std::string>();
+  error.line = result[3].cast<int>();
+  error.column = result[4].cast<int>();
+  return error;
+}
+
+Diagnostic python_exception(const std::exception& e) {
+  Diagnostic d = make_diagnostic(codes::k_python_exception,
+                                 fmt::format("the embedded Python check failed: {}", e.what()));
+  return d;
+}
+
+} // namespace
+
+struct Runtime::Impl {
+  // Declared first so it is destroyed last: every Python object below dies before the interpreter.
+  pyb::scoped_interpreter guard;
+  pyb::object analyze;
+  pyb::object check_expression;
+
+  explicit Impl(PyConfig* config) : guard(config, 0, nullptr, false) {}
+};
+
+Runtime::Runtime(RuntimeOptions options) : m_options(std::move(options)) {
+  if (m_options.python_executable.empty()) {
+    const char* env = std::getenv("FIB_PYTHON");
+    m_options.python_executable = env != nullptr && *env != '\0'
+                                      ? std::filesystem::path(env)
+                                      : build_time_executable();
+  }
+}
+
+Runtime::~Runtime() = default;
+
+std::filesystem::path Runtime::build_time_executable() { return FIB_PYTHON_EXECUTABLE; }
+
+std::filesystem::path Runtime::executable() const { return m_options.python_executable; }
+
+bool Runtime::started() const { return m_impl != nullptr; }
+
+Expected<Runtime::Impl*> Runtime::ensure_started() {
+  if (m_impl) {
+    return m_impl.get();
+  }
+  if (m_start_error) {
+    return unexpected(*m_start_error);
+  }
+  const auto fail = [&](Diagnostic d) -> Expected<Impl*> {
+    m_start_error = d;
+    return unexpected(std::move(d));
+  };
+  const std::filesystem::path& exe = m_options.python_executable;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(exe, ec) || ::access(exe.c_str(), X_OK) != 0) {
+    return fail(unavailable(
+        fmt::format("cannot start the embedded Python: '{}' is not an executable file",
+                    exe.string()),
+        "set FIB_PYTHON to a Python 3 interpreter (the one that can `import torch`), e.g. "
+        "/usr/bin/python3"));
+  }
+  if (g_interpreter_claimed.exchange(true)) {
+    return fail(unavailable("cannot start the embedded Python: another fib::python::Runtime "
+                            "already owns the interpreter of this process"));
+  }
+  PyConfig config;
+  PyConfig_InitIsolatedConfig(&config);
+  config.isolated = 0;
+  config.use_environment = 1;
+  config.user_site_directory = 0;
+  config.install_signal_handlers = 0;
+  config.site_import = m_options.site_import == SiteImport::yes ? 1 : 0;
+  config.parse_argv = 0;
+  PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, exe.c_str());
+  if (PyStatus_Exception(status)) {
+    PyConfig_Clear(&config);
+    g_interpreter_claimed = false;
+    return fail(unavailable("cannot start the embedded Python: invalid interpreter path"));
+  }
+  try {
+    // pybind11 consumes (clears) the config.
+    auto impl = std::make_unique<Impl>(&config);
+    pyb::dict scope;
+    scope["__builtins__"] = pyb::module_::import("builtins");
+    pyb::exec(k_helper_source, scope);
+    impl->analyze = scope["analyze_reference"];
+    impl->check_expression = scope["check_expression"];
+    m_impl = std::move(impl);
+  } catch (const std::exception& e) {
+    return fail(unavailable(
+        fmt::format("cannot start the embedded Python from '{}': {}", exe.string(), e.what()),
+        "set FIB_PYTHON to a working Python 3 interpreter"));
+  }
+  return m_impl.get();
+}
+
+Expected<ReferenceAnalysis> Runtime::analyze_reference(std::string_view source) {
+  auto impl = ensure_started();
+  if (!impl) {
+    return unexpected(impl.error());
+  }
+  try {
+    const pyb::tuple result = (*impl)->analyze(pyb::str(source.data(), source.size()));
+    ReferenceAnalysis analysis;
+    const auto tag = result[0].cast<std::string>();
+    if (tag == "syntax") {
+      analysis.syntax_error = to_syntax_error(result);
+    } else if (tag == "run") {
+      RunSignature run;
+      run.positional_total = result[1].cast<int>();
+      run.positional_required = result[2].cast<int>();
+      run.has_var_positional = result[3].cast<bool>();
+      run.keyword_only_required = result[4].cast<int>();
+      run.line = result[5].cast<int>();
+      run.positional_names = result[6].cast<std::vector<std::string>>();
+      analysis.run = std::move(run);
+    }
+    return analysis;
+  } catch (const std::exception& e) {
+    return unexpected(python_exception(e));
+  }
+}
+
+Expected<std::optional<PythonSyntaxError>> Runtime::check_expression(std::string_view source) {
+  auto impl = ensure_started();
+  if (!impl) {
+    return unexpected(impl.error());
+  }
+  try {
+    const pyb::object result = (*impl)->check_expression(pyb::str(source.data(), source.size()));
+    if (result.is_none()) {
+      return std::optional<PythonSyntaxError>{};
+    }
+    return std::optional<PythonSyntaxError>{to_syntax_error(result.cast<pyb::tuple>())};
+  } catch (const std::exception& e) {
+    return unexpected(python_exception(e));
+  }
+}
+
+} // namespace fib::python

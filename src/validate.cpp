@@ -1,0 +1,244 @@
+#include "fib/validate.hpp"
+
+#include <fib/codes.hpp>
+#include <fib/definition.hpp>
+#include <fib/solution.hpp>
+#include <fib/trace.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <system_error>
+
+namespace fib {
+namespace {
+
+// Counts what passes through, then forwards it.
+class CountingSink final : public DiagnosticSink {
+public:
+  explicit CountingSink(DiagnosticSink& target) : m_target(target) {}
+  void report(Diagnostic diagnostic) override {
+    switch (diagnostic.severity) {
+    case Severity::error:
+      ++summary.errors;
+      if (const CodeInfo* info = find_code(diagnostic.code);
+          info != nullptr && info->exit_class == ExitClass::environment) {
+        summary.environment_failed = true;
+      }
+      break;
+    case Severity::warning:
+      ++summary.warnings;
+      break;
+    case Severity::note:
+      ++summary.notes;
+      break;
+    }
+    m_target.report(std::move(diagnostic));
+  }
+  ValidateSummary summary;
+
+private:
+  DiagnosticSink& m_target;
+};
+
+bool has_extension(const std::filesystem::path& path) {
+  const auto ext = path.extension();
+  return ext == ".json" || ext == ".jsonl";
+}
+
+// Nearest ancestor directory whose name is one of `names`; "" when none.
+std::string nearest_named_parent(const std::filesystem::path& file,
+                                 std::initializer_list<std::string_view> names) {
+  for (auto dir = file.parent_path(); !dir.empty() && dir != dir.root_path();
+       dir = dir.parent_path()) {
+    const std::string name = dir.filename().string();
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      return name;
+    }
+    if (dir == dir.parent_path()) {
+      break;
+    }
+  }
+  return {};
+}
+
+// Expands directories into their *.json / *.jsonl files, sorted by path components.
+std::vector<std::filesystem::path> expand_paths(const std::vector<std::filesystem::path>& paths,
+                                                DiagnosticSink& sink) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<std::filesystem::path> found;
+    std::filesystem::recursive_directory_iterator it(
+        path, std::filesystem::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code type_ec;
+      if (it->is_regular_file(type_ec) && has_extension(it->path())) {
+        found.push_back(it->path());
+      }
+    }
+    if (ec) {
+      Diagnostic d = make_diagnostic(codes::k_io_read,
+                                     fmt::format("cannot list the directory: {}", ec.message()));
+      d.file = path;
+      sink.report(std::move(d));
+    }
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+} // namespace
+
+std::string_view to_string(FileKind kind) {
+  switch (kind) {
+  case FileKind::automatic:
+    return "auto";
+  case FileKind::definition:
+    return "definition";
+  case FileKind::solution:
+    return "solution";
+  case FileKind::workload:
+    return "workload";
+  case FileKind::trace:
+    return "trace";
+  }
+  return "auto";
+}
+
+FileKind detect_file_kind(const std::filesystem::path& file, std::string_view text) {
+  if (file.extension() == ".jsonl") {
+    const std::string parent = nearest_named_parent(file, {"workloads", "traces"});
+    if (parent == "workloads") {
+      return FileKind::workload;
+    }
+    if (parent == "traces") {
+      return FileKind::trace;
+    }
+    DiagnosticList ignored;
+    for (const JsonlLine& line : split_jsonl_lines(text)) {
+      auto doc = parse_json(line.text, file, ignored, line.line);
+      if (doc && doc->root.is_object()) {
+        const auto has = [&](const char* key) {
+          const auto it = doc->root.find(key);
+          return it != doc->root.end() && !it->is_null();
+        };
+        if (has("solution") || has("evaluation")) {
+          return FileKind::trace;
+        }
+      }
+    }
+    return FileKind::workload;
+  }
+  DiagnosticList ignored;
+  if (auto doc = parse_json(text, file, ignored); doc && doc->root.is_object()) {
+    const Json& root = doc->root;
+    if (root.contains("sources") || root.contains("spec")) {
+      return FileKind::solution;
+    }
+    for (const char* key : {"reference", "axes", "inputs", "outputs", "op_type"}) {
+      if (root.contains(key)) {
+        return FileKind::definition;
+      }
+    }
+  }
+  const std::string parent = nearest_named_parent(file, {"definitions", "solutions"});
+  if (parent == "definitions") {
+    return FileKind::definition;
+  }
+  if (parent == "solutions") {
+    return FileKind::solution;
+  }
+  return FileKind::automatic;
+}
+
+std::optional<Diagnostic> validate_definition_document(const JsonDocument& document,
+                                                       PythonChecker* python,
+                                                       DiagnosticSink& sink) {
+  DiagnosticList schema;
+  const Definition definition = parse_definition(document, schema);
+  for (const Diagnostic& d : schema.items()) {
+    sink.report(d);
+  }
+  if (!document.root.is_object()) {
+    return std::nullopt;
+  }
+  std::optional<Diagnostic> python_failure;
+  if (python != nullptr) {
+    python_failure =
+        check_definition_python(definition, document, *python, ArityCheck::yes, sink);
+  } else {
+    python_failure = make_diagnostic(codes::k_python_unavailable,
+                                     "Python-exact checks were not run: no Python runtime");
+  }
+  lint_definition(definition, document, sink);
+  return python_failure;
+}
+
+ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecker* python,
+                               DiagnosticSink& sink) {
+  CountingSink counting(sink);
+  bool python_failure_reported = false;
+  for (const auto& file : expand_paths(options.paths, counting)) {
+    ++counting.summary.files;
+    auto text = read_text_file(file, options.max_file_bytes);
+    if (!text) {
+      counting.report(text.error());
+      continue;
+    }
+    FileKind kind = options.kind;
+    if (kind == FileKind::automatic) {
+      kind = detect_file_kind(file, *text);
+    }
+    switch (kind) {
+    case FileKind::automatic: {
+      Diagnostic d = make_diagnostic(
+          codes::k_file_kind_unknown,
+          "cannot tell whether this is a definition, solution, workload or trace file");
+      d.file = file;
+      d.hint = "name it with --kind, or keep it under definitions/, solutions/, workloads/ or "
+               "traces/";
+      counting.report(std::move(d));
+      break;
+    }
+    case FileKind::definition:
+    case FileKind::solution: {
+      auto document = parse_json(*text, file, counting);
+      if (!document) {
+        counting.report(document.error());
+        break;
+      }
+      if (kind == FileKind::solution) {
+        std::ignore = parse_solution(*document, counting);
+        break;
+      }
+      auto failure =
+          validate_definition_document(*document, python_failure_reported ? nullptr : python,
+                                       counting);
+      if (failure && !python_failure_reported) {
+        python_failure_reported = true;
+        counting.report(std::move(*failure));
+      }
+      if (failure) {
+        python = nullptr;
+      }
+      break;
+    }
+    case FileKind::workload:
+    case FileKind::trace:
+      std::ignore = parse_trace_lines(*text, file,
+                                      kind == FileKind::workload ? TraceFileKind::workload
+                                                                 : TraceFileKind::trace,
+                                      counting);
+      break;
+    }
+  }
+  return counting.summary;
+}
+
+} // namespace fib

@@ -1,0 +1,82 @@
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <unistd.h>
+
+namespace fib::testing {
+
+JsonDocument parse_or_die(std::string_view text, std::string_view name) {
+  DiagnosticList sink;
+  auto doc = parse_json(text, std::filesystem::path(name), sink);
+  if (!doc) {
+    ADD_FAILURE() << "test JSON does not parse: " << doc.error().message;
+    return JsonDocument{};
+  }
+  return std::move(doc).value();
+}
+
+std::vector<std::pair<std::string, std::string>> code_pointers(const DiagnosticList& list) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Diagnostic& d : list.items()) {
+    out.emplace_back(d.code, d.pointer);
+  }
+  return out;
+}
+
+bool has(const DiagnosticList& list, std::string_view code, std::string_view pointer) {
+  for (const Diagnostic& d : list.items()) {
+    if (d.code == code && d.pointer == pointer) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> error_codes(const DiagnosticList& list) {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : list.items()) {
+    if (d.severity == Severity::error) {
+      out.push_back(d.code);
+    }
+  }
+  return out;
+}
+
+std::filesystem::path corpus_dir() {
+  const std::filesystem::path dir = std::filesystem::path(FIB_SOURCE_DIR) / ".." / "shared" / "corpus";
+  std::error_code ec;
+  return std::filesystem::is_directory(dir, ec) ? dir.lexically_normal() : std::filesystem::path{};
+}
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
+  m_path = std::filesystem::temp_directory_path() /
+           ("fib-test-" + std::to_string(::getpid()) + "-" + std::to_string(stamp) + "-" +
+            std::to_string(counter++));
+  std::filesystem::create_directories(m_path);
+}
+
+TempDir::~TempDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const bool failed = info != nullptr && info->result() != nullptr && info->result()->Failed();
+  if (!failed) {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+}
+
+std::filesystem::path TempDir::write(const std::filesystem::path& relative,
+                                     std::string_view content) const {
+  const auto full = m_path / relative;
+  std::filesystem::create_directories(full.parent_path());
+  std::ofstream out(full, std::ios::binary);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  return full;
+}
+
+} // namespace fib::testing

@@ -1,0 +1,49 @@
+#pragma once
+// Shared helpers for fib's GoogleTest binaries.
+
+#include <fib/diagnostic.hpp>
+#include <fib/json_io.hpp>
+#include <fib/python_runtime.hpp>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fib::testing {
+
+// The one embedded-Python runtime of the test binary, owned by the custom gtest main.
+python::Runtime& python();
+
+// Parses `text` as a document named `name` (no file is written). Aborts the test on a syntax error.
+JsonDocument parse_or_die(std::string_view text, std::string_view name = "test.json");
+
+// (code, pointer) pairs of `list`, in order: what tests assert on.
+std::vector<std::pair<std::string, std::string>> code_pointers(const DiagnosticList& list);
+
+// Whether `list` holds a diagnostic with `code` at `pointer`.
+bool has(const DiagnosticList& list, std::string_view code, std::string_view pointer);
+
+// Codes of error-severity diagnostics only.
+std::vector<std::string> error_codes(const DiagnosticList& list);
+
+// ../shared/corpus seen from the source tree, or an empty path when absent (tests then skip).
+std::filesystem::path corpus_dir();
+
+// A fresh directory under the system temp dir, removed on destruction unless the test failed.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+  // Writes `content` to path()/relative, creating parent directories; returns the full path.
+  std::filesystem::path write(const std::filesystem::path& relative, std::string_view content) const;
+
+private:
+  std::filesystem::path m_path;
+};
+
+} // namespace fib::testing
