@@ -20,13 +20,13 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a keyword argument repeats a positional one when building a call"},
     {codes::k_call_too_many_arguments, error, L, D,
      "more positional arguments than the definition has inputs and outputs"},
-    {codes::k_description_missing, warning, L, D,
-     "the definition, an axis, an input or an output has no description"},
     {codes::k_axis_unbound, warning, F, D,
      "a var axis appears in no input shape, so no input can bind its value"},
     {codes::k_axis_undefined, error, L, D, "a shape entry names an axis that `axes` does not define"},
     {codes::k_axis_unused, note, F, D, "an axis is used by no input or output shape"},
     {codes::k_constraint_syntax, error, L, D, "a constraint does not parse as a Python expression"},
+    {codes::k_description_missing, warning, L, D,
+     "the definition, an axis, an input or an output has no description"},
     {codes::k_dtype_invalid, error, L, D,
      "a dtype is not one of the eleven allowed names (the dumper writes \"unknown\")"},
     {codes::k_io_overlap, error, L, D, "the same name is both an input and an output"},
@@ -86,14 +86,14 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_source_absolute, error, L, D, "a source path is absolute"},
     {codes::k_source_duplicate, error, L, D, "two sources have the same path"},
     {codes::k_source_traversal, error, L, D, "a source path has a `..` component"},
-    {codes::k_trace_not_evaluated, error, L, D,
-     "a line of a trace file has no solution or no evaluation"},
     {codes::k_trace_set_duplicate_definition, error, L, D,
      "two definitions of a loaded trace set share a name"},
     {codes::k_trace_set_duplicate_solution, error, L, D,
      "two solutions of a loaded trace set share a name"},
     {codes::k_trace_set_misplaced_line, error, L, D,
      "a workloads/ line has a solution or evaluation, or a traces/ line has neither"},
+    {codes::k_trace_not_evaluated, error, L, D,
+     "a line of a trace file has no solution or no evaluation"},
     {codes::k_workload_not_workload_only, error, L, D,
      "a workload line carries a solution or an evaluation"},
 });
@@ -111,7 +111,7 @@ const CodeInfo* find_code(std::string_view code) {
 std::string render_codes_markdown() {
   std::string out =
       "# Diagnostic codes\n\n"
-      "<!-- Generated from src/codes.cpp by `fib_docs_gen`; do not edit by hand. -->\n\n"
+      "<!-- Generated from src/codes.cpp; do not edit by hand. Regenerate with FIB_UPDATE_DOCS=1 build/tests/fib_unit_tests --gtest_filter=CodesTable.DiagnosticsDocIsCurrent -->\n\n"
       "Every problem fib reports carries one of these stable codes. *Origin* `legacy` means the\n"
       "check reproduces a verdict of `flashinfer-bench validate` (same accept/reject, same message\n"
       "where it has one); `fib` marks fib's own checks (see compatibility.md). *Exit* tells which\n"

@@ -33,7 +33,9 @@ std::string syntax_hint(const PythonSyntaxError& error, std::string_view source,
   if (error.line <= 0) {
     return {};
   }
-  return fmt::format("at line {}, column {} of the {}: {}", error.line, error.column, what,
+  const std::string column =
+      error.column > 0 ? fmt::format(", column {}", error.column) : std::string{};
+  return fmt::format("at line {}{} of the {}: {}", error.line, column, what,
                      source_line(source, error.line));
 }
 

@@ -273,8 +273,10 @@ std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::files
       Reader r(*document, line_sink);
       r.report(codes::k_workload_not_workload_only,
                t.solution ? "/solution" : "/evaluation",
-               fmt::format("{}: workload entry should not have solution or evaluation",
-                           t.workload.uuid),
+               t.workload.uuid.empty()
+                   ? std::string("workload entry should not have solution or evaluation")
+                   : fmt::format("{}: workload entry should not have solution or evaluation",
+                                 t.workload.uuid),
                "lines of a workloads/ file carry only `definition` and `workload`");
     } else if (kind == TraceFileKind::trace && (!t.solution || !t.evaluation)) {
       Reader r(*document, line_sink);

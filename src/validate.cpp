@@ -180,18 +180,21 @@ std::optional<Diagnostic> validate_definition_document(const JsonDocument& docum
   return python_failure;
 }
 
-ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecker* python,
-                               DiagnosticSink& sink) {
-  CountingSink counting(sink);
-  bool python_failure_reported = false;
-  for (const auto& file : expand_paths(options.paths, counting)) {
-    ++counting.summary.files;
-    auto text = read_text_file(file, options.max_file_bytes);
+namespace {
+
+// Validates files one at a time, remembering across files whether Python is usable.
+class FileValidator {
+public:
+  FileValidator(const ValidateFilesOptions& options, PythonChecker* python)
+      : m_options(options), m_python(python) {}
+
+  void validate(const std::filesystem::path& file, DiagnosticSink& sink) {
+    auto text = read_text_file(file, m_options.max_file_bytes);
     if (!text) {
-      counting.report(text.error());
-      continue;
+      sink.report(text.error());
+      return;
     }
-    FileKind kind = options.kind;
+    FileKind kind = m_options.kind;
     if (kind == FileKind::automatic) {
       kind = detect_file_kind(file, *text);
     }
@@ -203,39 +206,61 @@ ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecke
       d.file = file;
       d.hint = "name it with --kind, or keep it under definitions/, solutions/, workloads/ or "
                "traces/";
-      counting.report(std::move(d));
-      break;
+      sink.report(std::move(d));
+      return;
     }
     case FileKind::definition:
     case FileKind::solution: {
-      auto document = parse_json(*text, file, counting);
+      auto document = parse_json(*text, file, sink);
       if (!document) {
-        counting.report(document.error());
-        break;
+        sink.report(document.error());
+        return;
       }
       if (kind == FileKind::solution) {
-        std::ignore = parse_solution(*document, counting);
-        break;
+        std::ignore = parse_solution(*document, sink);
+        return;
       }
-      auto failure =
-          validate_definition_document(*document, python_failure_reported ? nullptr : python,
-                                       counting);
-      if (failure && !python_failure_reported) {
-        python_failure_reported = true;
-        counting.report(std::move(*failure));
+      if (auto failure = validate_definition_document(*document, m_python, sink)) {
+        // Python is unusable: say so once, then skip the Python-exact checks.
+        if (m_python != nullptr || !m_python_failure_reported) {
+          sink.report(std::move(*failure));
+        }
+        m_python = nullptr;
+        m_python_failure_reported = true;
       }
-      if (failure) {
-        python = nullptr;
-      }
-      break;
+      return;
     }
     case FileKind::workload:
     case FileKind::trace:
-      std::ignore = parse_trace_lines(*text, file,
-                                      kind == FileKind::workload ? TraceFileKind::workload
-                                                                 : TraceFileKind::trace,
-                                      counting);
-      break;
+      std::ignore = parse_trace_lines(
+          *text, file, kind == FileKind::workload ? TraceFileKind::workload : TraceFileKind::trace,
+          sink);
+      return;
+    }
+  }
+
+private:
+  const ValidateFilesOptions& m_options;
+  PythonChecker* m_python;
+  bool m_python_failure_reported = false;
+};
+
+} // namespace
+
+ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecker* python,
+                               DiagnosticSink& sink) {
+  CountingSink counting(sink);
+  FileValidator validator(options, python);
+  for (const auto& file : expand_paths(options.paths, counting)) {
+    // A file's findings are reported in line order once all its checks ran.
+    DiagnosticList file_sink;
+    validator.validate(file, file_sink);
+    std::vector<Diagnostic> items = file_sink.items();
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
+    ++counting.summary.files;
+    for (Diagnostic& d : items) {
+      counting.report(std::move(d));
     }
   }
   return counting.summary;

@@ -1,7 +1,8 @@
 #pragma once
 // The codes table: every diagnostic code fib can emit, with its default severity, where the check
 // comes from and a one-line summary. docs/diagnostics.md is generated from this table
-// (`fib_docs_gen`), and a test fails when the checked-in file is stale.
+// (FIB_UPDATE_DOCS=1 with the CodesTable.DiagnosticsDocIsCurrent test), and that test fails
+// when the checked-in file is stale.
 
 #include <fib/diagnostic.hpp>
 
