@@ -22,7 +22,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "more positional arguments than the definition has inputs and outputs"},
     {codes::k_axis_unbound, warning, F, D,
      "a var axis appears in no input shape, so no input can bind its value"},
-    {codes::k_axis_undefined, error, L, D, "a shape entry names an axis that `axes` does not define"},
+    {codes::k_axis_undefined, error, L, D,
+     "a shape entry names an axis that `axes` does not define"},
     {codes::k_axis_unused, note, F, D, "an axis is used by no input or output shape"},
     {codes::k_constraint_syntax, error, L, D, "a constraint does not parse as a Python expression"},
     {codes::k_description_missing, warning, L, D,
@@ -31,14 +32,16 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a dtype is not one of the eleven allowed names (the dumper writes \"unknown\")"},
     {codes::k_io_overlap, error, L, D, "the same name is both an input and an output"},
     {codes::k_reference_no_run, error, L, D,
-     "the reference has no top-level plain `def run` (async, nested, lambda and class do not count)"},
+     "the reference has no top-level plain `def run` (async, nested, lambda and class do not "
+     "count)"},
     {codes::k_reference_syntax, error, L, D, "the reference does not parse as a Python module"},
     {codes::k_run_arity, error, F, D,
      "`run` cannot take exactly one positional argument per input (the old tool finds this only "
      "when building)"},
     {codes::k_shape_expression, error, L, D,
      "a shape entry is an expression such as \"a + b\", not an axis name"},
-    {codes::k_tag_format, note, F, D, "a tag is neither `namespace:value` nor a known flag (`fused`)"},
+    {codes::k_tag_format, note, F, D,
+     "a tag is neither `namespace:value` nor a known flag (`fused`)"},
     {codes::k_correctness_missing, error, L, D,
      "the evaluation status needs correctness (PASSED, INCORRECT_NUMERICAL)"},
     {codes::k_correctness_unexpected, error, L, D,
@@ -48,13 +51,15 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "the evaluation status forbids performance (all but PASSED)"},
     {codes::k_file_kind_unknown, error, F, D,
      "fib cannot tell whether a file is a definition, solution, workload or trace file"},
-    {codes::k_io_not_found, error, F, E, "a file or directory named on the command line does not exist"},
+    {codes::k_io_not_found, error, F, E,
+     "a file or directory named on the command line does not exist"},
     {codes::k_io_read, error, F, E, "a file could not be read"},
     {codes::k_io_too_large, error, F, D, "a file is larger than fib's size limit for one document"},
     {codes::k_io_write, error, F, E, "a file could not be written"},
     {codes::k_json_duplicate_key, warning, F, D,
      "an object repeats a key; the last value wins, as in Python"},
-    {codes::k_json_parse, error, L, D, "the text is not JSON (NaN, Infinity and -Infinity are allowed)"},
+    {codes::k_json_parse, error, L, D,
+     "the text is not JSON (NaN, Infinity and -Infinity are allowed)"},
     {codes::k_json_too_deep, error, F, D, "the document nests deeper than fib's limit"},
     {codes::k_python_exception, error, F, E, "the embedded Python raised unexpectedly"},
     {codes::k_python_unavailable, error, F, E,
@@ -63,7 +68,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_schema_coerced, warning, F, D,
      "a value of the wrong JSON type was accepted by lax coercion (\"7\" or 7.0 for 7)"},
     {codes::k_schema_empty, error, L, D, "a string that must be non-empty is empty"},
-    {codes::k_schema_range, error, L, D, "a number is out of range (negative, or NaN where not allowed)"},
+    {codes::k_schema_range, error, L, D,
+     "a number is out of range (negative, or NaN where not allowed)"},
     {codes::k_schema_required, error, L, D, "a required key is missing"},
     {codes::k_schema_too_short, error, L, D, "a list has fewer items than required"},
     {codes::k_schema_type, error, L, D, "a value has the wrong JSON type"},
@@ -75,10 +81,12 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "the baseline author owns more than one solution of a definition"},
     {codes::k_score_no_baseline, error, L, D,
      "the baseline author owns no solution of a definition"},
-    {codes::k_score_scope_conflict, error, L, D, "both an op_type and a definition scope were given"},
+    {codes::k_score_scope_conflict, error, L, D,
+     "both an op_type and a definition scope were given"},
     {codes::k_score_unknown_definition, error, L, D, "a scoring scope names an unknown definition"},
     {codes::k_shape_axis_conflict, error, L, D, "two inputs give different values for one axis"},
-    {codes::k_shape_missing_axes, error, L, D, "some var axes are bound by none of the given inputs"},
+    {codes::k_shape_missing_axes, error, L, D,
+     "some var axes are bound by none of the given inputs"},
     {codes::k_shape_missing_axis_value, error, L, D, "no value was given for a var axis"},
     {codes::k_shape_rank_mismatch, error, L, D, "an input's rank differs from its definition"},
     {codes::k_entry_format, error, L, D, "the entry point is not `<file>::<function>`"},
@@ -100,7 +108,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
 
 } // namespace
 
-std::span<const CodeInfo> all_codes() { return k_code_table; }
+std::span<const CodeInfo> all_codes() {
+  return k_code_table;
+}
 
 const CodeInfo* find_code(std::string_view code) {
   const auto it = std::find_if(k_code_table.begin(), k_code_table.end(),
@@ -111,11 +121,14 @@ const CodeInfo* find_code(std::string_view code) {
 std::string render_codes_markdown() {
   std::string out =
       "# Diagnostic codes\n\n"
-      "<!-- Generated from src/codes.cpp; do not edit by hand. Regenerate with FIB_UPDATE_DOCS=1 build/tests/fib_unit_tests --gtest_filter=CodesTable.DiagnosticsDocIsCurrent -->\n\n"
+      "<!-- Generated from src/codes.cpp; do not edit by hand. Regenerate with FIB_UPDATE_DOCS=1 "
+      "build/tests/fib_unit_tests --gtest_filter=CodesTable.DiagnosticsDocIsCurrent -->\n\n"
       "Every problem fib reports carries one of these stable codes. *Origin* `legacy` means the\n"
-      "check reproduces a verdict of `flashinfer-bench validate` (same accept/reject, same message\n"
+      "check reproduces a verdict of `flashinfer-bench validate` (same accept/reject, same "
+      "message\n"
       "where it has one); `fib` marks fib's own checks (see compatibility.md). *Exit* tells which\n"
-      "exit status an error of that code leads to: `1` for findings in the data, `3` when fib could\n"
+      "exit status an error of that code leads to: `1` for findings in the data, `3` when fib "
+      "could\n"
       "not do its job (I/O, Python start-up).\n\n"
       "| code | severity | origin | exit | meaning |\n"
       "|---|---|---|---|---|\n";

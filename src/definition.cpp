@@ -215,9 +215,9 @@ Expected<std::vector<ConcreteShape>> shapes_for(const Definition& def,
       }
       const auto it = vars.find(axis_name);
       if (it == vars.end()) {
-        return unexpected(make_diagnostic(
-            codes::k_shape_missing_axis_value,
-            fmt::format("Missing value for variable axis '{}'", axis_name)));
+        return unexpected(
+            make_diagnostic(codes::k_shape_missing_axis_value,
+                            fmt::format("Missing value for variable axis '{}'", axis_name)));
       }
       dims.push_back(it->second);
     }
@@ -265,18 +265,18 @@ std::map<std::string, std::pair<std::string, std::size_t>> Definition::var_axes_
   return out;
 }
 
-Expected<std::vector<ConcreteShape>> input_shapes(
-    const Definition& definition, const std::map<std::string, std::int64_t>& var_values) {
+Expected<std::vector<ConcreteShape>>
+input_shapes(const Definition& definition, const std::map<std::string, std::int64_t>& var_values) {
   return shapes_for(definition, definition.inputs, var_values);
 }
 
-Expected<std::vector<ConcreteShape>> output_shapes(
-    const Definition& definition, const std::map<std::string, std::int64_t>& var_values) {
+Expected<std::vector<ConcreteShape>>
+output_shapes(const Definition& definition, const std::map<std::string, std::int64_t>& var_values) {
   return shapes_for(definition, definition.outputs, var_values);
 }
 
-Expected<std::map<std::string, std::int64_t>> axes_values(const Definition& definition,
-                                                          const std::vector<ConcreteShape>& shapes) {
+Expected<std::map<std::string, std::int64_t>>
+axes_values(const Definition& definition, const std::vector<ConcreteShape>& shapes) {
   std::map<std::string, std::int64_t> values;
   const std::size_t count = std::min(shapes.size(), definition.inputs.size());
   for (std::size_t i = 0; i < count; ++i) {
@@ -313,10 +313,9 @@ Expected<std::map<std::string, std::int64_t>> axes_values(const Definition& defi
     }
   }
   if (!missing.empty()) {
-    return unexpected(
-        make_diagnostic(codes::k_shape_missing_axes,
-                        fmt::format("Missing values for variable axes: {{{}}}",
-                                    fmt::join(missing, ", "))));
+    return unexpected(make_diagnostic(
+        codes::k_shape_missing_axes,
+        fmt::format("Missing values for variable axes: {{{}}}", fmt::join(missing, ", "))));
   }
   return values;
 }
@@ -332,10 +331,10 @@ Expected<std::vector<Json>> merge_kwargs_to_args(const Definition& definition,
     parameters.push_back(entry.first);
   }
   if (args.size() > parameters.size()) {
-    return unexpected(make_diagnostic(
-        codes::k_call_too_many_arguments,
-        fmt::format("Too many positional arguments: got {}, expected at most {}", args.size(),
-                    parameters.size())));
+    return unexpected(
+        make_diagnostic(codes::k_call_too_many_arguments,
+                        fmt::format("Too many positional arguments: got {}, expected at most {}",
+                                    args.size(), parameters.size())));
   }
   if (kwargs.empty()) {
     return args;
@@ -437,10 +436,10 @@ void lint_definition(const Definition& def, const JsonDocument& document, Diagno
        {std::pair{k_key_inputs, &def.inputs}, std::pair{k_key_outputs, &def.outputs}}) {
     for (const auto& [name, spec] : *tensors) {
       if (!spec.description || spec.description->empty()) {
-        r.report(codes::k_description_missing,
-                 pointer_append(pointer_append(pointer_append("", section), name),
-                                k_key_description),
-                 fmt::format("missing description: {}.{}", section, name));
+        r.report(
+            codes::k_description_missing,
+            pointer_append(pointer_append(pointer_append("", section), name), k_key_description),
+            fmt::format("missing description: {}.{}", section, name));
       }
     }
   }
@@ -453,19 +452,18 @@ void lint_definition(const Definition& def, const JsonDocument& document, Diagno
                fmt::format("axis '{}' is used by no input or output shape", name),
                "remove it, or use it in the shape it describes");
     } else if (axis.kind == AxisKind::var_axis && !in_inputs) {
-      r.report(codes::k_axis_unbound, pointer,
-               fmt::format("var axis '{}' appears in no input shape, so no input binds its value",
-                           name),
-               "every workload must then give it explicitly; if it follows from other axes, make "
-               "it const or state it in `constraints`");
+      r.report(
+          codes::k_axis_unbound, pointer,
+          fmt::format("var axis '{}' appears in no input shape, so no input binds its value", name),
+          "every workload must then give it explicitly; if it follows from other axes, make "
+          "it const or state it in `constraints`");
     }
   }
   for (std::size_t i = 0; i < def.tags.size(); ++i) {
     const std::string& tag = def.tags[i];
     const auto colon = tag.find(':');
-    const bool namespaced =
-        colon != std::string::npos && colon > 0 && colon + 1 < tag.size() &&
-        is_identifier(std::string_view(tag).substr(0, colon));
+    const bool namespaced = colon != std::string::npos && colon > 0 && colon + 1 < tag.size() &&
+                            is_identifier(std::string_view(tag).substr(0, colon));
     if (!namespaced && tag != "fused") {
       r.report(codes::k_tag_format, pointer_append("/tags", i),
                fmt::format("tag '{}' is neither 'namespace:value' nor a known flag (fused)", tag),

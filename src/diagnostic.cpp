@@ -35,7 +35,9 @@ Diagnostic make_diagnostic(std::string_view code, std::string message) {
   return diagnostic;
 }
 
-void DiagnosticList::report(Diagnostic diagnostic) { m_items.push_back(std::move(diagnostic)); }
+void DiagnosticList::report(Diagnostic diagnostic) {
+  m_items.push_back(std::move(diagnostic));
+}
 
 std::size_t DiagnosticList::count(Severity severity) const {
   return static_cast<std::size_t>(std::count_if(

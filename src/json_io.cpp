@@ -400,7 +400,9 @@ private:
         return true;
       }
     }
-    const auto digit = [&] { return m_pos < m_text.size() && m_text[m_pos] >= '0' && m_text[m_pos] <= '9'; };
+    const auto digit = [&] {
+      return m_pos < m_text.size() && m_text[m_pos] >= '0' && m_text[m_pos] <= '9';
+    };
     if (!digit()) {
       return fail(pointer, "invalid number");
     }
@@ -583,9 +585,8 @@ Expected<std::string> read_text_file(const std::filesystem::path& file, std::uin
     d.file = file;
     return unexpected(std::move(d));
   }
-  const std::uintmax_t size = std::filesystem::is_regular_file(status)
-                                  ? std::filesystem::file_size(file, ec)
-                                  : 0;
+  const std::uintmax_t size =
+      std::filesystem::is_regular_file(status) ? std::filesystem::file_size(file, ec) : 0;
   if (!ec && size > max_bytes) {
     Diagnostic d = make_diagnostic(
         codes::k_io_too_large,

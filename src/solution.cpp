@@ -58,10 +58,11 @@ BuildSpec parse_build_spec(Reader& r, const Json& object, const std::string& poi
           hint = fmt::format("languages are lowercase: \"{}\"", lowered);
         }
       }
-      r.report(codes::k_schema_choice, pointer_append(pointer, k_key_language),
-               fmt::format("Input should be 'python', 'triton', 'cpp', 'cuda' or 'tilelang', got {}",
-                           json_excerpt(*language)),
-               hint);
+      r.report(
+          codes::k_schema_choice, pointer_append(pointer, k_key_language),
+          fmt::format("Input should be 'python', 'triton', 'cpp', 'cuda' or 'tilelang', got {}",
+                      json_excerpt(*language)),
+          hint);
     }
   }
   if (const Json* hw = r.member(object, pointer, k_key_target_hardware, Presence::required)) {
@@ -80,8 +81,9 @@ BuildSpec parse_build_spec(Reader& r, const Json& object, const std::string& poi
       spec.entry_point = *text;
       if (count_non_overlapping(*text, "::") != 1) {
         r.report(codes::k_entry_format, entry_pointer,
-                 fmt::format("Invalid entry point format: {}. Expected \"<file_path>::<function_name>\".",
-                             *text));
+                 fmt::format(
+                     "Invalid entry point format: {}. Expected \"<file_path>::<function_name>\".",
+                     *text));
       }
     }
   }
@@ -109,8 +111,8 @@ BuildSpec parse_build_spec(Reader& r, const Json& object, const std::string& poi
     }
   }
   r.note_unknown_keys(object, pointer,
-                      {k_key_language, k_key_target_hardware, k_key_entry_point,
-                       k_key_dependencies, k_key_destination_passing_style, k_key_binding});
+                      {k_key_language, k_key_target_hardware, k_key_entry_point, k_key_dependencies,
+                       k_key_destination_passing_style, k_key_binding});
   return spec;
 }
 
@@ -136,9 +138,9 @@ SourceFile parse_source(Reader& r, const Json& object, const std::string& pointe
         r.report(codes::k_source_absolute, path_pointer,
                  fmt::format("Invalid source path (absolute path not allowed): {}", *text));
       } else if (traversal) {
-        r.report(codes::k_source_traversal, path_pointer,
-                 fmt::format("Invalid source path (parent directory traversal not allowed): {}",
-                             *text));
+        r.report(
+            codes::k_source_traversal, path_pointer,
+            fmt::format("Invalid source path (parent directory traversal not allowed): {}", *text));
       }
     }
   }
@@ -211,7 +213,9 @@ std::string Solution::content_hash() const {
   return sha.hex_digest();
 }
 
-std::string Solution::unique_name() const { return name + "_" + content_hash().substr(0, 8); }
+std::string Solution::unique_name() const {
+  return name + "_" + content_hash().substr(0, 8);
+}
 
 Solution parse_solution(const JsonDocument& document, DiagnosticSink& sink) {
   Reader r(document, sink);
@@ -252,9 +256,9 @@ Solution parse_solution(const JsonDocument& document, DiagnosticSink& sink) {
   if (const Json* description = r.member(root, "", k_key_description, Presence::optional)) {
     solution.description = r.nullable_string(*description, "/description");
   }
-  r.note_unknown_keys(root, "",
-                      {k_key_name, k_key_definition, k_key_author, k_key_spec, k_key_sources,
-                       k_key_description});
+  r.note_unknown_keys(
+      root, "",
+      {k_key_name, k_key_definition, k_key_author, k_key_spec, k_key_sources, k_key_description});
 
   std::set<std::string> seen;
   for (std::size_t i = 0; i < solution.sources.size(); ++i) {

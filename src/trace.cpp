@@ -56,7 +56,7 @@ double read_non_negative(Reader& r, const Json& object, const std::string& point
   }
   if (std::isnan(*value) || *value < 0) {
     r.report(codes::k_schema_range, field_pointer,
-             fmt::format("Input should be greater than or equal to 0, got {}", json_excerpt(*raw)));
+             fmt::format("Input should be greater than or equal to 0, got {}", *value));
   }
   return *value;
 }
@@ -131,18 +131,19 @@ std::optional<Evaluation> parse_evaluation(Reader& r, const Json& object,
       e.status = *parsed;
       status_known = true;
     } else {
-      r.report(codes::k_schema_choice, pointer_append(pointer, k_key_status),
-               fmt::format("Input should be 'PASSED', 'INCORRECT_SHAPE', 'INCORRECT_NUMERICAL', "
-                           "'INCORRECT_DTYPE', 'RUNTIME_ERROR', 'COMPILE_ERROR' or 'TIMEOUT', got {}",
-                           json_excerpt(*status)));
+      r.report(
+          codes::k_schema_choice, pointer_append(pointer, k_key_status),
+          fmt::format("Input should be 'PASSED', 'INCORRECT_SHAPE', 'INCORRECT_NUMERICAL', "
+                      "'INCORRECT_DTYPE', 'RUNTIME_ERROR', 'COMPILE_ERROR' or 'TIMEOUT', got {}",
+                      json_excerpt(*status)));
     }
   }
   if (const Json* env = r.member(object, pointer, k_key_environment, Presence::required)) {
     e.environment = parse_environment(r, *env, pointer_append(pointer, k_key_environment));
   }
   if (const Json* ts = r.member(object, pointer, k_key_timestamp, Presence::required)) {
-    e.timestamp =
-        r.string(*ts, pointer_append(pointer, k_key_timestamp), EmptyString::forbidden).value_or("");
+    e.timestamp = r.string(*ts, pointer_append(pointer, k_key_timestamp), EmptyString::forbidden)
+                      .value_or("");
   }
   if (const Json* log = r.member(object, pointer, k_key_log, Presence::optional)) {
     e.log = r.string(*log, pointer_append(pointer, k_key_log), EmptyString::allowed).value_or("");
@@ -163,24 +164,24 @@ std::optional<Evaluation> parse_evaluation(Reader& r, const Json& object,
   if (status_known) {
     // The old tool formats the status as Python >= 3.11 prints an enum member.
     const std::string status_text = fmt::format("EvaluationStatus.{}", to_string(e.status));
-    const bool needs_correctness = e.status == EvaluationStatus::passed ||
-                                   e.status == EvaluationStatus::incorrect_numerical;
+    const bool needs_correctness =
+        e.status == EvaluationStatus::passed || e.status == EvaluationStatus::incorrect_numerical;
     const bool needs_performance = e.status == EvaluationStatus::passed;
     if (needs_correctness && !e.correctness) {
       r.report(codes::k_correctness_missing, correctness_pointer,
                fmt::format("Evaluation must include correctness when status is {}", status_text));
     } else if (!needs_correctness && e.correctness) {
-      r.report(codes::k_correctness_unexpected, correctness_pointer,
-               fmt::format("Evaluation must not include correctness when status is {}",
-                           status_text));
+      r.report(
+          codes::k_correctness_unexpected, correctness_pointer,
+          fmt::format("Evaluation must not include correctness when status is {}", status_text));
     }
     if (needs_performance && !e.performance) {
       r.report(codes::k_performance_missing, performance_pointer,
                fmt::format("Evaluation must include performance when status is {}", status_text));
     } else if (!needs_performance && e.performance) {
-      r.report(codes::k_performance_unexpected, performance_pointer,
-               fmt::format("Evaluation must not include performance when status is {}",
-                           status_text));
+      r.report(
+          codes::k_performance_unexpected, performance_pointer,
+          fmt::format("Evaluation must not include performance when status is {}", status_text));
     }
   }
   return e;
@@ -271,8 +272,7 @@ std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::files
     const Trace& t = parsed.trace;
     if (kind == TraceFileKind::workload && !t.is_workload_trace()) {
       Reader r(*document, line_sink);
-      r.report(codes::k_workload_not_workload_only,
-               t.solution ? "/solution" : "/evaluation",
+      r.report(codes::k_workload_not_workload_only, t.solution ? "/solution" : "/evaluation",
                t.workload.uuid.empty()
                    ? std::string("workload entry should not have solution or evaluation")
                    : fmt::format("{}: workload entry should not have solution or evaluation",

@@ -170,8 +170,7 @@ std::optional<Diagnostic> validate_definition_document(const JsonDocument& docum
   }
   std::optional<Diagnostic> python_failure;
   if (python != nullptr) {
-    python_failure =
-        check_definition_python(definition, document, *python, ArityCheck::yes, sink);
+    python_failure = check_definition_python(definition, document, *python, ArityCheck::yes, sink);
   } else {
     python_failure = make_diagnostic(codes::k_python_unavailable,
                                      "Python-exact checks were not run: no Python runtime");

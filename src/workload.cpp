@@ -83,8 +83,8 @@ InputSpec parse_input(Reader& r, const Json& value, const std::string& pointer) 
     SafetensorsInput input;
     const int before = reader.error_count();
     if (const Json* p = reader.member(value, pointer, k_key_path, Presence::required)) {
-      input.path =
-          reader.string(*p, pointer_append(pointer, k_key_path), EmptyString::forbidden).value_or("");
+      input.path = reader.string(*p, pointer_append(pointer, k_key_path), EmptyString::forbidden)
+                       .value_or("");
     }
     if (const Json* k = reader.member(value, pointer, k_key_tensor_key, Presence::required)) {
       input.tensor_key =

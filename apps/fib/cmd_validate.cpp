@@ -61,7 +61,9 @@ std::shared_ptr<ValidateCommand> register_validate(CLI::App& app) {
   return command;
 }
 
-bool validate_selected(const ValidateCommand& command) { return command.subcommand->parsed(); }
+bool validate_selected(const ValidateCommand& command) {
+  return command.subcommand->parsed();
+}
 
 int run_validate(const ValidateCommand& command, python::Runtime& python) {
   ValidateFilesOptions options = command.options;

@@ -14,8 +14,8 @@ namespace fib {
 
 // --- Interface ---
 
-// Who owns a check: `legacy` checks reproduce a verdict of flashinfer-bench (same accept/reject and,
-// where it has one, the same message); `fib` checks are fib's own additions.
+// Who owns a check: `legacy` checks reproduce a verdict of flashinfer-bench (same accept/reject
+// and, where it has one, the same message); `fib` checks are fib's own additions.
 enum class CheckOrigin { legacy, fib };
 
 // How a code affects the exit status: `finding` is about the data (exit 1 when an error),
@@ -86,7 +86,8 @@ inline constexpr std::string_view k_shape_axis_conflict = "shape.axis-conflict";
 inline constexpr std::string_view k_shape_missing_axes = "shape.missing-axes";
 inline constexpr std::string_view k_call_too_many_arguments = "call.too-many-arguments";
 inline constexpr std::string_view k_call_duplicate_argument = "call.duplicate-argument";
-inline constexpr std::string_view k_trace_set_duplicate_definition = "trace-set.duplicate-definition";
+inline constexpr std::string_view k_trace_set_duplicate_definition =
+    "trace-set.duplicate-definition";
 inline constexpr std::string_view k_trace_set_duplicate_solution = "trace-set.duplicate-solution";
 inline constexpr std::string_view k_trace_set_misplaced_line = "trace-set.misplaced-line";
 inline constexpr std::string_view k_score_no_baseline = "score.no-baseline";

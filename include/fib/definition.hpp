@@ -73,10 +73,10 @@ using ConcreteShape = std::optional<std::vector<std::int64_t>>;
 
 // One entry per input (in order): const values, or the given var values. Error
 // `shape.missing-axis-value` "Missing value for variable axis '{a}'".
-Expected<std::vector<ConcreteShape>> input_shapes(
-    const Definition& definition, const std::map<std::string, std::int64_t>& var_values);
-Expected<std::vector<ConcreteShape>> output_shapes(
-    const Definition& definition, const std::map<std::string, std::int64_t>& var_values);
+Expected<std::vector<ConcreteShape>>
+input_shapes(const Definition& definition, const std::map<std::string, std::int64_t>& var_values);
+Expected<std::vector<ConcreteShape>>
+output_shapes(const Definition& definition, const std::map<std::string, std::int64_t>& var_values);
 
 // Var axis values read off actual input shapes (scalars, i.e. nullopt, are skipped). Errors:
 // `shape.rank-mismatch`, `shape.axis-conflict`, `shape.missing-axes` with the old tool's wording.

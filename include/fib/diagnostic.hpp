@@ -21,19 +21,20 @@ std::string_view to_string(Severity severity);
 
 struct Diagnostic {
   Severity severity = Severity::error;
-  std::string code;             // stable, from the codes table (fib/codes.hpp)
-  std::string message;          // subject first; old-tool checks keep the old wording
-  std::filesystem::path file;   // empty when the problem is not about one file
-  std::string pointer;          // RFC 6901 pointer into the document; "" is the whole document
-  int line = 0;                 // 1-based line of `pointer` in `file`; 0 when unknown
-  std::string hint;             // optional next step for the user
+  std::string code;           // stable, from the codes table (fib/codes.hpp)
+  std::string message;        // subject first; old-tool checks keep the old wording
+  std::filesystem::path file; // empty when the problem is not about one file
+  std::string pointer;        // RFC 6901 pointer into the document; "" is the whole document
+  int line = 0;               // 1-based line of `pointer` in `file`; 0 when unknown
+  std::string hint;           // optional next step for the user
 };
 
 // Builds a diagnostic whose severity is the default severity of `code` in the codes table.
 // Aborts (FIB_ASSERT) when `code` is not in the table: codes are a closed set.
 Diagnostic make_diagnostic(std::string_view code, std::string message);
 
-// Receives diagnostics. Implementations decide what to keep; checks never stop early because of one.
+// Receives diagnostics. Implementations decide what to keep; checks never stop early because of
+// one.
 class DiagnosticSink {
 public:
   virtual ~DiagnosticSink() = default;

@@ -25,9 +25,9 @@ enum class DType {
 
 // All dtypes in the order the schema lists them.
 inline constexpr std::array k_all_dtypes = {
-    DType::float32, DType::float16, DType::bfloat16, DType::float8_e4m3fn,
-    DType::float8_e5m2, DType::float4_e2m1, DType::int64, DType::int32,
-    DType::int16, DType::int8, DType::boolean};
+    DType::float32,     DType::float16,     DType::bfloat16, DType::float8_e4m3fn,
+    DType::float8_e5m2, DType::float4_e2m1, DType::int64,    DType::int32,
+    DType::int16,       DType::int8,        DType::boolean};
 
 // The JSON spelling: "float32" … "bool".
 std::string_view to_string(DType dtype);

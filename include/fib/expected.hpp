@@ -19,7 +19,9 @@ struct Unexpected {
   Diagnostic error;
 };
 
-inline Unexpected unexpected(Diagnostic diagnostic) { return Unexpected{std::move(diagnostic)}; }
+inline Unexpected unexpected(Diagnostic diagnostic) {
+  return Unexpected{std::move(diagnostic)};
+}
 
 template <class T> class [[nodiscard]] Expected {
 public:

@@ -5,7 +5,8 @@
 // - Duplicate keys: the last value wins (kept at the first key's position, as in a Python dict),
 //   and each repeat is reported as a `json.duplicate-key` warning.
 // - Trailing commas, comments and trailing characters are rejected (`json.parse`).
-// - Object key order is preserved (ordered_json): the order of `inputs` is the kernel's argument order.
+// - Object key order is preserved (ordered_json): the order of `inputs` is the kernel's argument
+// order.
 // - Nesting deeper than k_max_json_depth is rejected (`json.too-deep`), never a stack overflow.
 // - Strings must be valid UTF-8; `\u` escapes are decoded, lone surrogates rejected.
 

@@ -39,9 +39,9 @@ struct ValidateSummary {
 
 // Decides what a file holds. `.jsonl`: the nearest parent directory named `workloads` or `traces`
 // decides, else the content (any line with a solution or an evaluation makes it a trace file).
-// `.json`: the content (`sources`/`spec` → solution; `reference`/`axes`/`inputs`/`outputs`/`op_type`
-// → definition), else the nearest parent named `definitions` or `solutions`. `automatic` when
-// nothing tells.
+// `.json`: the content (`sources`/`spec` → solution;
+// `reference`/`axes`/`inputs`/`outputs`/`op_type` → definition), else the nearest parent named
+// `definitions` or `solutions`. `automatic` when nothing tells.
 FileKind detect_file_kind(const std::filesystem::path& file, std::string_view text);
 
 // Validates every file named by `options`, reporting to `sink`. `python` runs the Python-exact
@@ -53,7 +53,6 @@ ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecke
 // Validates one definition document: schema, Python-exact checks and fib's own checks. Returns the
 // environment diagnostic when Python could not be used (then nothing Python-related was reported).
 std::optional<Diagnostic> validate_definition_document(const JsonDocument& document,
-                                                       PythonChecker* python,
-                                                       DiagnosticSink& sink);
+                                                       PythonChecker* python, DiagnosticSink& sink);
 
 } // namespace fib

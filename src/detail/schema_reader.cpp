@@ -259,15 +259,15 @@ std::optional<bool> Reader::boolean(const Json& value, const std::string& pointe
     report(codes::k_schema_type, pointer, "Input should be a valid boolean");
     return std::nullopt;
   }
-  report(codes::k_schema_coerced, pointer,
-         fmt::format("{} accepted as the boolean {}", json_excerpt(value), *result ? "true" : "false"),
-         "write true or false");
+  report(
+      codes::k_schema_coerced, pointer,
+      fmt::format("{} accepted as the boolean {}", json_excerpt(value), *result ? "true" : "false"),
+      "write true or false");
   return result;
 }
 
-std::optional<std::vector<std::string>> Reader::string_list(const Json& value,
-                                                            const std::string& pointer,
-                                                            EmptyString empty) {
+std::optional<std::vector<std::string>>
+Reader::string_list(const Json& value, const std::string& pointer, EmptyString empty) {
   if (!value.is_array()) {
     report(codes::k_schema_type, pointer,
            fmt::format("Input should be a valid list, got {}", json_type_name(value)));
@@ -291,9 +291,9 @@ std::optional<std::vector<std::string>> Reader::string_list(const Json& value,
 void Reader::note_unknown_keys(const Json& object, const std::string& pointer,
                                std::initializer_list<std::string_view> known) {
   for (const auto& [key, value] : object.items()) {
-    const bool is_known = std::find(known.begin(), known.end(), key) != known.end() ||
-                          std::find(k_dumper_extras.begin(), k_dumper_extras.end(), key) !=
-                              k_dumper_extras.end();
+    const bool is_known =
+        std::find(known.begin(), known.end(), key) != known.end() ||
+        std::find(k_dumper_extras.begin(), k_dumper_extras.end(), key) != k_dumper_extras.end();
     if (!is_known) {
       report(codes::k_schema_unknown_key, pointer_append(pointer, key),
              fmt::format("unknown key '{}' is ignored", key));

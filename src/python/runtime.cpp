@@ -88,19 +88,24 @@ struct Runtime::Impl {
 Runtime::Runtime(RuntimeOptions options) : m_options(std::move(options)) {
   if (m_options.python_executable.empty()) {
     const char* env = std::getenv("FIB_PYTHON");
-    m_options.python_executable = env != nullptr && *env != '\0'
-                                      ? std::filesystem::path(env)
-                                      : build_time_executable();
+    m_options.python_executable =
+        env != nullptr && *env != '\0' ? std::filesystem::path(env) : build_time_executable();
   }
 }
 
 Runtime::~Runtime() = default;
 
-std::filesystem::path Runtime::build_time_executable() { return FIB_PYTHON_EXECUTABLE; }
+std::filesystem::path Runtime::build_time_executable() {
+  return FIB_PYTHON_EXECUTABLE;
+}
 
-std::filesystem::path Runtime::executable() const { return m_options.python_executable; }
+std::filesystem::path Runtime::executable() const {
+  return m_options.python_executable;
+}
 
-bool Runtime::started() const { return m_impl != nullptr; }
+bool Runtime::started() const {
+  return m_impl != nullptr;
+}
 
 Expected<Runtime::Impl*> Runtime::ensure_started() {
   if (m_impl) {

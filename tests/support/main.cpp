@@ -10,7 +10,9 @@ fib::python::Runtime* g_python = nullptr;
 }
 
 namespace fib::testing {
-python::Runtime& python() { return *g_python; }
+python::Runtime& python() {
+  return *g_python;
+}
 } // namespace fib::testing
 
 int main(int argc, char** argv) {

@@ -47,7 +47,8 @@ std::vector<std::string> error_codes(const DiagnosticList& list) {
 }
 
 std::filesystem::path corpus_dir() {
-  const std::filesystem::path dir = std::filesystem::path(FIB_SOURCE_DIR) / ".." / "shared" / "corpus";
+  const std::filesystem::path dir =
+      std::filesystem::path(FIB_SOURCE_DIR) / ".." / "shared" / "corpus";
   std::error_code ec;
   return std::filesystem::is_directory(dir, ec) ? dir.lexically_normal() : std::filesystem::path{};
 }

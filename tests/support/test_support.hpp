@@ -40,7 +40,8 @@ public:
   TempDir& operator=(const TempDir&) = delete;
   const std::filesystem::path& path() const { return m_path; }
   // Writes `content` to path()/relative, creating parent directories; returns the full path.
-  std::filesystem::path write(const std::filesystem::path& relative, std::string_view content) const;
+  std::filesystem::path write(const std::filesystem::path& relative,
+                              std::string_view content) const;
 
 private:
   std::filesystem::path m_path;

@@ -37,7 +37,8 @@ TEST(CodesTable, MakeDiagnosticTakesTheTableSeverity) {
 
 // docs/diagnostics.md is generated from the table. Set FIB_UPDATE_DOCS=1 to rewrite it.
 TEST(CodesTable, DiagnosticsDocIsCurrent) {
-  const std::filesystem::path doc = std::filesystem::path(FIB_SOURCE_DIR) / "docs" / "diagnostics.md";
+  const std::filesystem::path doc =
+      std::filesystem::path(FIB_SOURCE_DIR) / "docs" / "diagnostics.md";
   const std::string expected = render_codes_markdown();
   if (const char* update = std::getenv("FIB_UPDATE_DOCS"); update != nullptr && *update == '1') {
     std::ofstream(doc, std::ios::binary) << expected;

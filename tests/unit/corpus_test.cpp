@@ -52,7 +52,8 @@ TEST(Corpus, AllNineteenDatasetDefinitionsAreValid) {
   DiagnosticList diagnostics;
   const ValidateSummary summary = validate_files(options, &testing::python(), diagnostics);
   EXPECT_EQ(summary.files, 19u);
-  EXPECT_EQ(summary.errors, 0u) << (diagnostics.items().empty() ? "" : diagnostics.items()[0].message);
+  EXPECT_EQ(summary.errors, 0u) << (diagnostics.items().empty() ? ""
+                                                                : diagnostics.items()[0].message);
   EXPECT_GT(summary.warnings, 0u); // missing descriptions, as the old tool warns
   EXPECT_TRUE(diagnostics.contains(codes::k_description_missing));
 }
@@ -104,9 +105,11 @@ TEST(Corpus, EachVariantGetsThePredictedError) {
        "torch_gemm_n_4096_k_4096.json",
        "schema.choice", "/spec/language"},
       // old-schema workload lines: "solution": "" and "evaluation": {}
-      {"variants/xslingcn__flashinfer-trace/traces/workloads/gemm/gemm_n_6144_k_4096.workload.jsonl",
+      {"variants/xslingcn__flashinfer-trace/traces/workloads/gemm/"
+       "gemm_n_6144_k_4096.workload.jsonl",
        "schema.required", "/evaluation/status"},
-      {"variants/xslingcn__flashinfer-trace/traces/workloads/gemm/gemm_n_6144_k_4096.workload.jsonl",
+      {"variants/xslingcn__flashinfer-trace/traces/workloads/gemm/"
+       "gemm_n_6144_k_4096.workload.jsonl",
        "workload.not-workload-only", "/solution"},
       {"legacy-2025-08/dataset/traces/workloads/prefill/"
        "batch_gqa_ragged_prefill_h32_kv8_d128.workload.jsonl",

@@ -122,8 +122,8 @@ TEST(JsonIo, SplitsJsonlLikePythonSplitlines) {
   for (const auto& line : lines) {
     got.emplace_back(line.line, std::string(line.text));
   }
-  const std::vector<std::pair<int, std::string>> expected = {
-      {1, "a"}, {2, "b"}, {3, "c"}, {4, "d"}, {7, "e"}, {8, "f"}, {9, "g"}};
+  const std::vector<std::pair<int, std::string>> expected = {{1, "a"}, {2, "b"}, {3, "c"}, {4, "d"},
+                                                             {7, "e"}, {8, "f"}, {9, "g"}};
   EXPECT_EQ(got, expected);
 }
 
