@@ -111,38 +111,40 @@ std::string_view to_string(FileKind kind) {
   return "auto";
 }
 
-FileKind detect_file_kind(const std::filesystem::path& file, std::string_view text) {
-  if (file.extension() == ".jsonl") {
-    const std::string parent = nearest_named_parent(file, {"workloads", "traces"});
-    if (parent == "workloads") {
-      return FileKind::workload;
-    }
-    if (parent == "traces") {
-      return FileKind::trace;
-    }
-    DiagnosticList ignored;
-    for (const JsonlLine& line : split_jsonl_lines(text)) {
-      auto doc = parse_json(line.text, file, ignored, line.line);
-      if (doc && doc->root.is_object()) {
-        const auto has = [&](const char* key) {
-          const auto it = doc->root.find(key);
-          return it != doc->root.end() && !it->is_null();
-        };
-        if (has("solution") || has("evaluation")) {
-          return FileKind::trace;
-        }
-      }
-    }
+namespace {
+
+FileKind detect_jsonl_kind(const std::filesystem::path& file, std::string_view text) {
+  const std::string parent = nearest_named_parent(file, {"workloads", "traces"});
+  if (parent == "workloads") {
     return FileKind::workload;
   }
+  if (parent == "traces") {
+    return FileKind::trace;
+  }
   DiagnosticList ignored;
-  if (auto doc = parse_json(text, file, ignored); doc && doc->root.is_object()) {
-    const Json& root = doc->root;
-    if (root.contains("sources") || root.contains("spec")) {
+  for (const JsonlLine& line : split_jsonl_lines(text)) {
+    auto doc = parse_json(line.text, file, ignored, line.line);
+    if (doc && doc->root.is_object()) {
+      const auto has = [&](const char* key) {
+        const auto it = doc->root.find(key);
+        return it != doc->root.end() && !it->is_null();
+      };
+      if (has("solution") || has("evaluation")) {
+        return FileKind::trace;
+      }
+    }
+  }
+  return FileKind::workload;
+}
+
+// `root` is null when the file is not JSON.
+FileKind detect_json_kind(const std::filesystem::path& file, const Json* root) {
+  if (root != nullptr && root->is_object()) {
+    if (root->contains("sources") || root->contains("spec")) {
       return FileKind::solution;
     }
     for (const char* key : {"reference", "axes", "inputs", "outputs", "op_type"}) {
-      if (root.contains(key)) {
+      if (root->contains(key)) {
         return FileKind::definition;
       }
     }
@@ -155,6 +157,17 @@ FileKind detect_file_kind(const std::filesystem::path& file, std::string_view te
     return FileKind::solution;
   }
   return FileKind::automatic;
+}
+
+} // namespace
+
+FileKind detect_file_kind(const std::filesystem::path& file, std::string_view text) {
+  if (file.extension() == ".jsonl") {
+    return detect_jsonl_kind(file, text);
+  }
+  DiagnosticList ignored;
+  auto doc = parse_json(text, file, ignored);
+  return detect_json_kind(file, doc ? &doc->root : nullptr);
 }
 
 std::optional<Diagnostic> validate_definition_document(const JsonDocument& document,
@@ -193,12 +206,28 @@ public:
       sink.report(text.error());
       return;
     }
-    FileKind kind = m_options.kind;
-    if (kind == FileKind::automatic) {
-      kind = detect_file_kind(file, *text);
+    if (file.extension() == ".jsonl" || m_options.kind == FileKind::workload ||
+        m_options.kind == FileKind::trace) {
+      FileKind kind = m_options.kind;
+      if (kind != FileKind::workload && kind != FileKind::trace) {
+        kind = detect_jsonl_kind(file, *text);
+      }
+      std::ignore = parse_trace_lines(
+          *text, file, kind == FileKind::workload ? TraceFileKind::workload : TraceFileKind::trace,
+          sink);
+      return;
     }
-    switch (kind) {
-    case FileKind::automatic: {
+    // One JSON document: parse once, then decide what it is.
+    DiagnosticList parse_warnings;
+    auto document = parse_json(*text, file, parse_warnings);
+    if (!document) {
+      sink.report(document.error());
+      return;
+    }
+    const FileKind kind = m_options.kind != FileKind::automatic
+                              ? m_options.kind
+                              : detect_json_kind(file, &document->root);
+    if (kind == FileKind::automatic) {
       Diagnostic d = make_diagnostic(
           codes::k_file_kind_unknown,
           "cannot tell whether this is a definition, solution, workload or trace file");
@@ -208,33 +237,20 @@ public:
       sink.report(std::move(d));
       return;
     }
-    case FileKind::definition:
-    case FileKind::solution: {
-      auto document = parse_json(*text, file, sink);
-      if (!document) {
-        sink.report(document.error());
-        return;
-      }
-      if (kind == FileKind::solution) {
-        std::ignore = parse_solution(*document, sink);
-        return;
-      }
-      if (auto failure = validate_definition_document(*document, m_python, sink)) {
-        // Python is unusable: say so once, then skip the Python-exact checks.
-        if (m_python != nullptr || !m_python_failure_reported) {
-          sink.report(std::move(*failure));
-        }
-        m_python = nullptr;
-        m_python_failure_reported = true;
-      }
+    for (const Diagnostic& warning : parse_warnings.items()) {
+      sink.report(warning);
+    }
+    if (kind == FileKind::solution) {
+      std::ignore = parse_solution(*document, sink);
       return;
     }
-    case FileKind::workload:
-    case FileKind::trace:
-      std::ignore = parse_trace_lines(
-          *text, file, kind == FileKind::workload ? TraceFileKind::workload : TraceFileKind::trace,
-          sink);
-      return;
+    if (auto failure = validate_definition_document(*document, m_python, sink)) {
+      // Python is unusable: say so once, then skip the Python-exact checks.
+      if (!m_python_failure_reported) {
+        sink.report(std::move(*failure));
+      }
+      m_python = nullptr;
+      m_python_failure_reported = true;
     }
   }
 

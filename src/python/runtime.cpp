@@ -16,9 +16,14 @@ namespace pyb = pybind11;
 namespace fib::python {
 namespace {
 
-// The helper module run inside the interpreter. It uses only `ast`; it never imports torch.
+// The helper run inside the interpreter. It parses with CPython's own compiler in AST-only mode,
+// exactly what ast.parse() does, but through the built-in `_ast` module: importing `ast` (and
+// with it enum, re, …) would cost more than all the checks. It never imports torch.
 constexpr const char* k_helper_source = R"PY(
-import ast
+import _ast
+
+_ONLY_AST = _ast.PyCF_ONLY_AST
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 
 def _syntax(e):
     if isinstance(e, SyntaxError):
@@ -27,12 +32,12 @@ def _syntax(e):
 
 def analyze_reference(src):
     try:
-        tree = ast.parse(src, mode='exec')
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
+        tree = compile(src, '<unknown>', 'exec', _ONLY_AST)
+    except _PARSE_ERRORS as e:
         return _syntax(e)
     run = None
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == 'run':
+        if isinstance(node, _ast.FunctionDef) and node.name == 'run':
             run = node
     if run is None:
         return ('norun',)
@@ -45,8 +50,8 @@ def analyze_reference(src):
 
 def check_expression(src):
     try:
-        ast.parse(src, mode='eval')
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
+        compile(src, '<unknown>', 'eval', _ONLY_AST)
+    except _PARSE_ERRORS as e:
         return _syntax(e)
     return None
 )PY";
