@@ -159,6 +159,14 @@ private:
       ++m_pos;
       skip_whitespace();
       const std::string member = pointer_append(pointer, key);
+      if (out.contains(key)) {
+        // A repeated key: its last value wins, so forget the lines recorded for the earlier one
+        // (parse_value keeps the first line it sees for a pointer).
+        const std::string prefix = member + "/";
+        std::erase_if(m_doc.lines, [&](const auto& entry) {
+          return entry.first == member || entry.first.starts_with(prefix);
+        });
+      }
       Json value;
       if (!parse_value(value, member, depth + 1)) {
         return false;

@@ -183,8 +183,14 @@ std::string BuildSpec::entry_file() const {
 }
 
 std::string BuildSpec::entry_symbol() const {
-  const auto pos = entry_point.rfind("::");
-  return pos == std::string::npos ? std::string{} : entry_point.substr(pos + 2);
+  // The last piece of Python's entry_point.split("::"): occurrences are found left to right
+  // without overlap, so "main.py:::run" gives ":run" (rfind would give "run").
+  std::size_t last = std::string::npos;
+  for (std::size_t pos = entry_point.find("::"); pos != std::string::npos;
+       pos = entry_point.find("::", pos + 2)) {
+    last = pos;
+  }
+  return last == std::string::npos ? std::string{} : entry_point.substr(last + 2);
 }
 
 const SourceFile* Solution::entry_source() const {

@@ -44,6 +44,10 @@ std::optional<double> parse_python_float(std::string_view text) {
   if (body.front() == '+' || body.front() == '-') {
     negative = body.front() == '-';
     body.remove_prefix(1);
+    // One sign only: from_chars would read a second '-' ("--5" → 5), Python's float() does not.
+    if (!body.empty() && (body.front() == '+' || body.front() == '-')) {
+      return std::nullopt;
+    }
   }
   if (body == "nan") {
     return std::numeric_limits<double>::quiet_NaN();
