@@ -78,7 +78,8 @@ private:
       return fail_with(codes::k_json_too_deep, pointer,
                        fmt::format("nesting deeper than {} levels", k_max_json_depth));
     }
-    m_doc.lines.emplace(pointer, m_line);
+    // Assigned, not inserted: for a repeated key the last value wins, and so do its lines.
+    m_doc.lines[pointer] = m_line;
     if (m_pos >= m_text.size()) {
       return fail(pointer, "unexpected end of input, expected a value");
     }
@@ -159,14 +160,6 @@ private:
       ++m_pos;
       skip_whitespace();
       const std::string member = pointer_append(pointer, key);
-      if (out.contains(key)) {
-        // A repeated key: its last value wins, so forget the lines recorded for the earlier one
-        // (parse_value keeps the first line it sees for a pointer).
-        const std::string prefix = member + "/";
-        std::erase_if(m_doc.lines, [&](const auto& entry) {
-          return entry.first == member || entry.first.starts_with(prefix);
-        });
-      }
       Json value;
       if (!parse_value(value, member, depth + 1)) {
         return false;
