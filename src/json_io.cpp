@@ -523,13 +523,23 @@ std::string_view strip(std::string_view s) {
 int JsonDocument::line_of(std::string_view pointer) const {
   std::string key(pointer);
   while (true) {
-    if (auto it = lines.find(key); it != lines.end()) {
+    // A pointer recorded for an earlier copy of a repeated key may no longer exist in the document;
+    // skip it so that the line always belongs to the value that won.
+    if (auto it = lines.find(key); it != lines.end() && (key.empty() || contains(key))) {
       return it->second;
     }
     if (key.empty()) {
       return 0;
     }
     key.erase(key.rfind('/'));
+  }
+}
+
+bool JsonDocument::contains(const std::string& pointer) const {
+  try {
+    return root.contains(Json::json_pointer(pointer));
+  } catch (const Json::exception&) {
+    return false;
   }
 }
 

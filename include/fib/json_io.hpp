@@ -42,6 +42,9 @@ struct JsonDocument {
   // Line of `pointer`, or of its nearest recorded ancestor (a missing key reports its parent's
   // line). 0 when nothing is known.
   int line_of(std::string_view pointer) const;
+
+  // Whether `pointer` (RFC 6901) names a value of `root`.
+  bool contains(const std::string& pointer) const;
 };
 
 // Parses one JSON document. `first_line` is the file line on which `text` starts (JSON Lines).
