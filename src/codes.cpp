@@ -13,13 +13,24 @@ constexpr auto L = CheckOrigin::legacy;
 constexpr auto F = CheckOrigin::fib;
 constexpr auto D = ExitClass::finding;
 constexpr auto E = ExitClass::environment;
+constexpr auto U = ExitClass::usage;
 
 // Keep sorted by code (a test checks it).
 constexpr std::array k_code_table = std::to_array<CodeInfo>({
+    {codes::k_blob_lfs_pointer, error, L, D,
+     "a blob is a Git LFS pointer file, not the tensor data"},
+    {codes::k_blob_malformed, error, L, D, "a blob is not a valid safetensors file"},
+    {codes::k_blob_not_found, error, L, D, "a safetensors blob named by a workload does not exist"},
+    {codes::k_blob_unreadable, error, F, E, "a blob could not be read"},
     {codes::k_call_duplicate_argument, error, L, D,
      "a keyword argument repeats a positional one when building a call"},
     {codes::k_call_too_many_arguments, error, L, D,
      "more positional arguments than the definition has inputs and outputs"},
+    {codes::k_usage, error, F, U,
+     "the command line asks for something that does not exist (an unknown check name, a bad "
+     "--shard)"},
+    {codes::k_dataset_root_missing, error, F, E,
+     "the dataset root does not exist or is not a directory"},
     {codes::k_axis_unbound, warning, F, D,
      "a var axis appears in no input shape, so no input can bind its value"},
     {codes::k_axis_undefined, error, L, D,
@@ -64,6 +75,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_python_exception, error, F, E, "the embedded Python raised unexpectedly"},
     {codes::k_python_unavailable, error, F, E,
      "the embedded Python could not start, so Python-exact checks did not run"},
+    {codes::k_report_exists, error, F, E,
+     "a report file with this timestamp already exists (checked before scanning)"},
+    {codes::k_report_invalid, error, L, D, "a report JSON does not match the report model"},
     {codes::k_schema_choice, error, L, D, "a value is not one of the allowed names"},
     {codes::k_schema_coerced, warning, F, D,
      "a value of the wrong JSON type was accepted by lax coercion (\"7\" or 7.0 for 7)"},
@@ -127,15 +141,17 @@ std::string render_codes_markdown() {
       "check reproduces a verdict of `flashinfer-bench validate` (same accept/reject, same "
       "message\n"
       "where it has one); `fib` marks fib's own checks (see compatibility.md). *Exit* tells which\n"
-      "exit status an error of that code leads to: `1` for findings in the data, `3` when fib "
-      "could\n"
-      "not do its job (I/O, Python start-up).\n\n"
+      "exit status an error of that code leads to: `1` for findings in the data, `2` for a\n"
+      "bad command line, `3` when fib could not do its job (I/O, Python start-up).\n\n"
       "| code | severity | origin | exit | meaning |\n"
       "|---|---|---|---|---|\n";
   for (const CodeInfo& info : k_code_table) {
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", info.code, to_string(info.severity),
                        info.origin == CheckOrigin::legacy ? "legacy" : "fib",
-                       info.exit_class == ExitClass::finding ? "1" : "3", info.summary);
+                       info.exit_class == ExitClass::finding
+                           ? "1"
+                           : (info.exit_class == ExitClass::environment ? "3" : "2"),
+                       info.summary);
   }
   return out;
 }

@@ -20,4 +20,14 @@ std::shared_ptr<ValidateCommand> register_validate(CLI::App& app);
 bool validate_selected(const ValidateCommand& command);
 int run_validate(const ValidateCommand& command, python::Runtime& python);
 
+struct ValidateRenderCommand;
+std::shared_ptr<ValidateRenderCommand> register_validate_render(CLI::App& app);
+bool validate_render_selected(const ValidateRenderCommand& command);
+int run_validate_render(const ValidateRenderCommand& command);
+
+struct ValidateMergeCommand;
+std::shared_ptr<ValidateMergeCommand> register_validate_merge(CLI::App& app);
+bool validate_merge_selected(const ValidateMergeCommand& command);
+int run_validate_merge(const ValidateMergeCommand& command);
+
 } // namespace fib::app

@@ -7,6 +7,8 @@
 #include <fib/python_runtime.hpp>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <exception>
@@ -19,7 +21,13 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", "fib " FIB_VERSION);
     app.set_help_all_flag("--help-all", "Show help for every subcommand");
+    // Logs go to standard error, as `[HH:MM:SS] level fib: message`.
+    auto logger = spdlog::stderr_logger_st("fib");
+    logger->set_pattern("[%H:%M:%S] %l %n: %v");
+    spdlog::set_default_logger(logger);
     auto validate = register_validate(app);
+    auto validate_render = register_validate_render(app);
+    auto validate_merge = register_validate_merge(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -30,6 +38,12 @@ int main(int argc, char** argv) {
     fib::python::Runtime python;
     if (validate_selected(*validate)) {
       return run_validate(*validate, python);
+    }
+    if (validate_render_selected(*validate_render)) {
+      return run_validate_render(*validate_render);
+    }
+    if (validate_merge_selected(*validate_merge)) {
+      return run_validate_merge(*validate_merge);
     }
     return k_exit_usage;
   } catch (const std::exception& e) {

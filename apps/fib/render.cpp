@@ -18,7 +18,73 @@ std::string indent_continuations(const std::string& text) {
   return out;
 }
 
+// Escapes data for a workflow command (GitHub's rules: %, CR and LF in the message; also , and :
+// in properties).
+std::string escape_github(std::string_view text, bool property) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '%') {
+      out += "%25";
+    } else if (c == '\r') {
+      out += "%0D";
+    } else if (c == '\n') {
+      out += "%0A";
+    } else if (property && c == ':') {
+      out += "%3A";
+    } else if (property && c == ',') {
+      out += "%2C";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 } // namespace
+
+std::string render_github(const Diagnostic& d) {
+  if (d.severity == Severity::note) {
+    return {};
+  }
+  std::string properties;
+  if (!d.file.empty()) {
+    properties += "file=" + escape_github(d.file.string(), true);
+  }
+  if (d.line > 0) {
+    properties += fmt::format("{}line={}", properties.empty() ? "" : ",", d.line);
+  }
+  properties +=
+      fmt::format("{}title={}", properties.empty() ? "" : ",", escape_github(d.code, true));
+  std::string message = d.pointer.empty() ? d.message : d.pointer + ": " + d.message;
+  return fmt::format("::{} {}::{}", d.severity == Severity::error ? "error" : "warning", properties,
+                     escape_github(message, false));
+}
+
+std::string render_github(const DatasetReport& report, const std::filesystem::path& root) {
+  std::string out;
+  const auto emit = [&](CheckLevel level, const std::string& title, const std::string& message) {
+    if (level == CheckLevel::info) {
+      return;
+    }
+    out += fmt::format("::{} title={}::{}\n", level == CheckLevel::error ? "error" : "warning",
+                       escape_github(title, true), escape_github(message, false));
+  };
+  for (const auto& [name, definition] : report.definitions) {
+    for (const Category category : k_category_order) {
+      if (const auto& result = definition[category]) {
+        for (const CheckMessage& m : result->messages) {
+          emit(m.level, fmt::format("{} {}", name, to_string(category)), m.message);
+        }
+      }
+    }
+  }
+  if (report.dataset) {
+    for (const CheckMessage& m : report.dataset->messages) {
+      emit(m.level, fmt::format("dataset {}", root.string()), m.message);
+    }
+  }
+  return out;
+}
 
 std::string render_text(const Diagnostic& d) {
   std::string location = d.file.empty() ? std::string("fib") : d.file.string();

@@ -2,6 +2,7 @@
 // Rendering diagnostics for people (text) and programs (json).
 
 #include <fib/diagnostic.hpp>
+#include <fib/report.hpp>
 
 #include <cstdio>
 #include <string>
@@ -19,5 +20,13 @@ std::string render_text(const Diagnostic& diagnostic);
 // A stable JSON array: one object per diagnostic with keys file, line, pointer, severity, code,
 // message and hint (line is null when unknown, hint "" when none), in report order.
 std::string render_json(const std::vector<Diagnostic>& diagnostics);
+
+// A GitHub Actions annotation (`::error file=F,line=L,title=CODE::MESSAGE`) for errors and
+// warnings; "" for notes.
+std::string render_github(const Diagnostic& diagnostic);
+
+// Annotations for every error and warning message of a dataset report, titled with the definition
+// and category.
+std::string render_github(const DatasetReport& report, const std::filesystem::path& root);
 
 } // namespace fib::app

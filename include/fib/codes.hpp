@@ -19,8 +19,9 @@ namespace fib {
 enum class CheckOrigin { legacy, fib };
 
 // How a code affects the exit status: `finding` is about the data (exit 1 when an error),
-// `environment` means fib could not do its job (I/O, Python start-up; exit 3).
-enum class ExitClass { finding, environment };
+// `environment` means fib could not do its job (I/O, Python start-up; exit 3), `usage` is a bad
+// command line (exit 2).
+enum class ExitClass { finding, environment, usage };
 
 struct CodeInfo {
   std::string_view code;
@@ -96,7 +97,15 @@ inline constexpr std::string_view k_score_invalid_performance = "score.invalid-p
 inline constexpr std::string_view k_score_scope_conflict = "score.scope-conflict";
 inline constexpr std::string_view k_score_unknown_definition = "score.unknown-definition";
 inline constexpr std::string_view k_python_unavailable = "python.unavailable";
+inline constexpr std::string_view k_dataset_root_missing = "dataset.root-missing";
+inline constexpr std::string_view k_usage = "cli.usage";
+inline constexpr std::string_view k_report_exists = "report.exists";
+inline constexpr std::string_view k_report_invalid = "report.invalid";
 inline constexpr std::string_view k_python_exception = "python.exception";
+inline constexpr std::string_view k_blob_not_found = "blob.not-found";
+inline constexpr std::string_view k_blob_lfs_pointer = "blob.lfs-pointer";
+inline constexpr std::string_view k_blob_malformed = "blob.malformed";
+inline constexpr std::string_view k_blob_unreadable = "blob.unreadable";
 } // namespace codes
 
 } // namespace fib

@@ -79,8 +79,9 @@ struct TraceLine {
   bool valid = false; // no error was reported for this line
 };
 
-// Which JSON Lines file: under workloads/ every line must be a workload trace.
-enum class TraceFileKind { workload, trace };
+// Which JSON Lines file: under workloads/ every line must be a workload trace, under traces/ every
+// line needs a solution and an evaluation; `any` checks only the Trace model itself.
+enum class TraceFileKind { workload, trace, any };
 
 // Parses every line of a workload or trace file. Lines that are not JSON are reported and skipped;
 // every other line is checked in full. For TraceFileKind::workload a line with a solution or an

@@ -1,0 +1,78 @@
+// `fib validate-merge REPORT.json… [--output FILE]`: one report from the reports of --shard runs.
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "render.hpp"
+
+#include <fib/atomic_file.hpp>
+#include <fib/dataset.hpp>
+#include <fib/json_io.hpp>
+#include <fib/report.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+namespace fib::app {
+
+struct ValidateMergeCommand {
+  CLI::App* subcommand = nullptr;
+  std::vector<std::string> reports;
+  std::string output;
+  std::string text_output;
+};
+
+std::shared_ptr<ValidateMergeCommand> register_validate_merge(CLI::App& app) {
+  auto command = std::make_shared<ValidateMergeCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "validate-merge", "Merge the JSON reports of sharded `validate --dataset` runs into one");
+  command->subcommand = sub;
+  sub->add_option("reports", command->reports, "report-*.json files of the shards")->required();
+  sub->add_option("--output", command->output,
+                  "Write the merged JSON report here (default: standard output)");
+  sub->add_option("--text", command->text_output, "Also write the merged text report here");
+  sub->footer("Exit status: 0 when no merged definition has status error, 1 otherwise, "
+              "3 when a report cannot be read.");
+  return command;
+}
+
+bool validate_merge_selected(const ValidateMergeCommand& command) {
+  return command.subcommand->parsed();
+}
+
+int run_validate_merge(const ValidateMergeCommand& command) {
+  std::vector<DatasetReport> reports;
+  for (const std::string& path : command.reports) {
+    auto text = read_text_file(path);
+    if (!text) {
+      std::fputs((render_text(text.error()) + "\n").c_str(), stderr);
+      return k_exit_environment;
+    }
+    auto report = parse_report_json(*text, path);
+    if (!report) {
+      std::fputs((render_text(report.error()) + "\n").c_str(), stderr);
+      return k_exit_findings;
+    }
+    reports.push_back(std::move(*report));
+  }
+  const DatasetReport merged = merge_reports(reports);
+  const std::string json = render_report_json(merged);
+  if (command.output.empty()) {
+    std::fputs((json + "\n").c_str(), stdout);
+  } else if (auto written = write_file_atomically(command.output, json, Overwrite::allowed);
+             !written) {
+    std::fputs((render_text(written.error()) + "\n").c_str(), stderr);
+    return k_exit_environment;
+  }
+  if (!command.text_output.empty()) {
+    if (auto written = write_file_atomically(command.text_output, render_report_text(merged),
+                                             Overwrite::allowed);
+        !written) {
+      std::fputs((render_text(written.error()) + "\n").c_str(), stderr);
+      return k_exit_environment;
+    }
+  }
+  return count_statuses(merged).error > 0 ? k_exit_findings : k_exit_ok;
+}
+
+} // namespace fib::app

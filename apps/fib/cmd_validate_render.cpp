@@ -1,0 +1,68 @@
+// `fib validate-render REPORT.json [--output FILE]`: the text report from a saved JSON report.
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "render.hpp"
+
+#include <fib/atomic_file.hpp>
+#include <fib/json_io.hpp>
+#include <fib/report.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace fib::app {
+
+struct ValidateRenderCommand {
+  CLI::App* subcommand = nullptr;
+  std::string report;
+  std::string output;
+};
+
+std::shared_ptr<ValidateRenderCommand> register_validate_render(CLI::App& app) {
+  auto command = std::make_shared<ValidateRenderCommand>();
+  CLI::App* sub = app.add_subcommand("validate-render",
+                                     "Render a saved dataset report (JSON) as the text report");
+  command->subcommand = sub;
+  sub->add_option("report_json", command->report, "The report-*.json file")->required();
+  sub->add_option("--output", command->output, "Write the text here instead of standard output");
+  sub->add_option("--log-level", "Accepted for compatibility; has no effect here")
+      ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}));
+  return command;
+}
+
+bool validate_render_selected(const ValidateRenderCommand& command) {
+  return command.subcommand->parsed();
+}
+
+int run_validate_render(const ValidateRenderCommand& command) {
+  auto text = read_text_file(command.report);
+  if (!text) {
+    Diagnostic d = text.error();
+    if (d.code == "io.not-found") {
+      d.message = fmt::format("report file not found: {}", command.report);
+    }
+    std::fputs((render_text(d) + "\n").c_str(), stderr);
+    return k_exit_environment;
+  }
+  auto report = parse_report_json(*text, command.report);
+  if (!report) {
+    std::fputs((render_text(report.error()) + "\n").c_str(), stderr);
+    return k_exit_findings;
+  }
+  const std::string rendered = render_report_text(*report);
+  if (command.output.empty()) {
+    std::fputs((rendered + "\n").c_str(), stdout);
+    return k_exit_ok;
+  }
+  if (auto written = write_file_atomically(command.output, rendered, Overwrite::allowed);
+      !written) {
+    std::fputs((render_text(written.error()) + "\n").c_str(), stderr);
+    return k_exit_environment;
+  }
+  return k_exit_ok;
+}
+
+} // namespace fib::app
