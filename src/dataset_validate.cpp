@@ -99,6 +99,9 @@ struct LoadedDefinition {
   std::vector<Diagnostic> errors; // legacy errors: the definition "failed to load"
   DiagnosticList findings;        // everything parse/lint reported
   bool loaded() const { return errors.empty() && !entry->duplicate_error; }
+  // The Definition parsed. A duplicate stem keeps the later file's parsed Definition (contract
+  // §1.2), so its workloads are still checked.
+  bool parsed() const { return errors.empty(); }
 };
 
 struct LoadedTraceFile {
@@ -458,7 +461,7 @@ CheckResult check_workload(const DefinitionJob& job, const std::filesystem::path
     return r;
   }
   const LoadedDefinition& d = *job.definition;
-  if (!d.loaded()) {
+  if (!d.parsed()) {
     r.add(CheckLevel::error, "cannot validate workloads: definition failed to load");
     return r;
   }
@@ -620,7 +623,7 @@ CheckResult check_workload(const DefinitionJob& job, const std::filesystem::path
                                       uuid, name, to_string(spec.dtype),
                                       expected_dtype.empty() ? "U8" : expected_dtype,
                                       entry->second.dtype)));
-        line_ok = false;
+        // fib's own check: the old tool's "N valid" count is unchanged by it.
       }
     }
     if (!line_ok) {
@@ -721,19 +724,22 @@ CheckResult check_trace(const DefinitionJob& job) {
       r.add(CheckLevel::error, fmt::format("{}: parse error: {}", author, t->error));
       continue;
     }
+    // Coverage counts every line of the file, including those after a definition mismatch.
     std::set<std::string> seen;
     std::size_t unknown_workloads = 0;
     std::string first_unknown;
+    for (const TraceLine& line : t->lines) {
+      seen.insert(line.trace.workload.uuid);
+      if (!uuids.empty() && !uuids.contains(line.trace.workload.uuid) && unknown_workloads++ == 0) {
+        first_unknown = line.trace.workload.uuid;
+      }
+    }
     for (const TraceLine& line : t->lines) {
       const Trace& trace = line.trace;
       if (trace.definition != job.name) {
         r.add(CheckLevel::error,
               fmt::format("{}: trace definition '{}' != '{}'", author, trace.definition, job.name));
         break;
-      }
-      seen.insert(trace.workload.uuid);
-      if (!uuids.empty() && !uuids.contains(trace.workload.uuid) && unknown_workloads++ == 0) {
-        first_unknown = trace.workload.uuid;
       }
       if (!trace.solution || !trace.evaluation) {
         r.add(CheckLevel::error, fmt::format("{}: trace entry {} missing solution or evaluation",
@@ -991,7 +997,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
   bool python_failed = false;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
     LoadedDefinition& d = definitions[i];
-    if (!d.document || !d.document->root.is_object() || d.entry->duplicate_error) {
+    if (!d.document || !d.document->root.is_object()) {
       continue;
     }
     if (python == nullptr || python_failed) {

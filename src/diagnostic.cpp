@@ -49,14 +49,6 @@ bool DiagnosticList::contains(std::string_view code) const {
                      [&](const Diagnostic& d) { return d.code == code; });
 }
 
-void ContextSink::report(Diagnostic diagnostic) {
-  if (diagnostic.file.empty()) {
-    diagnostic.file = m_file;
-  }
-  diagnostic.pointer = m_prefix + diagnostic.pointer;
-  m_target.report(std::move(diagnostic));
-}
-
 std::string pointer_append(std::string_view pointer, std::string_view token) {
   std::string out(pointer);
   out.reserve(pointer.size() + token.size() + 1);

@@ -77,7 +77,10 @@ std::vector<std::filesystem::path> expand_paths(const std::vector<std::filesyste
         path, std::filesystem::directory_options::skip_permission_denied, ec);
     for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
       std::error_code type_ec;
-      if (it->is_regular_file(type_ec) && has_extension(it->path())) {
+      // Reports that `fib validate --dataset` wrote into DATASET/reports are not dataset files.
+      const bool is_report = it->path().parent_path().filename() == "reports" &&
+                             it->path().filename().string().starts_with("report-");
+      if (it->is_regular_file(type_ec) && has_extension(it->path()) && !is_report) {
         found.push_back(it->path());
       }
     }

@@ -56,20 +56,6 @@ private:
   std::vector<Diagnostic> m_items;
 };
 
-// Forwards to another sink after filling in `file` (when the diagnostic has none) and prefixing
-// `pointer` with a fixed pointer. Used when checking a document embedded in another one.
-class ContextSink final : public DiagnosticSink {
-public:
-  ContextSink(DiagnosticSink& target, std::filesystem::path file, std::string pointer_prefix = {})
-      : m_target(target), m_file(std::move(file)), m_prefix(std::move(pointer_prefix)) {}
-  void report(Diagnostic diagnostic) override;
-
-private:
-  DiagnosticSink& m_target;
-  std::filesystem::path m_file;
-  std::string m_prefix;
-};
-
 // Appends one reference token to an RFC 6901 pointer, escaping '~' as "~0" and '/' as "~1".
 std::string pointer_append(std::string_view pointer, std::string_view token);
 std::string pointer_append(std::string_view pointer, std::size_t index);

@@ -21,7 +21,7 @@ std::string_view to_string(FileKind kind);
 
 struct ValidateFilesOptions {
   // Files and directories. A directory stands for every *.json and *.jsonl below it, in sorted
-  // order (symbolic links to directories are not followed).
+  // order (symbolic links to directories are not followed), except reports/report-* files.
   std::vector<std::filesystem::path> paths;
   // `automatic` detects each file's kind (see detect_file_kind); anything else forces it.
   FileKind kind = FileKind::automatic;
