@@ -848,12 +848,6 @@ CheckResult check_baseline(const DefinitionJob& job, GpuChecks gpu) {
   return r;
 }
 
-CheckResult check_benchmark() {
-  CheckResult r;
-  r.add(CheckLevel::info, fib_message("benchmark not run: fib does not execute kernels yet"));
-  return r;
-}
-
 // fib's dataset-level section: everything the old tool never reports.
 CheckResult check_dataset_level(const DatasetScan& scan) {
   CheckResult r;
@@ -910,6 +904,9 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
     }
   }
 
+  if (enabled.contains(Category::benchmark)) {
+    spdlog::warn("the benchmark category is reported as skipped: fib does not execute kernels yet");
+  }
   spdlog::info("Scanning dataset at {}", root.string());
   const DatasetScan scan = scan_dataset(root);
   spdlog::info("Found {} definitions", scan.definitions.size());
@@ -1054,7 +1051,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
         job.report[category] = check_baseline(job, options.gpu);
         break;
       case Category::benchmark:
-        job.report[category] = check_benchmark();
+        // Accepted, and reported as skipped ("None (skipped)") until fib executes kernels.
         break;
       }
     }
