@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fib's one-step set-up for a fresh Debian 12 machine, run from anywhere inside the repository:
 #
-#   bash cmake/setup.sh example   install missing packages, build, validate examples/dataset
+#   bash cmake/setup.sh example   install missing packages, build, validate the dataset in
+#                                 examples/dataset (report on stdout, no files written)
 #   bash cmake/setup.sh test      install missing packages, build (warnings as errors), run all tests
 #
 # Packages come from Debian only (nothing is downloaded at build time). apt-get runs only when a
@@ -54,7 +55,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFIB_DEV_MODE=ON
 cmake --build "$build_dir" -j "$jobs"
 
 if [ "$mode" = example ]; then
-  "$build_dir/apps/fib/fib" validate examples/dataset
+  "$build_dir/apps/fib/fib" validate --dataset examples/dataset --disable-gpu --outputs stdout
 else
   ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 fi
