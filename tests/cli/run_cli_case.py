@@ -6,15 +6,54 @@ A case is a directory tests/cli/cases/<name>/ holding:
   env              optional KEY=VALUE lines added to the environment
   expected.stdout  what fib must print on standard output
   expected.exit    its exit status
+  expected.stderr  optional: what fib must print on standard error (compared only when present)
+  setup            optional Python script run before fib (argument: the scratch directory)
+  check            optional Python script run after fib (argument: the scratch directory); what it
+                   prints is compared too, after a line "--- check ---", and it must exit 0
 Input files live next to them; fib runs with the case directory as its working directory, so
-paths in the output are relative and stable. FIB_UPDATE_GOLDEN=1 rewrites the expectations.
+paths in the output are relative and stable. FIB_UPDATE_GOLDEN=1 rewrites the expectations
+(expected.stderr only where it already exists).
+
+Every run gets a fresh scratch directory, removed afterwards. `${FIB_CASE_TMP}` in cmd and env
+stands for it; setup and check see it as $FIB_CASE_TMP and the fib binary as $FIB. In what is
+compared, the scratch path reads `${FIB_CASE_TMP}`, report file names read
+`report-YYYYMMDD-HHMMSS`, and the time of stderr log lines reads `[HH:MM:SS]`.
 """
 import argparse
 import difflib
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+
+SCRATCH = "${FIB_CASE_TMP}"
+
+
+def mask(text, scratch, log_times=False):
+    text = text.replace(scratch, SCRATCH)
+    text = re.sub(r"report-\d{8}-\d{6}", "report-YYYYMMDD-HHMMSS", text)
+    if log_times:
+        text = re.sub(r"^\[\d\d:\d\d:\d\d\]", "[HH:MM:SS]", text, flags=re.MULTILINE)
+    return text
+
+
+def run_script(case, name, scratch, env):
+    script = os.path.abspath(os.path.join(case, name))
+    if not os.path.exists(script):
+        return None
+    return subprocess.run([sys.executable, script, scratch], cwd=case, env=env,
+                          capture_output=True, timeout=120, check=False)
+
+
+def compare(ok, expected, actual, label):
+    if expected == actual:
+        return ok
+    sys.stdout.writelines(difflib.unified_diff(
+        expected.splitlines(True), actual.splitlines(True), f"expected.{label}", f"actual {label}"))
+    return False
 
 
 def main() -> int:
@@ -24,8 +63,16 @@ def main() -> int:
     args = parser.parse_args()
 
     case = args.case
+    scratch = os.path.realpath(tempfile.mkdtemp(prefix="fib-cli-"))
+    try:
+        return run_case(os.path.abspath(args.fib), case, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_case(fib, case, scratch) -> int:
     with open(os.path.join(case, "cmd"), encoding="utf-8") as f:
-        argv = shlex.split(f.read())
+        argv = [a.replace(SCRATCH, scratch) for a in shlex.split(f.read())]
     env = dict(os.environ)
     env_file = os.path.join(case, "env")
     if os.path.exists(env_file):
@@ -34,32 +81,52 @@ def main() -> int:
                 line = line.strip()
                 if line and not line.startswith("#"):
                     key, _, value = line.partition("=")
-                    env[key] = value
-    result = subprocess.run([args.fib] + argv, cwd=case, env=env, capture_output=True,
+                    env[key] = value.replace(SCRATCH, scratch)
+    script_env = dict(env, FIB=fib, FIB_CASE_TMP=scratch)
+    setup = run_script(case, "setup", scratch, script_env)
+    if setup is not None and setup.returncode != 0:
+        print("setup failed:\n" + setup.stdout.decode("utf-8", "replace") +
+              setup.stderr.decode("utf-8", "replace"))
+        return 1
+    result = subprocess.run([fib] + argv, cwd=case, env=env, capture_output=True,
                             timeout=120, check=False)
-    stdout = result.stdout.decode("utf-8", "replace")
+    stdout = mask(result.stdout.decode("utf-8", "replace"), scratch)
+    stderr = mask(result.stderr.decode("utf-8", "replace"), scratch, log_times=True)
+    check = run_script(case, "check", scratch, script_env)
+    check_failed = False
+    if check is not None:
+        stdout += "--- check ---\n" + mask(check.stdout.decode("utf-8", "replace"), scratch)
+        check_failed = check.returncode != 0
     stdout_path = os.path.join(case, "expected.stdout")
+    stderr_path = os.path.join(case, "expected.stderr")
     exit_path = os.path.join(case, "expected.exit")
     if os.environ.get("FIB_UPDATE_GOLDEN") == "1":
         with open(stdout_path, "w", encoding="utf-8") as f:
             f.write(stdout)
+        if os.path.exists(stderr_path):
+            with open(stderr_path, "w", encoding="utf-8") as f:
+                f.write(stderr)
         with open(exit_path, "w", encoding="utf-8") as f:
             f.write(f"{result.returncode}\n")
         print(f"updated {case}")
+        if check_failed:
+            print("check failed:\n" + check.stderr.decode("utf-8", "replace"))
+            return 1
         return 0
     with open(stdout_path, encoding="utf-8") as f:
         expected_stdout = f.read()
     with open(exit_path, encoding="utf-8") as f:
         expected_exit = int(f.read().strip())
-    ok = True
-    if stdout != expected_stdout:
-        ok = False
-        sys.stdout.writelines(difflib.unified_diff(
-            expected_stdout.splitlines(True), stdout.splitlines(True),
-            "expected.stdout", "actual stdout"))
+    ok = compare(True, expected_stdout, stdout, "stdout")
+    if os.path.exists(stderr_path):
+        with open(stderr_path, encoding="utf-8") as f:
+            ok = compare(ok, f.read(), stderr, "stderr")
     if result.returncode != expected_exit:
         ok = False
         print(f"exit status {result.returncode}, expected {expected_exit}")
+    if check_failed:
+        ok = False
+        print("check failed:\n" + check.stderr.decode("utf-8", "replace"))
     if not ok:
         print("stderr was:\n" + result.stderr.decode("utf-8", "replace"))
         return 1
