@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <system_error>
@@ -50,6 +51,13 @@ private:
 
   std::size_t column() const { return m_pos - m_line_start + 1; }
 
+  // Assigned, not inserted: for a repeated key the last value wins, and so do its lines.
+  void record(const std::string& pointer, int line) {
+    if (pointer.size() <= k_max_recorded_pointer) {
+      m_doc.lines[pointer] = LineRecord{line, m_order++};
+    }
+  }
+
   void skip_whitespace() {
     while (m_pos < m_text.size()) {
       const char c = m_text[m_pos];
@@ -73,13 +81,15 @@ private:
     return false;
   }
 
-  bool parse_value(Json& out, const std::string& pointer, std::size_t depth) {
+  bool parse_value(Json& out, const std::string& pointer, std::size_t depth,
+                   bool in_array = false) {
     if (depth > k_max_json_depth) {
       return fail_with(codes::k_json_too_deep, pointer,
                        fmt::format("nesting deeper than {} levels", k_max_json_depth));
     }
-    // Assigned, not inserted: for a repeated key the last value wins, and so do its lines.
-    m_doc.lines[pointer] = m_line;
+    if (!in_array || (m_pos < m_text.size() && (m_text[m_pos] == '{' || m_text[m_pos] == '['))) {
+      record(pointer, m_line);
+    }
     if (m_pos >= m_text.size()) {
       return fail(pointer, "unexpected end of input, expected a value");
     }
@@ -137,6 +147,8 @@ private:
 
   bool parse_object(Json& out, const std::string& pointer, std::size_t depth) {
     out = Json::object();
+    auto& members = out.get_ref<Json::object_t&>();
+    std::unordered_map<std::string, std::size_t> index;
     ++m_pos; // '{'
     skip_whitespace();
     if (m_pos < m_text.size() && m_text[m_pos] == '}') {
@@ -160,23 +172,30 @@ private:
       ++m_pos;
       skip_whitespace();
       const std::string member = pointer_append(pointer, key);
+      const auto existing = index.find(key);
+      if (existing != index.end() && member.size() <= k_max_recorded_pointer) {
+        m_doc.replaced[member] = m_order;
+      }
       Json value;
       if (!parse_value(value, member, depth + 1)) {
         return false;
       }
-      m_doc.lines[member] = key_line;
-      auto existing = out.find(key);
-      if (existing != out.end()) {
-        Diagnostic warning = make_diagnostic(
-            codes::k_json_duplicate_key,
-            fmt::format("duplicate key '{}': the last value wins, as in Python", key));
+      record(member, key_line);
+      if (existing != index.end()) {
+        Diagnostic warning =
+            make_diagnostic(codes::k_json_duplicate_key,
+                            fmt::format("duplicate key '{}': the last value wins, as in Python",
+                                        text_excerpt(key)));
         warning.file = m_doc.file;
         warning.pointer = member;
         warning.line = key_line;
         m_sink.report(std::move(warning));
-        *existing = std::move(value);
+        (members.begin() + static_cast<std::ptrdiff_t>(existing->second))->second =
+            std::move(value);
       } else {
-        out.emplace(std::move(key), std::move(value));
+        // Appended directly: ordered_json's own insert scans every key, O(n^2) for big objects.
+        index.emplace(key, members.size());
+        members.emplace_back(std::move(key), std::move(value));
       }
       skip_whitespace();
       if (m_pos >= m_text.size()) {
@@ -210,7 +229,7 @@ private:
     while (true) {
       skip_whitespace();
       Json value;
-      if (!parse_value(value, pointer_append(pointer, index), depth + 1)) {
+      if (!parse_value(value, pointer_append(pointer, index), depth + 1, true)) {
         return false;
       }
       out.push_back(std::move(value));
@@ -463,12 +482,9 @@ private:
       return fail(pointer, "invalid number");
     }
     if (ec == std::errc::result_out_of_range) {
-      // Python's float() gives inf on overflow and 0.0 on underflow.
-      const std::string_view token(first, static_cast<std::size_t>(last - first));
-      const bool underflow =
-          token.find("e-") != std::string_view::npos || token.find("E-") != std::string_view::npos;
-      const double magnitude = underflow ? 0.0 : std::numeric_limits<double>::infinity();
-      value = token.front() == '-' ? -magnitude : magnitude;
+      // Python's float() gives ±inf on overflow and ±0.0 on underflow; strtod tells which.
+      const std::string token(first, static_cast<std::size_t>(last - first));
+      value = std::strtod(token.c_str(), nullptr);
     }
     out = value;
     return true;
@@ -480,6 +496,7 @@ private:
   std::size_t m_pos = 0;
   int m_line;
   std::size_t m_line_start = 0;
+  std::uint32_t m_order = 0;
   Diagnostic m_error;
 };
 
@@ -523,23 +540,22 @@ std::string_view strip(std::string_view s) {
 int JsonDocument::line_of(std::string_view pointer) const {
   std::string key(pointer);
   while (true) {
-    // A pointer recorded for an earlier copy of a repeated key may no longer exist in the document;
-    // skip it so that the line always belongs to the value that won.
-    if (auto it = lines.find(key); it != lines.end() && (key.empty() || contains(key))) {
-      return it->second;
+    if (auto it = lines.find(key); it != lines.end()) {
+      // Stale when some ancestor's key was repeated after this record was made.
+      bool stale = false;
+      for (std::string ancestor = key; !ancestor.empty() && !stale;) {
+        ancestor.erase(ancestor.rfind('/'));
+        const auto r = replaced.find(ancestor);
+        stale = r != replaced.end() && r->second > it->second.order;
+      }
+      if (!stale) {
+        return it->second.line;
+      }
     }
     if (key.empty()) {
       return 0;
     }
     key.erase(key.rfind('/'));
-  }
-}
-
-bool JsonDocument::contains(const std::string& pointer) const {
-  try {
-    return root.contains(Json::json_pointer(pointer));
-  } catch (const Json::exception&) {
-    return false;
   }
 }
 
@@ -586,6 +602,12 @@ std::vector<JsonlLine> split_jsonl_lines(std::string_view text) {
 Expected<std::string> read_text_file(const std::filesystem::path& file, std::uintmax_t max_bytes) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    // A symlink loop, a permission problem on a parent directory, …
+    Diagnostic d = make_diagnostic(codes::k_io_read, fmt::format("cannot read: {}", ec.message()));
+    d.file = file;
+    return unexpected(std::move(d));
+  }
   if (ec || !std::filesystem::exists(status)) {
     Diagnostic d = make_diagnostic(codes::k_io_not_found, "no such file");
     d.file = file;
@@ -596,8 +618,14 @@ Expected<std::string> read_text_file(const std::filesystem::path& file, std::uin
     d.file = file;
     return unexpected(std::move(d));
   }
-  const std::uintmax_t size =
-      std::filesystem::is_regular_file(status) ? std::filesystem::file_size(file, ec) : 0;
+  if (!std::filesystem::is_regular_file(status)) {
+    // FIFOs block, devices never end: only plain files are read.
+    Diagnostic d = make_diagnostic(codes::k_io_read,
+                                   "cannot read: not a regular file (a FIFO, socket or device)");
+    d.file = file;
+    return unexpected(std::move(d));
+  }
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
   if (!ec && size > max_bytes) {
     Diagnostic d = make_diagnostic(
         codes::k_io_too_large,
@@ -631,12 +659,19 @@ Expected<std::string> read_text_file(const std::filesystem::path& file, std::uin
 }
 
 std::string json_excerpt(const Json& value) {
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > 80) {
-    text.resize(77);
-    text += "...";
+  return text_excerpt(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+std::string text_excerpt(std::string_view text) {
+  constexpr std::size_t k_limit = 80;
+  if (text.size() <= k_limit) {
+    return std::string(text);
   }
-  return text;
+  std::size_t cut = k_limit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  return std::string(text.substr(0, cut)) + "...";
 }
 
 } // namespace fib

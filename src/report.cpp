@@ -68,6 +68,20 @@ std::string joined_or_all(const std::vector<std::string>& items) {
   return items.empty() ? std::string("(all)") : fmt::format("{}", fmt::join(items, ", "));
 }
 
+// Reads "ok" / "warning" / "error"; anything else is reported and read as ok.
+CheckStatus read_status(detail::Reader& reader, const Json& value, const std::string& pointer) {
+  const std::string text = value.is_string() ? value.get<std::string>() : std::string{};
+  for (const CheckStatus status : {CheckStatus::ok, CheckStatus::warning, CheckStatus::error}) {
+    if (text == to_string(status)) {
+      return status;
+    }
+  }
+  reader.report(
+      codes::k_report_invalid, pointer,
+      fmt::format("Input should be 'ok', 'warning' or 'error', got {}", json_excerpt(value)));
+  return CheckStatus::ok;
+}
+
 // Reads a CheckResult; reports problems through `reader`.
 std::optional<CheckResult> parse_result(detail::Reader& reader, const Json& value,
                                         const std::string& pointer) {
@@ -75,18 +89,8 @@ std::optional<CheckResult> parse_result(detail::Reader& reader, const Json& valu
     return std::nullopt;
   }
   CheckResult result;
-  const Json* status = reader.member(value, pointer, "status", detail::Presence::required);
-  if (status != nullptr) {
-    const std::string text = status->is_string() ? status->get<std::string>() : std::string{};
-    if (text == "ok" || text == "warning" || text == "error") {
-      result.status = text == "ok"
-                          ? CheckStatus::ok
-                          : (text == "warning" ? CheckStatus::warning : CheckStatus::error);
-    } else {
-      reader.report(
-          codes::k_report_invalid, pointer_append(pointer, "status"),
-          fmt::format("Input should be 'ok', 'warning' or 'error', got {}", json_excerpt(*status)));
-    }
+  if (const Json* status = reader.member(value, pointer, "status", detail::Presence::required)) {
+    result.status = read_status(reader, *status, pointer_append(pointer, "status"));
   }
   if (const Json* messages =
           reader.member(value, pointer, "messages", detail::Presence::optional)) {
@@ -233,7 +237,7 @@ std::string render_report_json(const DatasetReport& report) {
     definitions[name] = std::move(entry);
   }
   out["definitions"] = std::move(definitions);
-  if (report.dataset) {
+  if (report.dataset && !report.dataset->messages.empty()) {
     out["fib_dataset"] = result_to_json(*report.dataset);
   }
   return out.dump(2, ' ', false, Json::error_handler_t::replace);
@@ -266,6 +270,8 @@ std::string render_report_text(const DatasetReport& report) {
     }
     out += "\n";
   }
+  // The old tool joins lines with "\n" and ends with an empty line: exactly one trailing "\n".
+  out.pop_back();
   return out;
 }
 
@@ -313,16 +319,7 @@ Expected<DatasetReport> parse_report_json(std::string_view text,
         }
         entry.update_status();
         if (const auto it = value.find("status"); it != value.end()) {
-          const std::string status = it->is_string() ? it->get<std::string>() : std::string{};
-          if (status == "ok" || status == "warning" || status == "error") {
-            entry.status = status == "ok"
-                               ? CheckStatus::ok
-                               : (status == "warning" ? CheckStatus::warning : CheckStatus::error);
-          } else {
-            reader.report(codes::k_report_invalid, pointer_append(pointer, "status"),
-                          fmt::format("Input should be 'ok', 'warning' or 'error', got {}",
-                                      json_excerpt(*it)));
-          }
+          entry.status = read_status(reader, *it, pointer_append(pointer, "status"));
         }
         report.definitions.emplace(name, std::move(entry));
       }

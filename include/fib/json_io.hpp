@@ -31,21 +31,31 @@ using Json = nlohmann::ordered_json;
 inline constexpr std::size_t k_max_json_depth = 200;
 inline constexpr std::uintmax_t k_default_max_file_bytes = std::uintmax_t{512} << 20;
 
+// Where a value starts, and when it was recorded (parse order), to tell stale records apart.
+struct LineRecord {
+  int line = 0;
+  std::uint32_t order = 0;
+};
+
 // A parsed document and where its values start.
 struct JsonDocument {
   std::filesystem::path file;
   Json root;
-  // Line (1-based, in the file) where the value at each pointer starts; for object members, the
-  // line of the key. Pointers are RFC 6901, "" is the root.
-  std::unordered_map<std::string, int> lines;
+  // Line (1-based, in the file) where values start, by RFC 6901 pointer ("" is the root); for
+  // object members, the line of the key. Scalars inside arrays are not recorded (their array's line
+  // is close enough), nor are pointers longer than k_max_recorded_pointer, which keeps the index
+  // small for huge arrays and hostile keys.
+  std::unordered_map<std::string, LineRecord> lines;
+  // Members whose key was repeated, with the parse order at which the winning value started:
+  // records below them made earlier belong to the value that lost.
+  std::unordered_map<std::string, std::uint32_t> replaced;
 
   // Line of `pointer`, or of its nearest recorded ancestor (a missing key reports its parent's
-  // line). 0 when nothing is known.
+  // line). 0 when nothing is known. Costs O(depth) hash lookups.
   int line_of(std::string_view pointer) const;
-
-  // Whether `pointer` (RFC 6901) names a value of `root`.
-  bool contains(const std::string& pointer) const;
 };
+
+inline constexpr std::size_t k_max_recorded_pointer = 4096;
 
 // Parses one JSON document. `first_line` is the file line on which `text` starts (JSON Lines).
 // Syntax problems come back as the error (`json.parse` / `json.too-deep`, with file, line and the
@@ -70,5 +80,9 @@ Expected<std::string> read_text_file(const std::filesystem::path& file,
 
 // A short rendering of a JSON value for messages: compact, truncated to 80 characters.
 std::string json_excerpt(const Json& value);
+
+// `text` cut to 80 bytes (at a UTF-8 character boundary) with "..." appended when it was longer:
+// how user text is echoed in messages.
+std::string text_excerpt(std::string_view text);
 
 } // namespace fib

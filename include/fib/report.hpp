@@ -70,8 +70,11 @@ struct ReportConfig {
 struct DatasetReport {
   ReportConfig config;
   std::map<std::string, DefinitionReport> definitions; // sorted by name
-  // fib's dataset-level findings (orphans, misplaced, unreadable files). Written to JSON under
-  // "fib_dataset" and printed after the definitions; the old tool has no such section.
+  // Definition name → its definition file as scanned (for annotations); not serialized.
+  std::map<std::string, std::filesystem::path> definition_files;
+  // fib's dataset-level findings (orphans, misplaced, unreadable files). When there are any, they
+  // are written to JSON under "fib_dataset" and printed after the definitions; the old tool has no
+  // such section.
   std::optional<CheckResult> dataset;
 };
 

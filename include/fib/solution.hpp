@@ -57,8 +57,14 @@ struct Solution {
   std::string unique_name() const;
 };
 
+// Builds a Solution from a parsed document, reporting every field problem (types, languages, entry
+// point format, absolute or `..` source paths, duplicate source paths, the entry file missing from
+// the sources) to `sink` with its pointer. The value holds what could be read; it is meaningful
+// when `sink` got no error for this document.
 Solution parse_solution(const JsonDocument& document, DiagnosticSink& sink);
 
+// The solution as JSON in the old tool's field order; `description`, `dependencies` and `binding`
+// are left out when unset or empty.
 Json to_json(const Solution& solution);
 
 } // namespace fib

@@ -300,7 +300,7 @@ void Reader::note_unknown_keys(const Json& object, const std::string& pointer,
         std::find(k_dumper_extras.begin(), k_dumper_extras.end(), key) != k_dumper_extras.end();
     if (!is_known) {
       report(codes::k_schema_unknown_key, pointer_append(pointer, key),
-             fmt::format("unknown key '{}' is ignored", key));
+             fmt::format("unknown key '{}' is ignored", text_excerpt(key)));
     }
   }
 }
