@@ -27,10 +27,6 @@ constexpr std::array<Tree, 4> k_trees = {{{"definitions", ".json", 2},
                                           {"solutions", ".json", 4},
                                           {"traces", ".jsonl", 3}}};
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 // Files of one tree that match its pattern, sorted; everything else goes to `ignored`.
 std::vector<std::vector<std::string>> walk_tree(const std::filesystem::path& root, const Tree& tree,
                                                 std::vector<IgnoredFile>& ignored) {
@@ -59,7 +55,7 @@ std::vector<std::vector<std::string>> walk_tree(const std::filesystem::path& roo
     std::error_code type_ec;
     const bool is_directory = std::filesystem::is_directory(entry, type_ec);
     // Like Python's rglob, the pattern matches directories named *.json too.
-    if (!ends_with(entry.filename().string(), tree.extension)) {
+    if (!entry.filename().string().ends_with(tree.extension)) {
       if (!is_directory) {
         ignored.push_back({root / tree.name / relative,
                            fmt::format("not a {} file, so no check reads it", tree.extension)});
@@ -207,6 +203,9 @@ DatasetReport merge_reports(const std::vector<DatasetReport>& reports) {
     }
     for (const auto& [name, definition] : report.definitions) {
       merged.definitions.insert_or_assign(name, definition);
+    }
+    for (const auto& [name, file] : report.definition_files) {
+      merged.definition_files.insert_or_assign(name, file);
     }
     if (report.dataset) {
       if (!merged.dataset) {

@@ -3,6 +3,7 @@
 
 #include "fib/dataset.hpp"
 
+#include "detail/parallel_for.hpp"
 #include "detail/python_repr.hpp"
 
 #include <fib/codes.hpp>
@@ -17,15 +18,20 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <set>
-#include <thread>
 
 namespace fib {
 namespace {
 
+using detail::parallel_for;
 using detail::py_list_repr;
 using detail::py_tuple_repr;
 
@@ -37,7 +43,22 @@ bool is_legacy_error(const Diagnostic& d) {
   return d.severity == Severity::error && info != nullptr && info->origin == CheckOrigin::legacy;
 }
 
-// The old tool embeds str(ValidationError): a count line, then a location and a message per error.
+// The codes of the old tool's model-level validators: pydantic prints their errors with no
+// location, as "Value error, <message>".
+bool is_model_level(std::string_view code) {
+  static constexpr std::string_view k_model_level[] = {
+      codes::k_reference_syntax,    codes::k_reference_no_run,
+      codes::k_io_overlap,          codes::k_constraint_syntax,
+      codes::k_axis_undefined,      codes::k_shape_expression,
+      codes::k_source_duplicate,    codes::k_entry_missing_source,
+      codes::k_correctness_missing, codes::k_correctness_unexpected,
+      codes::k_performance_missing, codes::k_performance_unexpected};
+  return std::find(std::begin(k_model_level), std::end(k_model_level), code) !=
+         std::end(k_model_level);
+}
+
+// The old tool embeds str(ValidationError): a count line, then a location and a message per
+// field-level error, "Value error, <message>" without a location per model-level one.
 std::string validation_error_text(std::string_view model, const std::vector<Diagnostic>& errors) {
   std::string text = fmt::format("{} validation error{} for {}", errors.size(),
                                  errors.size() == 1 ? "" : "s", model);
@@ -46,7 +67,9 @@ std::string validation_error_text(std::string_view model, const std::vector<Diag
     if (d.code == codes::k_json_parse || d.code == codes::k_json_too_deep) {
       message = "Invalid JSON: " + message.substr(message.find(':') + 2);
     }
-    if (d.pointer.empty()) {
+    if (is_model_level(d.code)) {
+      text += fmt::format("\n  Value error, {}", message);
+    } else if (d.pointer.empty()) {
       text += fmt::format("\n  {}", message);
     } else {
       std::string location = d.pointer.substr(1);
@@ -65,31 +88,6 @@ std::vector<Diagnostic> legacy_errors(const DiagnosticList& list) {
     }
   }
   return out;
-}
-
-// Runs `task(i)` for i in [0, count) on all cores.
-template <class Task> void parallel_for(std::size_t count, Task task) {
-  const std::size_t workers =
-      std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(), count));
-  if (workers <= 1) {
-    for (std::size_t i = 0; i < count; ++i) {
-      task(i);
-    }
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> threads;
-  threads.reserve(workers);
-  for (std::size_t w = 0; w < workers; ++w) {
-    threads.emplace_back([&] {
-      for (std::size_t i = next++; i < count; i = next++) {
-        task(i);
-      }
-    });
-  }
-  for (auto& t : threads) {
-    t.join();
-  }
 }
 
 struct LoadedDefinition {
@@ -194,6 +192,41 @@ struct DefinitionJob {
 
 std::string fib_message(std::string_view text) {
   return std::string(k_fib) + std::string(text);
+}
+
+// User text echoed in fib's messages, cut to 80 bytes like fib::json_excerpt (77 and "..."), never
+// inside a UTF-8 sequence.
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t k_max = 80;
+  if (text.size() <= k_max) {
+    return std::string(text);
+  }
+  std::size_t cut = k_max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0u) == 0x80u) {
+    --cut;
+  }
+  return std::string(text.substr(0, cut)) + "...";
+}
+
+// True when a blob path names a file outside the dataset root: absolute, or with a ".." component.
+bool points_outside(const std::string& blob_path) {
+  const std::filesystem::path path(blob_path);
+  return path.is_absolute() ||
+         std::any_of(path.begin(), path.end(),
+                     [](const std::filesystem::path& part) { return part == ".."; });
+}
+
+// Each blob's header, read at most once per definition (the workload checks and the constraint
+// environment both need it). Keyed by the full path the blob is read from.
+using HeaderCache = std::map<std::filesystem::path, Expected<SafetensorsHeader>>;
+
+const Expected<SafetensorsHeader>& cached_header(HeaderCache& cache,
+                                                 const std::filesystem::path& full) {
+  auto it = cache.find(full);
+  if (it == cache.end()) {
+    it = cache.emplace(full, read_safetensors_header(full)).first;
+  }
+  return it->second;
 }
 
 // ---- categories -------------------------------------------------------------------------------
@@ -411,7 +444,8 @@ CheckResult check_definition(const DefinitionJob& job, GpuChecks gpu) {
 
 ConstraintEnvironment constraint_environment(const Definition& def, const Workload& workload,
                                              const std::vector<ConcreteShape>& shapes,
-                                             const std::filesystem::path& root) {
+                                             const std::filesystem::path& root,
+                                             HeaderCache& headers) {
   ConstraintEnvironment env;
   env.axes = def.const_axes();
   for (const auto& [name, value] : workload.axes) {
@@ -437,7 +471,7 @@ ConstraintEnvironment constraint_environment(const Definition& def, const Worklo
                      spec.dtype == DType::boolean;
     if (const auto* blob = std::get_if<SafetensorsInput>(input)) {
       const std::filesystem::path full = root / blob->path;
-      if (auto header = read_safetensors_header(full)) {
+      if (const auto& header = cached_header(headers, full)) {
         if (auto values = read_tensor_values(full, *header, blob->tensor_key,
                                              k_max_constraint_tensor_elements)) {
           facts.values = std::move(*values);
@@ -478,6 +512,8 @@ CheckResult check_workload(const DefinitionJob& job, const std::filesystem::path
   };
   std::vector<ConstraintTally> tallies(def.constraints.size());
   std::map<std::string, int> first_line_of_uuid;
+  std::set<std::pair<std::string, std::string>> outside_blobs;
+  HeaderCache headers;
   std::size_t valid = 0;
   const std::size_t total = job.workload->lines.size();
   for (const TraceLine& line : job.workload->lines) {
@@ -488,6 +524,16 @@ CheckResult check_workload(const DefinitionJob& job, const std::filesystem::path
       r.add(CheckLevel::warning,
             fib_message(fmt::format("duplicate workload uuid {} on lines {} and {}", uuid,
                                     it->second, line.line)));
+    }
+    for (const auto& [input, spec] : w.inputs) {
+      const auto* blob = std::get_if<SafetensorsInput>(&spec);
+      if (blob != nullptr && points_outside(blob->path) &&
+          outside_blobs.emplace(uuid, blob->path).second) {
+        // Still read from root / path, as the old tool does.
+        r.add(CheckLevel::warning,
+              fib_message(
+                  fmt::format("{}: blob path '{}' points outside the dataset", uuid, blob->path)));
+      }
     }
     bool skip = false;
     if (!t.is_workload_trace()) {
@@ -587,7 +633,7 @@ CheckResult check_workload(const DefinitionJob& job, const std::filesystem::path
         line_ok = false;
         continue;
       }
-      auto header = read_safetensors_header(full);
+      const auto& header = cached_header(headers, full);
       if (!header) {
         std::string message = fmt::format("{}: blob load failed: {}", uuid, header.error().message);
         if (!header.error().hint.empty()) {
@@ -629,13 +675,13 @@ CheckResult check_workload(const DefinitionJob& job, const std::filesystem::path
     // fib's constraint checks run on every line whose axes and inputs match the definition, so a
     // missing blob only leaves the constraints that read its data unevaluated.
     if (!def.constraints.empty()) {
-      const ConstraintEnvironment env = constraint_environment(def, w, *shapes, root);
+      const ConstraintEnvironment env = constraint_environment(def, w, *shapes, root, headers);
       for (std::size_t c = 0; c < def.constraints.size(); ++c) {
         const ConstraintResult result = evaluate_constraint(def.constraints[c], env);
         if (result.outcome == ConstraintOutcome::violated) {
           r.add(CheckLevel::error,
                 fib_message(fmt::format("{}: constraint '{}' does not hold: {}", uuid,
-                                        def.constraints[c], result.detail)));
+                                        excerpt(def.constraints[c]), result.detail)));
         } else if (result.outcome == ConstraintOutcome::not_evaluable) {
           if (tallies[c].not_evaluated++ == 0) {
             tallies[c].first_detail = result.detail;
@@ -651,7 +697,7 @@ CheckResult check_workload(const DefinitionJob& job, const std::filesystem::path
     if (tallies[c].not_evaluated > 0) {
       r.add(CheckLevel::info,
             fib_message(fmt::format("constraint '{}' not evaluated on {} of {} workloads: {}",
-                                    def.constraints[c], tallies[c].not_evaluated, total,
+                                    excerpt(def.constraints[c]), tallies[c].not_evaluated, total,
                                     tallies[c].first_detail)));
     }
   }
@@ -885,6 +931,173 @@ CheckResult check_dataset_level(const DatasetScan& scan) {
   return r;
 }
 
+// The files one target definition needs (pointers into the scan).
+struct TargetFiles {
+  const DefinitionFile* definition = nullptr;
+  const ScannedFile* workload = nullptr;
+  std::vector<const ScannedFile*> solutions;
+  std::vector<const ScannedFile*> traces;
+  std::uintmax_t bytes = 0; // the files' total size on disk (0 for one that cannot be stat'ed)
+};
+
+std::uintmax_t file_bytes(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : size;
+}
+
+// Target definitions validated together (loaded, Python-checked and checked, then freed): at most
+// 64, and no more once their files reach 4 MiB, so that large trace files do not pile up in one
+// chunk. A chunk always holds at least one definition.
+constexpr std::size_t k_chunk_definitions = 64;
+constexpr std::uintmax_t k_chunk_bytes = std::uintmax_t{4} << 20;
+
+// The end of the chunk that starts at `begin`.
+std::size_t chunk_end(const std::vector<TargetFiles>& files, std::size_t begin) {
+  std::size_t end = begin;
+  std::uintmax_t bytes = 0;
+  while (end < files.size() && end - begin < k_chunk_definitions &&
+         (end == begin || bytes + files[end].bytes <= k_chunk_bytes)) {
+    bytes += files[end].bytes;
+    ++end;
+  }
+  return end;
+}
+
+// Hands the pages freed with a chunk back to the system. glibc keeps freed memory in the arenas of
+// the worker threads (one per thread), which would otherwise add up over the chunks.
+void release_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
+// One chunk's loaded files and jobs. The jobs point into the other vectors.
+struct LoadedChunk {
+  std::vector<LoadedDefinition> definitions;
+  std::vector<LoadedTraceFile> workloads;
+  std::vector<LoadedSolution> solutions;
+  std::vector<LoadedTraceFile> traces;
+  std::vector<DefinitionJob> jobs;
+};
+
+// Reads and parses, in parallel, the files of targets [begin, end).
+void load_chunk(const std::vector<std::string>& targets, const std::vector<TargetFiles>& files,
+                std::size_t begin, std::size_t end, LoadedChunk& chunk) {
+  const std::size_t n = end - begin;
+  std::size_t workload_count = 0;
+  std::size_t solution_count = 0;
+  std::size_t trace_count = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    workload_count += files[i].workload != nullptr ? 1 : 0;
+    solution_count += files[i].solutions.size();
+    trace_count += files[i].traces.size();
+  }
+  // Reserved up front: the jobs hold pointers into these vectors.
+  chunk.definitions.resize(n);
+  chunk.jobs.resize(n);
+  chunk.workloads.reserve(workload_count);
+  chunk.solutions.reserve(solution_count);
+  chunk.traces.reserve(trace_count);
+  for (std::size_t k = 0; k < n; ++k) {
+    const TargetFiles& f = files[begin + k];
+    DefinitionJob& job = chunk.jobs[k];
+    chunk.definitions[k].entry = f.definition;
+    job.name = targets[begin + k];
+    job.definition = &chunk.definitions[k];
+    if (f.workload != nullptr) {
+      job.workload = &chunk.workloads.emplace_back(LoadedTraceFile{f.workload, false, {}, {}});
+    }
+    for (const ScannedFile* s : f.solutions) {
+      job.solutions.push_back(&chunk.solutions.emplace_back(LoadedSolution{s, false, {}, {}}));
+    }
+    for (const ScannedFile* t : f.traces) {
+      job.traces.push_back(&chunk.traces.emplace_back(LoadedTraceFile{t, false, {}, {}}));
+    }
+  }
+  const std::size_t loads = chunk.definitions.size() + chunk.workloads.size() +
+                            chunk.solutions.size() + chunk.traces.size();
+  parallel_for(loads, [&](std::size_t i) {
+    if (i < chunk.definitions.size()) {
+      load_definition(chunk.definitions[i]);
+      return;
+    }
+    i -= chunk.definitions.size();
+    if (i < chunk.workloads.size()) {
+      load_trace_file(chunk.workloads[i]);
+      return;
+    }
+    i -= chunk.workloads.size();
+    if (i < chunk.solutions.size()) {
+      load_solution(chunk.solutions[i]);
+      return;
+    }
+    load_trace_file(chunk.traces[i - chunk.solutions.size()]);
+  });
+}
+
+// The Python-exact definition checks of one chunk, on the calling thread. After the first
+// interpreter failure (reported once to `environment`) no more are attempted.
+void run_python_checks(LoadedChunk& chunk, PythonChecker* python, bool& python_failed,
+                       DiagnosticSink& environment) {
+  for (std::size_t i = 0; i < chunk.definitions.size(); ++i) {
+    LoadedDefinition& d = chunk.definitions[i];
+    if (python == nullptr || python_failed || !d.document || !d.document->root.is_object()) {
+      continue;
+    }
+    DiagnosticList sink;
+    if (auto failure =
+            check_definition_python(d.definition, *d.document, *python, ArityCheck::yes, sink)) {
+      environment.report(std::move(*failure));
+      python_failed = true;
+      continue;
+    }
+    for (const Diagnostic& diag : sink.items()) {
+      if (is_legacy_error(diag)) {
+        d.errors.push_back(diag);
+      } else if (diag.severity == Severity::error) {
+        chunk.jobs[i].fib_definition_errors.push_back(diag.message);
+      }
+    }
+  }
+}
+
+// Runs the enabled categories of one definition, in their fixed order, and sets its status.
+void run_categories(DefinitionJob& job, const std::set<Category>& enabled,
+                    const std::filesystem::path& root, GpuChecks gpu) {
+  std::set<std::string> layout_blobs;
+  std::set<std::string> workload_blobs;
+  for (const Category category : k_category_order) {
+    if (!enabled.contains(category)) {
+      continue;
+    }
+    switch (category) {
+    case Category::layout:
+      job.report[category] = check_layout(job, root, layout_blobs);
+      break;
+    case Category::definition:
+      job.report[category] = check_definition(job, gpu);
+      break;
+    case Category::workload:
+      job.report[category] = check_workload(job, root, workload_blobs);
+      break;
+    case Category::solution:
+      job.report[category] = check_solution(job);
+      break;
+    case Category::trace:
+      job.report[category] = check_trace(job);
+      break;
+    case Category::baseline:
+      job.report[category] = check_baseline(job, gpu);
+      break;
+    case Category::benchmark:
+      // Accepted, and reported as skipped ("None (skipped)") until fib executes kernels.
+      break;
+    }
+  }
+  job.report.update_status();
+}
+
 } // namespace
 
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChecker* python,
@@ -927,144 +1140,67 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
   }
   spdlog::info("Target definitions: {}", targets.size());
 
-  // Phase 1 (parallel): read and parse every file the targets need.
-  std::vector<LoadedDefinition> definitions(targets.size());
-  std::vector<DefinitionJob> jobs(targets.size());
-  std::map<std::string, std::size_t> workload_index;
-  std::vector<LoadedTraceFile> workloads;
-  std::vector<LoadedSolution> solutions;
-  std::vector<LoadedTraceFile> traces;
+  // Where each target's files are (pointers into `scan`), in the old tool's order: solutions by
+  // path, traces by author.
+  std::vector<TargetFiles> files(targets.size());
   {
-    std::map<std::string, std::vector<std::size_t>> solution_index;
-    std::map<std::string, std::vector<std::size_t>> trace_index;
-    const std::set<std::string> target_set(targets.begin(), targets.end());
+    std::map<std::string_view, std::size_t> index;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      index.emplace(targets[i], i);
+      files[i].definition = &scan.definitions.at(targets[i]);
+      files[i].bytes = file_bytes(files[i].definition->file.path);
+      report.definition_files.emplace(targets[i], files[i].definition->file.path);
+    }
     for (const auto& [name, file] : scan.workloads) {
-      if (target_set.contains(name)) {
-        workload_index[name] = workloads.size();
-        workloads.push_back({&file, false, {}, {}});
+      if (auto it = index.find(name); it != index.end()) {
+        files[it->second].workload = &file;
+        files[it->second].bytes += file_bytes(file.path);
       }
     }
     for (const ScannedFile& file : scan.solutions) {
-      if (target_set.contains(file.definition)) {
-        solution_index[file.definition].push_back(solutions.size());
-        solutions.push_back({&file, false, {}, {}});
+      if (auto it = index.find(file.definition); it != index.end()) {
+        files[it->second].solutions.push_back(&file);
+        files[it->second].bytes += file_bytes(file.path);
       }
     }
     for (const auto& [key, file] : scan.traces) {
-      if (target_set.contains(file.name)) {
-        trace_index[file.name].push_back(traces.size());
-        traces.push_back({&file, false, {}, {}});
-      }
-    }
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-      definitions[i].entry = &scan.definitions.at(targets[i]);
-      jobs[i].name = targets[i];
-      jobs[i].definition = &definitions[i];
-      if (auto it = workload_index.find(targets[i]); it != workload_index.end()) {
-        jobs[i].workload = &workloads[it->second];
-      }
-      for (const std::size_t s : solution_index[targets[i]]) {
-        jobs[i].solutions.push_back(&solutions[s]);
-      }
-      for (const std::size_t t : trace_index[targets[i]]) {
-        jobs[i].traces.push_back(&traces[t]);
+      if (auto it = index.find(file.name); it != index.end()) {
+        files[it->second].traces.push_back(&file);
+        files[it->second].bytes += file_bytes(file.path);
       }
     }
   }
-  const std::size_t loads =
-      definitions.size() + workloads.size() + solutions.size() + traces.size();
-  parallel_for(loads, [&](std::size_t i) {
-    if (i < definitions.size()) {
-      load_definition(definitions[i]);
-      return;
-    }
-    i -= definitions.size();
-    if (i < workloads.size()) {
-      load_trace_file(workloads[i]);
-      return;
-    }
-    i -= workloads.size();
-    if (i < solutions.size()) {
-      load_solution(solutions[i]);
-      return;
-    }
-    load_trace_file(traces[i - solutions.size()]);
-  });
 
-  // Phase 2 (this thread): the Python-exact checks, one interpreter for the whole batch.
+  // Chunk by chunk, so that only one chunk's parsed files are held at a time.
   bool python_failed = false;
-  for (std::size_t i = 0; i < definitions.size(); ++i) {
-    LoadedDefinition& d = definitions[i];
-    if (!d.document || !d.document->root.is_object()) {
-      continue;
-    }
-    if (python == nullptr || python_failed) {
-      continue;
-    }
-    DiagnosticList sink;
-    if (auto failure =
-            check_definition_python(d.definition, *d.document, *python, ArityCheck::yes, sink)) {
-      environment.report(std::move(*failure));
-      python_failed = true;
-      continue;
-    }
-    for (const Diagnostic& diag : sink.items()) {
-      if (is_legacy_error(diag)) {
-        d.errors.push_back(diag);
-      } else if (diag.severity == Severity::error) {
-        jobs[i].fib_definition_errors.push_back(diag.message);
+  std::atomic<std::size_t> done{0};
+  std::mutex progress_mutex;
+  for (std::size_t begin = 0, end = 0; begin < targets.size(); begin = end) {
+    end = chunk_end(files, begin);
+    LoadedChunk chunk;
+    // Phase 1 (parallel): read and parse every file the chunk's targets need.
+    load_chunk(targets, files, begin, end, chunk);
+    // Phase 2 (this thread): the Python-exact checks, one interpreter for the whole run.
+    run_python_checks(chunk, python, python_failed, environment);
+    // Phase 3 (parallel): the categories of each definition.
+    parallel_for(chunk.jobs.size(), [&](std::size_t i) {
+      DefinitionJob& job = chunk.jobs[i];
+      run_categories(job, enabled, root, options.gpu);
+      const std::size_t finished = ++done;
+      if (options.progress) {
+        const std::lock_guard lock(progress_mutex);
+        options.progress(finished, targets.size());
       }
+    });
+    for (DefinitionJob& job : chunk.jobs) {
+      report.definitions.emplace(job.name, std::move(job.report));
     }
+    chunk = LoadedChunk{};
+    release_free_memory();
   }
   if (python == nullptr) {
     environment.report(make_diagnostic(codes::k_python_unavailable,
                                        "Python-exact checks were not run: no Python runtime"));
-  }
-
-  // Phase 3 (parallel): the categories of each definition.
-  std::atomic<std::size_t> done{0};
-  std::mutex progress_mutex;
-  parallel_for(jobs.size(), [&](std::size_t i) {
-    DefinitionJob& job = jobs[i];
-    std::set<std::string> layout_blobs;
-    std::set<std::string> workload_blobs;
-    for (const Category category : k_category_order) {
-      if (!enabled.contains(category)) {
-        continue;
-      }
-      switch (category) {
-      case Category::layout:
-        job.report[category] = check_layout(job, root, layout_blobs);
-        break;
-      case Category::definition:
-        job.report[category] = check_definition(job, options.gpu);
-        break;
-      case Category::workload:
-        job.report[category] = check_workload(job, root, workload_blobs);
-        break;
-      case Category::solution:
-        job.report[category] = check_solution(job);
-        break;
-      case Category::trace:
-        job.report[category] = check_trace(job);
-        break;
-      case Category::baseline:
-        job.report[category] = check_baseline(job, options.gpu);
-        break;
-      case Category::benchmark:
-        // Accepted, and reported as skipped ("None (skipped)") until fib executes kernels.
-        break;
-      }
-    }
-    job.report.update_status();
-    const std::size_t finished = ++done;
-    if (options.progress) {
-      std::lock_guard lock(progress_mutex);
-      options.progress(finished, jobs.size());
-    }
-  });
-  for (DefinitionJob& job : jobs) {
-    report.definitions.emplace(job.name, std::move(job.report));
   }
   report.dataset = check_dataset_level(scan);
   return report;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -49,7 +50,9 @@ constexpr const char* k_validate_footer = R"(Two modes:
   fib validate FILE|DIR...     check files on their own (kind detected per file)
   fib validate --dataset DIR   check a dataset as flashinfer-bench validate does, and more
 With neither paths nor --dataset, the dataset is $FIB_DATASET_PATH, else
-~/.cache/flashinfer_bench/dataset.
+~/.cache/flashinfer_bench/dataset. The options of one mode (--kind; --checks,
+--disable-gpu, --op-types, --definitions, --output-folder, --outputs, --shard)
+are a usage error in the other.
 
 File mode prints one line per problem,
   FILE:LINE: SEVERITY[CODE] /json/pointer: MESSAGE
@@ -107,7 +110,7 @@ std::filesystem::path default_dataset_root() {
 }
 
 int report_environment(const Diagnostic& d) {
-  std::fputs((render_text(d) + "\n").c_str(), stderr);
+  write_line(stderr, render_text(d));
   const CodeInfo* info = find_code(d.code);
   return info != nullptr && info->exit_class == ExitClass::usage ? k_exit_usage
                                                                  : k_exit_environment;
@@ -139,12 +142,14 @@ std::optional<Shard> parse_shard(const std::string& text) {
 class EnvironmentSink final : public DiagnosticSink {
 public:
   void report(Diagnostic d) override {
-    std::fputs((render_text(d) + "\n").c_str(), stderr);
+    write_line(stderr, render_text(d));
     failed = failed || d.severity == Severity::error;
   }
   bool failed = false;
 };
 
+// The order of the checks before scanning is the old tool's (contract §3.1): the root, the check
+// names, the output targets, then fib's --shard, then the report files.
 int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   ValidateDatasetOptions options;
   options.root =
@@ -153,14 +158,11 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   options.gpu = command.gpu;
   options.op_types = command.op_types;
   options.definitions = command.definitions;
-  if (!command.shard.empty()) {
-    auto shard = parse_shard(command.shard);
-    if (!shard) {
-      return report_environment(make_diagnostic(
-          codes::k_usage,
-          fmt::format("--shard wants K/N with 1 <= K <= N, got '{}'", command.shard)));
-    }
-    options.shard = *shard;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options.root, ec)) {
+    return report_environment(make_diagnostic(
+        codes::k_dataset_root_missing,
+        fmt::format("dataset root does not exist: {}", normalize_root(options.root).string())));
   }
   if (auto checks = resolve_checks(options.checks, options.gpu); !checks) {
     return report_environment(checks.error());
@@ -169,12 +171,14 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   if (!targets) {
     return report_environment(targets.error());
   }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(options.root, ec)) {
-    Diagnostic d = make_diagnostic(
-        codes::k_dataset_root_missing,
-        fmt::format("dataset root does not exist: {}", normalize_root(options.root).string()));
-    return report_environment(d);
+  if (!command.shard.empty()) {
+    auto shard = parse_shard(command.shard);
+    if (!shard) {
+      return report_environment(make_diagnostic(
+          codes::k_usage,
+          fmt::format("--shard wants K/N with 1 <= K <= N, got '{}'", command.shard)));
+    }
+    options.shard = *shard;
   }
   const std::filesystem::path folder = command.output_folder.empty()
                                            ? normalize_root(options.root) / "reports"
@@ -203,11 +207,12 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
     spdlog::info("Report text written to {}", files.text.string());
   }
   if (command.format_name == "github") {
-    std::fputs(render_github(report, normalize_root(options.root)).c_str(), stdout);
+    write_all(stdout, render_github(report, normalize_root(options.root)));
   } else if (command.format_name == "json") {
-    std::fputs((render_report_json(report) + "\n").c_str(), stdout);
+    write_line(stdout, render_report_json(report));
   } else if (targets->stdout_text) {
-    std::fputs((render_report_text(report) + "\n").c_str(), stdout);
+    // The text report ends with one "\n"; print() adds another, as in the old tool.
+    write_line(stdout, render_report_text(report));
   }
   if (environment.failed) {
     return k_exit_environment;
@@ -239,12 +244,12 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
   DiagnosticList diagnostics;
   const ValidateSummary summary = validate_files(options, &python, diagnostics);
   if (command.format_name == "json") {
-    std::fputs((render_json(diagnostics.items()) + "\n").c_str(), stdout);
+    write_line(stdout, render_json(diagnostics.items()));
   } else {
     for (const Diagnostic& d : diagnostics.items()) {
       const std::string line = command.format_name == "github" ? render_github(d) : render_text(d);
       if (!line.empty()) {
-        std::fputs((line + "\n").c_str(), stdout);
+        write_line(stdout, line);
       }
     }
   }
@@ -253,7 +258,7 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
                   summary.files, summary.files == 1 ? "" : "s", summary.errors,
                   summary.errors == 1 ? "" : "s", summary.warnings,
                   summary.warnings == 1 ? "" : "s", summary.notes, summary.notes == 1 ? "" : "s");
-  std::fprintf(command.format_name == "text" ? stdout : stderr, "%s\n", line.c_str());
+  write_line(command.format_name == "text" ? stdout : stderr, line);
   if (summary.environment_failed) {
     return k_exit_environment;
   }
@@ -319,15 +324,32 @@ bool validate_selected(const ValidateCommand& command) {
   return command.subcommand->parsed();
 }
 
+// Options that only dataset mode reads; with paths they are a usage error rather than ignored.
+constexpr std::array k_dataset_only_options = {"--checks",      "--disable-gpu",   "--op-types",
+                                               "--definitions", "--output-folder", "--outputs",
+                                               "--shard"};
+
 int run_validate(const ValidateCommand& command, python::Runtime& python) {
-  if (command.paths.empty() || !command.dataset.empty()) {
-    if (!command.paths.empty()) {
+  if (!command.paths.empty()) {
+    if (command.subcommand->count("--dataset") > 0) {
       return report_environment(
           make_diagnostic(codes::k_usage, "give either paths or --dataset, not both"));
     }
-    return run_dataset(command, python);
+    for (const char* option : k_dataset_only_options) {
+      if (command.subcommand->count(option) > 0) {
+        return report_environment(make_diagnostic(
+            codes::k_usage,
+            fmt::format("{} is a dataset-mode option; it cannot be used with paths", option)));
+      }
+    }
+    return run_files(command, python);
   }
-  return run_files(command, python);
+  if (command.subcommand->count("--kind") > 0) {
+    return report_environment(make_diagnostic(
+        codes::k_usage, "--kind is a file-mode option; it needs paths and cannot be used with a "
+                        "dataset"));
+  }
+  return run_dataset(command, python);
 }
 
 } // namespace fib::app

@@ -45,12 +45,12 @@ int run_validate_merge(const ValidateMergeCommand& command) {
   for (const std::string& path : command.reports) {
     auto text = read_text_file(path);
     if (!text) {
-      std::fputs((render_text(text.error()) + "\n").c_str(), stderr);
+      write_line(stderr, render_text(text.error()));
       return k_exit_environment;
     }
     auto report = parse_report_json(*text, path);
     if (!report) {
-      std::fputs((render_text(report.error()) + "\n").c_str(), stderr);
+      write_line(stderr, render_text(report.error()));
       return k_exit_findings;
     }
     reports.push_back(std::move(*report));
@@ -58,17 +58,17 @@ int run_validate_merge(const ValidateMergeCommand& command) {
   const DatasetReport merged = merge_reports(reports);
   const std::string json = render_report_json(merged);
   if (command.output.empty()) {
-    std::fputs((json + "\n").c_str(), stdout);
+    write_line(stdout, json);
   } else if (auto written = write_file_atomically(command.output, json, Overwrite::allowed);
              !written) {
-    std::fputs((render_text(written.error()) + "\n").c_str(), stderr);
+    write_line(stderr, render_text(written.error()));
     return k_exit_environment;
   }
   if (!command.text_output.empty()) {
     if (auto written = write_file_atomically(command.text_output, render_report_text(merged),
                                              Overwrite::allowed);
         !written) {
-      std::fputs((render_text(written.error()) + "\n").c_str(), stderr);
+      write_line(stderr, render_text(written.error()));
       return k_exit_environment;
     }
   }

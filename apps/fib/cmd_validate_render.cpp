@@ -5,6 +5,7 @@
 #include "render.hpp"
 
 #include <fib/atomic_file.hpp>
+#include <fib/codes.hpp>
 #include <fib/json_io.hpp>
 #include <fib/report.hpp>
 
@@ -41,25 +42,25 @@ int run_validate_render(const ValidateRenderCommand& command) {
   auto text = read_text_file(command.report);
   if (!text) {
     Diagnostic d = text.error();
-    if (d.code == "io.not-found") {
+    if (d.code == codes::k_io_not_found) {
       d.message = fmt::format("report file not found: {}", command.report);
     }
-    std::fputs((render_text(d) + "\n").c_str(), stderr);
+    write_line(stderr, render_text(d));
     return k_exit_environment;
   }
   auto report = parse_report_json(*text, command.report);
   if (!report) {
-    std::fputs((render_text(report.error()) + "\n").c_str(), stderr);
+    write_line(stderr, render_text(report.error()));
     return k_exit_findings;
   }
   const std::string rendered = render_report_text(*report);
   if (command.output.empty()) {
-    std::fputs((rendered + "\n").c_str(), stdout);
+    write_line(stdout, rendered);
     return k_exit_ok;
   }
   if (auto written = write_file_atomically(command.output, rendered, Overwrite::allowed);
       !written) {
-    std::fputs((render_text(written.error()) + "\n").c_str(), stderr);
+    write_line(stderr, render_text(written.error()));
     return k_exit_environment;
   }
   return k_exit_ok;

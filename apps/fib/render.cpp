@@ -42,6 +42,17 @@ std::string escape_github(std::string_view text, bool property) {
 
 } // namespace
 
+void write_all(std::FILE* stream, std::string_view text) {
+  if (!text.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stream);
+  }
+}
+
+void write_line(std::FILE* stream, std::string_view text) {
+  write_all(stream, text);
+  std::fputc('\n', stream);
+}
+
 std::string render_github(const Diagnostic& d) {
   if (d.severity == Severity::note) {
     return {};
@@ -62,25 +73,31 @@ std::string render_github(const Diagnostic& d) {
 
 std::string render_github(const DatasetReport& report, const std::filesystem::path& root) {
   std::string out;
-  const auto emit = [&](CheckLevel level, const std::string& title, const std::string& message) {
+  const auto emit = [&](CheckLevel level, const std::string& file, const std::string& title,
+                        const std::string& message) {
     if (level == CheckLevel::info) {
       return;
     }
-    out += fmt::format("::{} title={}::{}\n", level == CheckLevel::error ? "error" : "warning",
-                       escape_github(title, true), escape_github(message, false));
+    const std::string properties =
+        file.empty() ? std::string{} : "file=" + escape_github(file, true) + ",";
+    out += fmt::format("::{} {}title={}::{}\n", level == CheckLevel::error ? "error" : "warning",
+                       properties, escape_github(title, true), escape_github(message, false));
   };
   for (const auto& [name, definition] : report.definitions) {
+    const auto file = report.definition_files.find(name);
+    const std::string path =
+        file == report.definition_files.end() ? std::string{} : file->second.string();
     for (const Category category : k_category_order) {
       if (const auto& result = definition[category]) {
         for (const CheckMessage& m : result->messages) {
-          emit(m.level, fmt::format("{} {}", name, to_string(category)), m.message);
+          emit(m.level, path, fmt::format("{} {}", name, to_string(category)), m.message);
         }
       }
     }
   }
   if (report.dataset) {
     for (const CheckMessage& m : report.dataset->messages) {
-      emit(m.level, fmt::format("dataset {}", root.string()), m.message);
+      emit(m.level, {}, fmt::format("dataset {}", root.string()), m.message);
     }
   }
   return out;

@@ -6,11 +6,18 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fib::app {
 
 enum class OutputFormat { text, json };
+
+// Writes all of `text` to `stream`, embedded NUL bytes included (fputs would stop at the first).
+void write_all(std::FILE* stream, std::string_view text);
+
+// `text` and a newline.
+void write_line(std::FILE* stream, std::string_view text);
 
 // One line per diagnostic: `FILE:LINE: SEVERITY[CODE] POINTER: MESSAGE`, where `:LINE` is left out
 // when unknown and ` POINTER` when it is the whole document; a hint follows on its own line,
@@ -26,7 +33,8 @@ std::string render_json(const std::vector<Diagnostic>& diagnostics);
 std::string render_github(const Diagnostic& diagnostic);
 
 // Annotations for every error and warning message of a dataset report, titled with the definition
-// and category.
+// and category; a definition's messages carry `file=` (its definition file, from
+// DatasetReport::definition_files) when the report knows it.
 std::string render_github(const DatasetReport& report, const std::filesystem::path& root);
 
 } // namespace fib::app

@@ -1,7 +1,9 @@
 #pragma once
-// Atomic file writes: the content goes to a temporary file in the target's directory, is flushed
-// to disk, and only then takes the target's name. A kill at any moment leaves either the old state
-// or the complete new file, never a partial one.
+// Atomic file writes: the content goes to a temporary file in the target's directory (a short
+// `.fib-XXXXXX` name, so that any valid target name works), is flushed to disk, and only then takes
+// the target's name; the directory is then flushed so that the new name is durable too. A kill at
+// any moment leaves either the old state or the complete new file, never a partial one (at worst a
+// stray `.fib-*` temporary).
 
 #include <fib/expected.hpp>
 

@@ -85,15 +85,17 @@ struct ValidateDatasetOptions {
 Expected<std::vector<std::string>> resolve_checks(const std::vector<std::string>& requested,
                                                   GpuChecks gpu);
 
-// Validates the dataset. `python` runs the Python-exact definition checks (null: they are skipped
-// and one python.unavailable diagnostic is reported to `environment`). Problems that stop fib from
-// judging (I/O, Python start-up) go to `environment`; everything about the data is in the report.
+// Validates the dataset, 64 target definitions at a time (so peak memory does not grow with the
+// dataset), and fills report.definition_files for every target. `python` runs the Python-exact
+// definition checks (null: they are skipped and one python.unavailable diagnostic is reported to
+// `environment`). Problems that stop fib from judging (I/O, Python start-up) go to `environment`;
+// everything about the data is in the report.
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChecker* python,
                                DiagnosticSink& environment);
 
-// Merges shard reports into one: definitions are united (a later report wins on a name clash),
-// dataset-level messages de-duplicated, the config taken from the first report with its
-// definitions filter united.
+// Merges shard reports into one: definitions (and their definition_files) are united (a later
+// report wins on a name clash), dataset-level messages de-duplicated, the config taken from the
+// first report with its definitions filter united.
 DatasetReport merge_reports(const std::vector<DatasetReport>& reports);
 
 } // namespace fib

@@ -6,6 +6,7 @@
 // Not tested here: §5.B items 113 (exit status) and 114 (`--outputs stdout` writes nothing); they
 // are CLI behaviours covered by the golden CLI cases.
 
+#include "detail/parallel_for.hpp"
 #include "test_support.hpp"
 
 #include <fib/codes.hpp>
@@ -16,9 +17,12 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <filesystem>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -499,8 +503,9 @@ TEST(DatasetValidate, DefinitionParseErrorFromReference) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::definition);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(starts_with(got[0], "E: parse error: 1 validation error for Definition")) << got[0];
-  EXPECT_TRUE(contains(got[0], "Reference must define a top-level function named 'run'")) << got[0];
+  // A model-level error, as pydantic prints it: no location line, "Value error, " before it.
+  EXPECT_EQ(got[0], "E: parse error: 1 validation error for Definition\n  Value error, Reference "
+                    "must define a top-level function named 'run'");
   EXPECT_EQ(messages(report, "d1", Category::workload),
             Messages{"E: cannot validate workloads: definition failed to load"});
   // A definition that did not parse gets no name/op_type comparison in layout.
@@ -516,7 +521,9 @@ TEST(DatasetValidate, DefinitionParseErrorFromSchema) {
   const Messages got = messages(report, "d1", Category::definition);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_TRUE(starts_with(got[0], "E: parse error: 1 validation error for Definition")) << got[0];
-  EXPECT_TRUE(contains(got[0], "reference")) << got[0];
+  // A field-level error keeps its location line.
+  EXPECT_TRUE(contains(got[0], "for Definition\nreference\n  ")) << got[0];
+  EXPECT_FALSE(contains(got[0], "Value error")) << got[0];
 }
 
 TEST(DatasetValidate, DefinitionInvalidJsonIsParseError) {
@@ -851,7 +858,40 @@ TEST(DatasetValidate, AbsoluteBlobPath) {
               blob.string()))});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"I: 1 valid"});
+  // Read all the same, but fib warns: the blob is not part of the dataset.
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            (Messages{"I: 1 valid", fmt::format("W: [fib] w1: blob path '{}' points outside the "
+                                                "dataset",
+                                                blob.string())}));
+  EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::warning);
+}
+
+// A ".." component: joined with the root and read, as the old tool does, with fib's warning once
+// per (uuid, path), also on lines whose other checks fail.
+TEST(DatasetValidate, DotDotBlobPathWarnsOncePerUuidAndPath) {
+  Dataset ds;
+  DefSpec spec;
+  spec.inputs =
+      R"({"A": {"shape": ["M", "N"], "dtype": "float32", "description": "a"}, "B": {"shape": ["M", "N"], "dtype": "float32", "description": "b"}})";
+  spec.reference = R"(def run(A, B):\n    return A\n)";
+  ds.definition(spec);
+  ds.file("blob/w.safetensors",
+          safetensors_file({{"A", "F32", {2, 4}, f32_bytes({0, 1, 2, 3, 4, 5, 6, 7})},
+                            {"B", "F32", {2, 4}, f32_bytes({0, 1, 2, 3, 4, 5, 6, 7})}}));
+  const std::string inputs =
+      R"({"A": {"type": "safetensors", "path": "blob/../blob/w.safetensors", "tensor_key": "A"}, "B": {"type": "safetensors", "path": "blob/../blob/w.safetensors", "tensor_key": "B"}})";
+  const std::string inside =
+      R"({"A": {"type": "safetensors", "path": "blob/w.safetensors", "tensor_key": "A"}, "B": {"type": "safetensors", "path": "blob/..w.safetensors", "tensor_key": "B"}})";
+  ds.workloads("d1", {wl("w1", R"({"M": 2})", inputs), wl("w2", R"({"M": 2, "K": 1})", inputs),
+                      wl("w3", R"({"M": 2})", inside)});
+  const DatasetReport report = ds.validate();
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            (Messages{"I: 1/3 valid",
+                      "W: [fib] w1: blob path 'blob/../blob/w.safetensors' points outside the "
+                      "dataset",
+                      "W: [fib] w2: blob path 'blob/../blob/w.safetensors' points outside the "
+                      "dataset",
+                      "E: w2: extra axes ['K']", "E: w3: blob missing at blob/..w.safetensors"}));
 }
 
 // --- Constraints (fib) ---------------------------------------------------------------------------
@@ -909,6 +949,29 @@ TEST(DatasetValidate, ConstraintOnBlobDataIsEvaluated) {
   EXPECT_TRUE(contains(got[3], "idx")) << got[3];
 }
 
+// Echoed constraint text is cut to 80 characters (77 and "..."); short ones are kept whole.
+TEST(DatasetValidate, LongConstraintTextIsCut) {
+  Dataset ds;
+  DefSpec spec;
+  const std::string violated = "M <= 8 and " + std::string(90, ' ') + "M >= 1";
+  const std::string unknown = "foo(M) > 0 and M " + std::string(100, ' ') + "> 0";
+  spec.extra = fmt::format(R"(, "constraints": ["{}", "{}"])", violated, unknown);
+  ds.definition(spec);
+  ds.workloads("d1", {wl("w1", R"({"M": 16})")});
+  const DatasetReport report = ds.validate();
+  const Messages got = messages(report, "d1", Category::workload);
+  ASSERT_EQ(got.size(), 3u) << fmt::format("{}", fmt::join(got, "\n"));
+  const std::string cut_violated = violated.substr(0, 77) + "...";
+  const std::string cut_unknown = unknown.substr(0, 77) + "...";
+  EXPECT_TRUE(starts_with(
+      got[1], fmt::format("E: [fib] w1: constraint '{}' does not hold: ", cut_violated)))
+      << got[1];
+  EXPECT_TRUE(starts_with(got[2], fmt::format("I: [fib] constraint '{}' not evaluated on 1 of 1 "
+                                              "workloads: ",
+                                              cut_unknown)))
+      << got[2];
+}
+
 TEST(DatasetValidate, ConstraintNotEvaluableIsInfo) {
   Dataset ds;
   DefSpec spec;
@@ -941,6 +1004,22 @@ TEST(DatasetValidate, SolutionParseErrorAndCount) {
   EXPECT_TRUE(contains(got[1], "validation error")) << got[1];
   // Unparsed solutions get no layout comparison.
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
+}
+
+// A model-level error of the Solution model (duplicate source paths) reads "Value error, …".
+TEST(DatasetValidate, SolutionModelLevelErrorHasNoLocation) {
+  Dataset ds;
+  write_clean(ds);
+  ds.solution("alice", "d1", "s1", R"({"name": "s1", "definition": "d1", "author": "alice",
+ "spec": {"language": "python", "target_hardware": ["cuda"], "entry_point": "main.py::run"},
+ "sources": [{"path": "main.py", "content": "a = 1\n"}, {"path": "main.py", "content": "b = 2\n"}]})");
+  const DatasetReport report = ds.validate();
+  const Messages got = messages(report, "d1", Category::solution);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(starts_with(got[1], "E: s1: parse error: 1 validation error for Solution\n  Value "
+                                  "error, "))
+      << got[1];
+  EXPECT_EQ(std::count(got[1].begin(), got[1].end(), '\n'), 1) << got[1];
 }
 
 TEST(DatasetValidate, SolutionsOnlyUnparsedCountZero) {
@@ -1340,6 +1419,100 @@ TEST(DatasetValidate, MergedShardReportsEqualUnshardedReport) {
   }
 }
 
+// --- Chunks and parallel_for ---------------------------------------------------------------------
+
+// More definitions than one chunk holds (64): every definition gets its own files, in order, and
+// progress counts across chunks.
+TEST(DatasetValidate, ManyDefinitionsAcrossChunks) {
+  Dataset ds;
+  constexpr int k_count = 150;
+  for (int i = 0; i < k_count; ++i) {
+    const std::string name = fmt::format("def{:03}", i);
+    ds.definition(name, definition_json(name));
+    ds.workloads(name, {wl("w1", R"({"M": 2})", k_inputs, name),
+                        wl("w2", i % 3 == 0 ? R"({"M": 0})" : R"({"M": 3})", k_inputs, name)});
+    ds.solution("alice", name, "s1", solution_json("s1", name, i % 5 == 0 ? "bob" : "alice"));
+    ds.traces("alice", name, {tr("w1", R"("s1")", passed_evaluation(), name)});
+  }
+  ValidateDatasetOptions options = ds.options();
+  std::size_t calls = 0;
+  std::size_t last = 0;
+  options.progress = [&](std::size_t done, std::size_t total) {
+    ++calls;
+    EXPECT_EQ(total, static_cast<std::size_t>(k_count));
+    last = std::max(last, done);
+  };
+  const DatasetReport report = ds.validate(options);
+  EXPECT_EQ(calls, static_cast<std::size_t>(k_count));
+  EXPECT_EQ(last, static_cast<std::size_t>(k_count));
+  ASSERT_EQ(report.definitions.size(), static_cast<std::size_t>(k_count));
+  ASSERT_EQ(report.definition_files.size(), static_cast<std::size_t>(k_count));
+  for (int i = 0; i < k_count; ++i) {
+    const std::string name = fmt::format("def{:03}", i);
+    SCOPED_TRACE(name);
+    EXPECT_EQ(report.definition_files.at(name),
+              ds.root() / "definitions" / "op" / (name + ".json"));
+    const Messages workload =
+        i % 3 == 0 ? Messages{"I: 1/2 valid", "E: w2: axis M has non-positive value 0"}
+                   : Messages{"I: 2 valid"};
+    const Messages layout =
+        i % 5 == 0 ? Messages{"E: solution 's1' author mismatch: path 'alice', JSON 'bob'"}
+                   : Messages{};
+    EXPECT_EQ(messages(report, name, Category::workload), workload);
+    EXPECT_EQ(messages(report, name, Category::layout), layout);
+    EXPECT_EQ(messages(report, name, Category::trace), Messages{"W: alice missing 1/2 workloads"});
+  }
+}
+
+// definition_files names the file as scanned: the later of two same-stem files, and only targets.
+TEST(DatasetValidate, DefinitionFilesListTheTargets) {
+  Dataset ds;
+  ds.definition("d1", definition_json("d1", "a"), "a");
+  ds.definition("d1", definition_json("d1", "b"), "b");
+  ds.definition("d2", definition_json("d2", "c"), "c");
+  ValidateDatasetOptions options = ds.options();
+  options.op_types = {"b"};
+  const DatasetReport report = ds.validate(options);
+  EXPECT_EQ(report.definition_files, (std::map<std::string, std::filesystem::path>{
+                                         {"d1", ds.root() / "definitions" / "b" / "d1.json"}}));
+}
+
+TEST(ParallelFor, RunsEveryIndexOnce) {
+  for (const std::size_t workers : {1u, 2u, 4u}) {
+    std::vector<std::atomic<int>> seen(1000);
+    detail::parallel_for(
+        seen.size(), [&](std::size_t i) { ++seen[i]; }, workers);
+    for (const auto& s : seen) {
+      EXPECT_EQ(s.load(), 1);
+    }
+  }
+  detail::parallel_for(
+      0, [](std::size_t) { FAIL(); }, 4);
+}
+
+// An exception in a worker reaches the caller after every thread is joined (no std::terminate),
+// and the workers stop taking new items.
+TEST(ParallelFor, RethrowsTheFirstExceptionOnTheCallingThread) {
+  for (const std::size_t workers : {1u, 2u, 4u}) {
+    std::atomic<std::size_t> ran{0};
+    EXPECT_THROW(detail::parallel_for(
+                     100000,
+                     [&](std::size_t i) {
+                       ++ran;
+                       if (i == 10) {
+                         throw std::bad_alloc();
+                       }
+                     },
+                     workers),
+                 std::bad_alloc);
+    EXPECT_LT(ran.load(), 100000u) << workers << " workers";
+  }
+  // Several failures: one of them is rethrown.
+  EXPECT_THROW(detail::parallel_for(
+                   64, [](std::size_t i) { throw std::runtime_error(std::to_string(i)); }, 4),
+               std::runtime_error);
+}
+
 // --- Report rendering (§3.5) ---------------------------------------------------------------------
 
 CheckResult result(std::vector<std::pair<CheckLevel, std::string>> items) {
@@ -1435,12 +1608,12 @@ definitions:   (all)
     - trace: all passed
     - trace: 2/2 workloads
   benchmark:   None (skipped)
-
 )";
   const std::string text = render_report_text(example_report());
   EXPECT_EQ(text, expected);
-  EXPECT_TRUE(text.ends_with("\n\n"));
-  EXPECT_FALSE(text.ends_with("\n\n\n"));
+  // Lines joined with "\n", the last one empty: exactly one trailing newline (contract §3.5).
+  EXPECT_TRUE(text.ends_with("skipped)\n"));
+  EXPECT_FALSE(text.ends_with("\n\n"));
 }
 
 TEST(DatasetReportRender, TextHeaderFiltersFalseGpuAndMultilineMessages) {
@@ -1471,8 +1644,7 @@ TEST(DatasetReportRender, TextHeaderFiltersFalseGpuAndMultilineMessages) {
                                "  solution:    None (skipped)\n"
                                "  trace:       None (skipped)\n"
                                "  baseline:    None (skipped)\n"
-                               "  benchmark:   None (skipped)\n"
-                               "\n";
+                               "  benchmark:   None (skipped)\n";
   EXPECT_EQ(render_report_text(report), expected);
 }
 
@@ -1481,7 +1653,8 @@ TEST(DatasetReportRender, TextPrintsFibDatasetSectionAfterDefinitions) {
   report.config.dataset = "ds";
   report.dataset = result({{CheckLevel::warning, "a: orphan"}});
   const std::string text = render_report_text(report);
-  EXPECT_TRUE(text.ends_with("    - a: orphan\n\n")) << text;
+  EXPECT_TRUE(text.ends_with("    - a: orphan\n")) << text;
+  EXPECT_FALSE(text.ends_with("\n\n")) << text;
   EXPECT_TRUE(contains(text, "0 definitions: 0 ok, 0 warning, 0 error\n\n--- dataset")) << text;
   // An empty section prints nothing.
   report.dataset = CheckResult{};
