@@ -123,7 +123,8 @@ void load_definition(LoadedDefinition& out) {
     out.errors.push_back(text.error());
     return;
   }
-  auto document = parse_json(*text, path, out.findings);
+  // The report shows no line numbers, so the line index is not built.
+  auto document = parse_json(*text, path, out.findings, 1, LineIndex::skipped);
   if (!document) {
     out.errors.push_back(document.error());
     return;
@@ -141,7 +142,8 @@ void load_trace_file(LoadedTraceFile& out) {
   }
   for (const JsonlLine& line : split_jsonl_lines(*text)) {
     DiagnosticList sink;
-    auto lines = parse_trace_lines(line.text, out.file->path, TraceFileKind::any, sink);
+    auto lines =
+        parse_trace_lines(line.text, out.file->path, TraceFileKind::any, sink, LineIndex::skipped);
     std::vector<Diagnostic> errors = legacy_errors(sink);
     if (lines.empty() && errors.empty()) {
       continue;
@@ -165,7 +167,7 @@ void load_solution(LoadedSolution& out) {
     return;
   }
   DiagnosticList sink;
-  auto document = parse_json(*text, out.file->path, sink);
+  auto document = parse_json(*text, out.file->path, sink, 1, LineIndex::skipped);
   if (!document) {
     out.error = validation_error_text("Solution", {document.error()});
     return;

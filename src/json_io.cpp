@@ -18,8 +18,9 @@ namespace {
 // cannot overflow the stack on hostile input.
 class Parser {
 public:
-  Parser(std::string_view text, JsonDocument& doc, DiagnosticSink& sink, int first_line)
-      : m_text(text), m_doc(doc), m_sink(sink), m_line(first_line) {}
+  Parser(std::string_view text, JsonDocument& doc, DiagnosticSink& sink, int first_line,
+         LineIndex index)
+      : m_text(text), m_doc(doc), m_sink(sink), m_line(first_line), m_index(index) {}
 
   bool parse_document() {
     skip_whitespace();
@@ -53,7 +54,7 @@ private:
 
   // Assigned, not inserted: for a repeated key the last value wins, and so do its lines.
   void record(const std::string& pointer, int line) {
-    if (pointer.size() <= k_max_recorded_pointer) {
+    if (m_index == LineIndex::recorded && pointer.size() <= k_max_recorded_pointer) {
       m_doc.lines[pointer] = LineRecord{line, m_order++};
     }
   }
@@ -171,9 +172,12 @@ private:
       }
       ++m_pos;
       skip_whitespace();
-      const std::string member = pointer_append(pointer, key);
+      // Without a line index nothing needs per-value pointers: building them is most of the cost.
+      const std::string member =
+          m_index == LineIndex::recorded ? pointer_append(pointer, key) : std::string();
       const auto existing = index.find(key);
-      if (existing != index.end() && member.size() <= k_max_recorded_pointer) {
+      if (existing != index.end() && m_index == LineIndex::recorded &&
+          member.size() <= k_max_recorded_pointer) {
         m_doc.replaced[member] = m_order;
       }
       Json value;
@@ -229,7 +233,9 @@ private:
     while (true) {
       skip_whitespace();
       Json value;
-      if (!parse_value(value, pointer_append(pointer, index), depth + 1, true)) {
+      const std::string element =
+          m_index == LineIndex::recorded ? pointer_append(pointer, index) : std::string();
+      if (!parse_value(value, element, depth + 1, true)) {
         return false;
       }
       out.push_back(std::move(value));
@@ -398,8 +404,17 @@ private:
         continue;
       }
       if (c < 0x80) {
-        out += static_cast<char>(c);
-        ++m_pos;
+        // Copy the whole run of plain ASCII characters at once.
+        std::size_t end = m_pos + 1;
+        while (end < m_text.size()) {
+          const auto next = static_cast<unsigned char>(m_text[end]);
+          if (next == '"' || next == '\\' || next < 0x20 || next >= 0x80) {
+            break;
+          }
+          ++end;
+        }
+        out.append(m_text.substr(m_pos, end - m_pos));
+        m_pos = end;
         continue;
       }
       const std::size_t length = utf8_sequence_length();
@@ -497,6 +512,7 @@ private:
   int m_line;
   std::size_t m_line_start = 0;
   std::uint32_t m_order = 0;
+  LineIndex m_index;
   Diagnostic m_error;
 };
 
@@ -560,12 +576,12 @@ int JsonDocument::line_of(std::string_view pointer) const {
 }
 
 Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::path& file,
-                                  DiagnosticSink& sink, int first_line) {
+                                  DiagnosticSink& sink, int first_line, LineIndex index) {
   JsonDocument doc;
   doc.file = file;
   // Duplicate-key warnings are only worth reporting for a document that parses.
   DiagnosticList pending;
-  Parser parser(text, doc, pending, first_line);
+  Parser parser(text, doc, pending, first_line, index);
   if (!parser.parse_document()) {
     return unexpected(parser.take_error());
   }

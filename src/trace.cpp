@@ -257,11 +257,12 @@ Trace parse_trace(const JsonDocument& document, DiagnosticSink& sink) {
 }
 
 std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::filesystem::path& file,
-                                         TraceFileKind kind, DiagnosticSink& sink) {
+                                         TraceFileKind kind, DiagnosticSink& sink,
+                                         LineIndex index) {
   std::vector<TraceLine> out;
   for (const JsonlLine& line : split_jsonl_lines(text)) {
     DiagnosticList line_sink;
-    auto document = parse_json(line.text, file, line_sink, line.line);
+    auto document = parse_json(line.text, file, line_sink, line.line, index);
     if (!document) {
       sink.report(document.error());
       continue;

@@ -57,11 +57,16 @@ struct JsonDocument {
 
 inline constexpr std::size_t k_max_recorded_pointer = 4096;
 
+// Whether to index the line of every value. Dataset validation reports no lines and skips it;
+// then the pointers of parse errors and duplicate-key warnings are left empty too.
+enum class LineIndex { recorded, skipped };
+
 // Parses one JSON document. `first_line` is the file line on which `text` starts (JSON Lines).
 // Syntax problems come back as the error (`json.parse` / `json.too-deep`, with file, line and the
 // pointer of the innermost container); duplicate keys are reported to `sink` as warnings.
 Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::path& file,
-                                  DiagnosticSink& sink, int first_line = 1);
+                                  DiagnosticSink& sink, int first_line = 1,
+                                  LineIndex index = LineIndex::recorded);
 
 // One non-blank line of a JSON Lines file.
 struct JsonlLine {

@@ -87,7 +87,8 @@ enum class TraceFileKind { workload, trace, any };
 // every other line is checked in full. For TraceFileKind::workload a line with a solution or an
 // evaluation gets `workload.not-workload-only`.
 std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::filesystem::path& file,
-                                         TraceFileKind kind, DiagnosticSink& sink);
+                                         TraceFileKind kind, DiagnosticSink& sink,
+                                         LineIndex index = LineIndex::recorded);
 
 // JSON in the old tool's dump order. Correctness NaN/±inf become "NaN"/"Infinity"/"-Infinity";
 // Performance +inf becomes null (as the old tool writes it). Workload traces keep explicit nulls.
