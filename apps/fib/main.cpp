@@ -16,7 +16,7 @@
 int main(int argc, char** argv) {
   using namespace fib::app;
   try {
-    CLI::App app{"fib: validate, normalize, stage and tag FlashInfer-Trace kernel datasets"};
+    CLI::App app{"fib: a fast, strict toolchain for FlashInfer-Trace kernel datasets"};
     app.name("fib");
     app.require_subcommand(1);
     app.set_version_flag("--version", "fib " FIB_VERSION);
