@@ -7,11 +7,47 @@
 #include <fib/python_runtime.hpp>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <exception>
+#include <memory>
+
+namespace {
+
+// `%L` for the log pattern: the level as Python's logging spells it (INFO, WARNING, …).
+class PythonLevelName final : public spdlog::custom_flag_formatter {
+public:
+  void format(const spdlog::details::log_msg& message, const std::tm& /*time*/,
+              spdlog::memory_buf_t& out) override {
+    std::string_view name = "INFO";
+    switch (message.level) {
+    case spdlog::level::trace:
+    case spdlog::level::debug:
+      name = "DEBUG";
+      break;
+    case spdlog::level::warn:
+      name = "WARNING";
+      break;
+    case spdlog::level::err:
+      name = "ERROR";
+      break;
+    case spdlog::level::critical:
+      name = "CRITICAL";
+      break;
+    default:
+      break;
+    }
+    out.append(name.data(), name.data() + name.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<PythonLevelName>();
+  }
+};
+
+} // namespace
 
 int main(int argc, char** argv) {
   using namespace fib::app;
@@ -21,9 +57,11 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", "fib " FIB_VERSION);
     app.set_help_all_flag("--help-all", "Show help for every subcommand");
-    // Logs go to standard error, as `[HH:MM:SS] level fib: message`.
+    // Logs go to standard error, as `[HH:MM:SS] LEVEL fib: message` (the old tool's layout).
     auto logger = spdlog::stderr_logger_st("fib");
-    logger->set_pattern("[%H:%M:%S] %l %n: %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<PythonLevelName>('*').set_pattern("[%H:%M:%S] %* %n: %v");
+    logger->set_formatter(std::move(formatter));
     spdlog::set_default_logger(logger);
     auto validate = register_validate(app);
     auto validate_render = register_validate_render(app);
