@@ -36,6 +36,15 @@ bool has(const DiagnosticList& list, std::string_view code, std::string_view poi
   return false;
 }
 
+std::string describe(const DiagnosticList& list) {
+  std::string out;
+  for (const Diagnostic& d : list.items()) {
+    out += std::string(to_string(d.severity)) + " " + d.code + " at '" + d.pointer +
+           "': " + d.message + " [hint: " + d.hint + "]\n";
+  }
+  return out;
+}
+
 std::vector<std::string> error_codes(const DiagnosticList& list) {
   std::vector<std::string> out;
   for (const Diagnostic& d : list.items()) {

@@ -25,6 +25,10 @@ std::vector<std::pair<std::string, std::string>> code_pointers(const DiagnosticL
 // Whether `list` holds a diagnostic with `code` at `pointer`.
 bool has(const DiagnosticList& list, std::string_view code, std::string_view pointer);
 
+// Every diagnostic of `list` on its own line (severity, code, pointer, message, hint), for
+// failure messages.
+std::string describe(const DiagnosticList& list);
+
 // Codes of error-severity diagnostics only.
 std::vector<std::string> error_codes(const DiagnosticList& list);
 

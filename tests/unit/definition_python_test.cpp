@@ -17,6 +17,8 @@
 namespace fib {
 namespace {
 
+using testing::describe;
+
 using testing::has;
 
 // Skips the test when the embedded interpreter cannot start (house style §6.5).
@@ -39,15 +41,6 @@ constexpr std::string_view k_minimal = R"({
   "outputs": {"B": {"shape": ["M", "N"], "dtype": "float16"}},
   "reference": "def run(A):\n    return A\n"
 })";
-
-std::string describe(const DiagnosticList& list) {
-  std::string out;
-  for (const Diagnostic& d : list.items()) {
-    out += std::string(to_string(d.severity)) + " " + d.code + " at '" + d.pointer +
-           "': " + d.message + " [hint: " + d.hint + "]\n";
-  }
-  return out;
-}
 
 struct Checked {
   Definition definition;

@@ -15,6 +15,8 @@
 namespace fib {
 namespace {
 
+using testing::describe;
+
 using testing::has;
 
 // contract §5.A item 8: M var, N const 16, A[M,N] → B[M,N].
@@ -50,15 +52,6 @@ struct Parsed {
   Definition definition;
   DiagnosticList diagnostics;
 };
-
-std::string describe(const DiagnosticList& list) {
-  std::string out;
-  for (const Diagnostic& d : list.items()) {
-    out += std::string(to_string(d.severity)) + " " + d.code + " at '" + d.pointer +
-           "': " + d.message + "\n";
-  }
-  return out;
-}
 
 // Parses `text` with parse_json (keeping its duplicate-key warnings) and then parse_definition.
 Parsed parse_text(std::string_view text) {

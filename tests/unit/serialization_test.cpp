@@ -19,16 +19,9 @@
 namespace fib {
 namespace {
 
-using testing::TempDir;
+using testing::describe;
 
-std::string describe(const DiagnosticList& list) {
-  std::string out;
-  for (const Diagnostic& d : list.items()) {
-    out += std::string(to_string(d.severity)) + " " + d.code + " at '" + d.pointer +
-           "': " + d.message + "\n";
-  }
-  return out;
-}
+using testing::TempDir;
 
 std::vector<std::string> keys_of(const Json& object) {
   std::vector<std::string> out;

@@ -14,6 +14,8 @@
 namespace fib {
 namespace {
 
+using testing::describe;
+
 using testing::has;
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
@@ -25,15 +27,6 @@ constexpr std::string_view k_solution = R"({
   "spec": {"language": "python", "target_hardware": ["cuda"], "entry_point": "main.py::run"},
   "sources": [{"path": "main.py", "content": "def run(x):\n    return x\n"}]
 })";
-
-std::string describe(const DiagnosticList& list) {
-  std::string out;
-  for (const Diagnostic& d : list.items()) {
-    out += std::string(to_string(d.severity)) + " " + d.code + " at '" + d.pointer +
-           "': " + d.message + "\n";
-  }
-  return out;
-}
 
 struct Parsed {
   Solution solution;

@@ -21,18 +21,11 @@
 namespace fib {
 namespace {
 
+using testing::describe;
+
 using testing::has;
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
-
-std::string describe(const DiagnosticList& list) {
-  std::string out;
-  for (const Diagnostic& d : list.items()) {
-    out += std::string(to_string(d.severity)) + " " + d.code + " at '" + d.pointer +
-           "': " + d.message + "\n";
-  }
-  return out;
-}
 
 struct ParsedWorkload {
   Workload workload;
