@@ -1201,8 +1201,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
     release_free_memory();
   }
   if (python == nullptr) {
-    environment.report(make_diagnostic(codes::k_python_unavailable,
-                                       "Python-exact checks were not run: no Python runtime"));
+    environment.report(no_python_runtime());
   }
   report.dataset = check_dataset_level(scan);
   return report;

@@ -49,6 +49,11 @@ std::string describe_signature(const RunSignature& run) {
 
 } // namespace
 
+Diagnostic no_python_runtime() {
+  return make_diagnostic(codes::k_python_unavailable,
+                         "Python-exact checks were not run: no Python runtime");
+}
+
 bool RunSignature::accepts_positional(int count) const {
   if (keyword_only_required > 0 || count < positional_required) {
     return false;

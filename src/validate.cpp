@@ -188,8 +188,7 @@ std::optional<Diagnostic> validate_definition_document(const JsonDocument& docum
   if (python != nullptr) {
     python_failure = check_definition_python(definition, document, *python, ArityCheck::yes, sink);
   } else {
-    python_failure = make_diagnostic(codes::k_python_unavailable,
-                                     "Python-exact checks were not run: no Python runtime");
+    python_failure = no_python_runtime();
   }
   lint_definition(definition, document, sink);
   return python_failure;

@@ -53,6 +53,9 @@ public:
   virtual Expected<std::optional<PythonSyntaxError>> check_expression(std::string_view source) = 0;
 };
 
+// The `python.unavailable` diagnostic for a run given no PythonChecker at all.
+Diagnostic no_python_runtime();
+
 // What to do about `run`'s arity (fib's own check, not the old tool's schema).
 enum class ArityCheck { yes, no };
 
