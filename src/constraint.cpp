@@ -2221,7 +2221,39 @@ ConstraintResult evaluate(std::string_view expression, const ConstraintEnvironme
   return ConstraintResult{ConstraintOutcome::violated, std::move(detail)};
 }
 
+std::optional<std::int64_t> integer_value(std::string_view expression,
+                                          const ConstraintEnvironment& environment) {
+  if (expression.size() > k_constraint_max_length) {
+    return std::nullopt;
+  }
+  std::vector<Token> tokens;
+  Tokenizer tokenizer(expression);
+  if (!tokenizer.run(tokens)) {
+    return std::nullopt;
+  }
+  Parser parser(expression, tokens);
+  const NodePtr root = parser.parse();
+  if (!root || find_unsupported(*root)) {
+    return std::nullopt;
+  }
+  Evaluator evaluator(expression, environment);
+  const auto value = evaluator.eval(*root, Record::all);
+  if (!value || !std::holds_alternative<std::int64_t>(value->data)) {
+    return std::nullopt;
+  }
+  return std::get<std::int64_t>(value->data);
+}
+
 } // namespace
+
+std::optional<std::int64_t> evaluate_integer(std::string_view expression,
+                                             const ConstraintEnvironment& environment) {
+  try {
+    return integer_value(expression, environment);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
 
 std::string_view to_string(ConstraintOutcome outcome) {
   switch (outcome) {

@@ -30,4 +30,9 @@ std::shared_ptr<ValidateMergeCommand> register_validate_merge(CLI::App& app);
 bool validate_merge_selected(const ValidateMergeCommand& command);
 int run_validate_merge(const ValidateMergeCommand& command);
 
+struct NormalizeCommand;
+std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app);
+bool normalize_selected(const NormalizeCommand& command);
+int run_normalize(const NormalizeCommand& command, python::Runtime& python);
+
 } // namespace fib::app

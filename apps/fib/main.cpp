@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
     auto validate = register_validate(app);
     auto validate_render = register_validate_render(app);
     auto validate_merge = register_validate_merge(app);
+    auto normalize = register_normalize(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -82,6 +83,9 @@ int main(int argc, char** argv) {
     }
     if (validate_merge_selected(*validate_merge)) {
       return run_validate_merge(*validate_merge);
+    }
+    if (normalize_selected(*normalize)) {
+      return run_normalize(*normalize, python);
     }
     return k_exit_usage;
   } catch (const std::exception& e) {

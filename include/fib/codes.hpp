@@ -106,6 +106,35 @@ inline constexpr std::string_view k_blob_not_found = "blob.not-found";
 inline constexpr std::string_view k_blob_lfs_pointer = "blob.lfs-pointer";
 inline constexpr std::string_view k_blob_malformed = "blob.malformed";
 inline constexpr std::string_view k_blob_unreadable = "blob.unreadable";
+inline constexpr std::string_view k_normalize_a3b_1 = "normalize.a3b-1";
+inline constexpr std::string_view k_normalize_a3b_2 = "normalize.a3b-2";
+inline constexpr std::string_view k_normalize_a3b_3 = "normalize.a3b-3";
+inline constexpr std::string_view k_normalize_n0 = "normalize.n0";
+inline constexpr std::string_view k_normalize_n1 = "normalize.n1";
+inline constexpr std::string_view k_normalize_n2 = "normalize.n2";
+inline constexpr std::string_view k_normalize_n3 = "normalize.n3";
+inline constexpr std::string_view k_normalize_n4 = "normalize.n4";
+inline constexpr std::string_view k_normalize_n5 = "normalize.n5";
+inline constexpr std::string_view k_normalize_n6 = "normalize.n6";
+inline constexpr std::string_view k_normalize_n7 = "normalize.n7";
+inline constexpr std::string_view k_normalize_n8 = "normalize.n8";
+inline constexpr std::string_view k_normalize_n9 = "normalize.n9";
+inline constexpr std::string_view k_normalize_n10 = "normalize.n10";
+inline constexpr std::string_view k_normalize_n11 = "normalize.n11";
+inline constexpr std::string_view k_normalize_n12 = "normalize.n12";
+inline constexpr std::string_view k_normalize_n13 = "normalize.n13";
+inline constexpr std::string_view k_normalize_n14 = "normalize.n14";
+inline constexpr std::string_view k_normalize_n15 = "normalize.n15";
+inline constexpr std::string_view k_normalize_n16 = "normalize.n16";
+inline constexpr std::string_view k_normalize_n17 = "normalize.n17";
+inline constexpr std::string_view k_normalize_n18 = "normalize.n18";
+inline constexpr std::string_view k_normalize_n19 = "normalize.n19";
+inline constexpr std::string_view k_normalize_n20 = "normalize.n20";
+inline constexpr std::string_view k_normalize_n21 = "normalize.n21";
+inline constexpr std::string_view k_normalize_decision = "normalize.decision";
+inline constexpr std::string_view k_normalize_decisions_invalid = "normalize.decisions-invalid";
+inline constexpr std::string_view k_normalize_not_definition = "normalize.not-a-definition";
+inline constexpr std::string_view k_normalize_output_collision = "normalize.output-collision";
 } // namespace codes
 
 } // namespace fib

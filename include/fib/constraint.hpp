@@ -79,4 +79,9 @@ inline constexpr int k_constraint_max_nesting = 64;
 ConstraintResult evaluate_constraint(std::string_view expression,
                                      const ConstraintEnvironment& environment);
 
+// The value of `expression` when it evaluates (same subset and semantics as evaluate_constraint)
+// to a Python int (not a bool); nullopt otherwise. Never throws.
+std::optional<std::int64_t> evaluate_integer(std::string_view expression,
+                                             const ConstraintEnvironment& environment);
+
 } // namespace fib

@@ -6,6 +6,7 @@
 // It never imports torch. No pybind11 or Python.h types appear in this header.
 
 #include <fib/python_checks.hpp>
+#include <fib/python_source.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -27,7 +28,7 @@ struct RuntimeOptions {
   SiteImport site_import = SiteImport::no;
 };
 
-class Runtime final : public PythonChecker {
+class Runtime final : public PythonChecker, public SourceAnalyzer {
 public:
   explicit Runtime(RuntimeOptions options = {});
   ~Runtime() override;
@@ -38,6 +39,8 @@ public:
   // same way on every later call), `python.exception` when the helper itself fails.
   Expected<ReferenceAnalysis> analyze_reference(std::string_view source) override;
   Expected<std::optional<PythonSyntaxError>> check_expression(std::string_view source) override;
+  // SourceAnalyzer (imports `symtable` on first use).
+  Expected<SourceStructure> analyze_structure(std::string_view source) override;
 
   // True once the interpreter has started successfully.
   bool started() const;

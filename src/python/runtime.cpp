@@ -54,6 +54,139 @@ def check_expression(src):
     except _PARSE_ERRORS as e:
         return _syntax(e)
     return None
+
+# --- structure analysis for `fib normalize` ---
+_TUPLE_RETURNING = frozenset((
+    'split', 'chunk', 'unbind', 'sort', 'topk', 'max', 'min', 'median', 'mode', 'kthvalue',
+    'unique', 'tensor_split', 'var_mean', 'std_mean', 'frexp', 'slogdet', 'qr', 'svd', 'eig',
+    'lu', 'aminmax', 'cummax', 'cummin', 'hsplit', 'vsplit', 'dsplit', 'meshgrid', 'broadcast_tensors'))
+
+def _own_nodes(fn):
+    # Nodes of a function body, not descending into nested functions, lambdas or classes.
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in _children(node):
+            if not isinstance(child, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.Lambda, _ast.ClassDef)):
+                stack.append(child)
+
+def _children(node):
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, _ast.AST):
+            yield value
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, _ast.AST):
+                    yield item
+
+def _value_arity(value, fn, defs, depth):
+    if value is None:
+        return 0
+    if isinstance(value, _ast.Constant) and value.value is None:
+        return 0
+    if isinstance(value, (_ast.Tuple, _ast.List)):
+        if any(isinstance(e, _ast.Starred) for e in value.elts):
+            return -1
+        return len(value.elts)
+    if isinstance(value, _ast.Call):
+        func = value.func
+        if isinstance(func, _ast.Name):
+            target = defs.get(func.id)
+            if target is not None and depth < 8:
+                return _function_arity(target, defs, depth + 1)
+            return -1
+        if isinstance(func, _ast.Attribute):
+            return -1 if func.attr in _TUPLE_RETURNING else 1
+        return -1
+    if isinstance(value, _ast.Name):
+        assigned = [n.value for n in _own_nodes(fn) if isinstance(n, _ast.Assign)
+                    and any(isinstance(t, _ast.Name) and t.id == value.id for t in n.targets)]
+        if not assigned:
+            return 1
+        arities = {_value_arity(v, fn, defs, depth + 1) if depth < 8 else -1 for v in assigned}
+        return arities.pop() if len(arities) == 1 else -1
+    if isinstance(value, (_ast.IfExp, _ast.Starred, _ast.Await, _ast.Yield, _ast.YieldFrom)):
+        return -1
+    return 1
+
+def _function_arity(fn, defs, depth=0):
+    arities = set()
+    falls_through = True
+    for node in _own_nodes(fn):
+        if isinstance(node, _ast.Return):
+            arities.add(_value_arity(node.value, fn, defs, depth))
+        elif isinstance(node, (_ast.Yield, _ast.YieldFrom)):
+            return -1
+    if fn.body and isinstance(fn.body[-1], (_ast.Return, _ast.Raise)):
+        falls_through = False
+    if falls_through:
+        arities.add(0)
+    return arities.pop() if len(arities) == 1 else -1
+
+def _parameters(fn):
+    a = fn.args
+    positional = list(a.posonlyargs) + list(a.args)
+    first_default = len(positional) - len(a.defaults)
+    params = []
+    for i, p in enumerate(positional):
+        params.append((p.arg, 0 if i < len(a.posonlyargs) else 1, i >= first_default))
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        params.append((p.arg, 2, d is not None))
+    return params, a.vararg is not None, a.kwarg is not None
+
+def _unresolved(src):
+    import symtable, builtins
+    top = symtable.symtable(src, '<unknown>', 'exec')
+    bound = {s.get_name() for s in top.get_symbols()
+             if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    known = bound | set(dir(builtins)) | {'__name__', '__file__', '__doc__', '__builtins__',
+                                          '__spec__', '__loader__', '__package__'}
+    missing = set()
+    for s in top.get_symbols():
+        if s.is_referenced() and s.get_name() not in known:
+            missing.add(s.get_name())
+    stack = list(top.get_children())
+    while stack:
+        table = stack.pop()
+        stack.extend(table.get_children())
+        for s in table.get_symbols():
+            if s.is_referenced() and s.is_global() and s.get_name() not in known:
+                missing.add(s.get_name())
+    return sorted(missing)
+
+def analyze_structure(src):
+    try:
+        tree = compile(src, '<unknown>', 'exec', _ONLY_AST)
+    except _PARSE_ERRORS as e:
+        return _syntax(e)
+    defs = {}
+    functions = []
+    for node in tree.body:
+        if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)):
+            defs[node.name] = node
+    for node in tree.body:
+        if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)):
+            params, var_pos, var_kw = _parameters(node)
+            functions.append((node.name, node.lineno, node.end_lineno or node.lineno,
+                              isinstance(node, _ast.AsyncFunctionDef), params, var_pos, var_kw,
+                              _function_arity(node, defs)))
+    insert_line = 0
+    body = tree.body
+    i = 0
+    if body and isinstance(body[0], _ast.Expr) and isinstance(body[0].value, _ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        insert_line = body[0].end_lineno
+        i = 1
+    while i < len(body) and isinstance(body[i], _ast.ImportFrom) and body[i].module == '__future__':
+        insert_line = body[i].end_lineno
+        i += 1
+    try:
+        unresolved = _unresolved(src)
+    except _PARSE_ERRORS as e:
+        return _syntax(e)
+    return ('ok', functions, insert_line, unresolved)
 )PY";
 
 std::atomic<bool> g_interpreter_claimed{false};
@@ -86,6 +219,7 @@ struct Runtime::Impl {
   pyb::scoped_interpreter guard;
   pyb::object analyze;
   pyb::object check_expression;
+  pyb::object analyze_structure;
 
   explicit Impl(PyConfig* config) : guard(config, 0, nullptr, false) {}
 };
@@ -158,6 +292,7 @@ Expected<Runtime::Impl*> Runtime::ensure_started() {
     pyb::exec(k_helper_source, scope);
     impl->analyze = scope["analyze_reference"];
     impl->check_expression = scope["check_expression"];
+    impl->analyze_structure = scope["analyze_structure"];
     m_impl = std::move(impl);
   } catch (const std::exception& e) {
     return fail(unavailable(
@@ -205,6 +340,52 @@ Expected<std::optional<PythonSyntaxError>> Runtime::check_expression(std::string
       return std::optional<PythonSyntaxError>{};
     }
     return std::optional<PythonSyntaxError>{to_syntax_error(result.cast<pyb::tuple>())};
+  } catch (const std::exception& e) {
+    return unexpected(python_exception(e));
+  }
+}
+
+Expected<SourceStructure> Runtime::analyze_structure(std::string_view source) {
+  auto impl = ensure_started();
+  if (!impl) {
+    return unexpected(impl.error());
+  }
+  try {
+    const pyb::tuple result = (*impl)->analyze_structure(pyb::str(source.data(), source.size()));
+    SourceStructure structure;
+    if (result[0].cast<std::string>() == "syntax") {
+      structure.syntax_error = to_syntax_error(result);
+      return structure;
+    }
+    for (const auto item : result[1].cast<pyb::list>()) {
+      const auto fn = item.cast<pyb::tuple>();
+      PythonFunction function;
+      function.name = fn[0].cast<std::string>();
+      function.line = fn[1].cast<int>();
+      function.end_line = fn[2].cast<int>();
+      function.is_async = fn[3].cast<bool>();
+      for (const auto p : fn[4].cast<pyb::list>()) {
+        const auto param = p.cast<pyb::tuple>();
+        PythonParameter parameter;
+        parameter.name = param[0].cast<std::string>();
+        const int kind = param[1].cast<int>();
+        parameter.kind = kind == 0   ? ParameterKind::positional_only
+                         : kind == 1 ? ParameterKind::positional_or_keyword
+                                     : ParameterKind::keyword_only;
+        parameter.has_default = param[2].cast<bool>() ? HasDefault::yes : HasDefault::no;
+        function.parameters.push_back(std::move(parameter));
+      }
+      function.has_var_positional = fn[5].cast<bool>();
+      function.has_var_keyword = fn[6].cast<bool>();
+      const int arity = fn[7].cast<int>();
+      if (arity >= 0) {
+        function.return_arity = arity;
+      }
+      structure.functions.push_back(std::move(function));
+    }
+    structure.import_insert_line = result[2].cast<int>();
+    structure.unresolved_names = result[3].cast<std::vector<std::string>>();
+    return structure;
   } catch (const std::exception& e) {
     return unexpected(python_exception(e));
   }

@@ -16,7 +16,7 @@ namespace {
 TEST(CodesTable, IsSortedUniqueAndWellFormed) {
   const auto table = all_codes();
   ASSERT_FALSE(table.empty());
-  const std::regex shape("[a-z]+(-[a-z]+)*(\\.[a-z]+(-[a-z]+)*)+");
+  const std::regex shape("[a-z]+(-[a-z]+)*(\\.[a-z0-9]+(-[a-z0-9]+)*)+");
   for (std::size_t i = 0; i < table.size(); ++i) {
     SCOPED_TRACE(std::string(table[i].code));
     EXPECT_TRUE(std::regex_match(std::string(table[i].code), shape));

@@ -1,0 +1,265 @@
+// `fib normalize`: repairs raw FlashInfer trace dumps into valid, runnable definitions.
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "render.hpp"
+
+#include <fib/atomic_file.hpp>
+#include <fib/codes.hpp>
+#include <fib/normalize.hpp>
+#include <fib/text_diff.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <system_error>
+
+namespace fib::app {
+
+enum class NormalizeMode { stdout_json, in_place, output_dir, check, diff_only };
+
+struct NormalizeCommand {
+  CLI::App* subcommand = nullptr;
+  std::vector<std::string> paths;
+  bool in_place = false;
+  std::string output_dir;
+  bool check = false;
+  bool diff = false;
+  std::string decisions;
+  std::vector<std::string> disabled_rules;
+  bool strip_extras = false;
+  std::string report;
+  bool list_rules = false;
+  bool quiet = false;
+};
+
+namespace {
+
+constexpr const char* k_normalize_footer =
+    R"TXT(Rules (docs/normalize.md; `--list-rules` prints them): M mechanical, applied
+and listed; W heuristic, applied with a warning, switched off with --no-rule ID;
+H never guessed: reported with file, JSON pointer and the decision to make.
+Answer H findings once in a decisions file (--decisions FILE.json):
+  {"definitions": {"<name>": {"input_dtypes": {"top_p": "float32"},
+    "drop_inputs": ["workspace_buffer"], "rename_outputs": {"q": "q_out"},
+    "drop_outputs": [], "output_dtypes": {}, "axis_values": {"page_size": 16},
+    "run_arguments": {"paged_kv_cache": "(k_cache, v_cache)"}, "name": "new"}}}
+
+Output: one file and no mode prints the normalized JSON on stdout. Otherwise
+choose --in-place (atomic replace of changed files), --output-dir DIR, --check
+(no writes; a unified diff of every file that would change; exit 1 if any) or
+--diff (no writes; the diffs). Findings go to stderr.
+
+Exit status: 0 every file valid after normalization (and, with --check, none
+would change), 1 some file still invalid, skipped as malformed, or (--check)
+in need of changes, 2 usage, 3 I/O or environment.
+
+Examples:
+  fib normalize dumps/rmsnorm_h7168.json > rmsnorm_h7168.json
+  fib normalize --output-dir staged/ fi_trace_out/
+  fib normalize --check definitions/        # CI lint step
+  fib normalize --in-place --decisions decisions.json --report report.json dumps/)TXT";
+
+std::string finding_line(const RuleFinding& finding) {
+  Diagnostic d = finding.diagnostic;
+  if (const auto* rule = rule_of_code(d.code)) {
+    d.message = fmt::format("{} {}: {}", rule->id, to_string(rule->level), d.message);
+  }
+  return render_text(d);
+}
+
+void print_rules() {
+  for (const auto& rule : all_normalize_rules()) {
+    write_line(stdout, fmt::format("{:<6} {}  {:<34} {}", rule.id, to_string(rule.level), rule.code,
+                                   rule.title));
+  }
+}
+
+} // namespace
+
+std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
+  auto command = std::make_shared<NormalizeCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "normalize", "Repair raw FlashInfer trace dumps into valid, runnable definitions");
+  command->subcommand = sub;
+  sub->add_option("paths", command->paths, "Definition files, or directories searched for *.json");
+  auto* in_place =
+      sub->add_flag("--in-place", command->in_place, "Replace each changed file (atomically)");
+  auto* output_dir = sub->add_option("--output-dir", command->output_dir,
+                                     "Write every normalized file below DIR (same relative path)");
+  auto* check = sub->add_flag("--check", command->check,
+                              "Write nothing; print the diff of each file that would change; "
+                              "exit 1 if any would");
+  auto* diff = sub->add_flag("--diff", command->diff, "Print a unified diff of every change");
+  in_place->excludes(output_dir);
+  check->excludes(in_place)->excludes(output_dir);
+  sub->add_option("--decisions", command->decisions,
+                  "JSON file with a human's answers (see below); applied before the rules");
+  sub->add_option("--no-rule", command->disabled_rules,
+                  "Do not apply this W rule (repeatable); its cases are reported as decisions");
+  sub->add_flag("--strip-extras", command->strip_extras,
+                "Remove init, check, optional and param (kept by default)");
+  sub->add_option("--report", command->report,
+                  "Write a JSON report (per file: rules applied, warnings, decisions needed, "
+                  "verdict)");
+  sub->add_flag("--list-rules", command->list_rules, "Print the rules table and exit");
+  sub->add_flag("--quiet", command->quiet, "Print only warnings, questions and the summary");
+  sub->footer(k_normalize_footer);
+  (void)diff;
+  return command;
+}
+
+bool normalize_selected(const NormalizeCommand& command) {
+  return command.subcommand != nullptr && command.subcommand->parsed();
+}
+
+int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
+  if (command.list_rules) {
+    print_rules();
+    return k_exit_ok;
+  }
+  const auto usage = [](std::string message) {
+    write_line(stderr, render_text(make_diagnostic(codes::k_usage, std::move(message))));
+    return k_exit_usage;
+  };
+  if (command.paths.empty()) {
+    return usage("fib normalize needs at least one file or directory");
+  }
+  NormalizeFilesOptions options;
+  for (const auto& path : command.paths) {
+    options.paths.emplace_back(path);
+  }
+  for (const auto& id : command.disabled_rules) {
+    const NormalizeRule* rule = find_normalize_rule(id);
+    if (rule == nullptr) {
+      return usage(
+          fmt::format("--no-rule: unknown rule '{}' (see fib normalize --list-rules)", id));
+    }
+    if (rule->level != RuleLevel::heuristic) {
+      return usage(fmt::format("--no-rule: rule {} is level {}; only W rules can be switched off",
+                               rule->id, to_string(rule->level)));
+    }
+    std::string lowered(rule->id);
+    for (char& c : lowered) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    options.rules.disabled_rules.insert(lowered);
+  }
+  options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
+  NormalizeDecisions decisions;
+  if (!command.decisions.empty()) {
+    auto text = read_text_file(command.decisions);
+    if (!text) {
+      write_line(stderr, render_text(text.error()));
+      return k_exit_environment;
+    }
+    DiagnosticList sink;
+    auto document = parse_json(*text, command.decisions, sink);
+    if (!document) {
+      write_line(stderr, render_text(document.error()));
+      return k_exit_usage;
+    }
+    auto parsed = parse_normalize_decisions(*document, sink);
+    for (const auto& d : sink.items()) {
+      write_line(stderr, render_text(d));
+    }
+    if (!parsed) {
+      return k_exit_usage;
+    }
+    decisions = std::move(*parsed);
+    options.rules.decisions = &decisions;
+  }
+  NormalizeMode mode = NormalizeMode::stdout_json;
+  if (command.check) {
+    mode = NormalizeMode::check;
+  } else if (command.in_place) {
+    mode = NormalizeMode::in_place;
+    options.write = NormalizeWrite::in_place;
+  } else if (!command.output_dir.empty()) {
+    mode = NormalizeMode::output_dir;
+    options.write = NormalizeWrite::output_dir;
+    options.output_dir = command.output_dir;
+  } else if (command.diff) {
+    mode = NormalizeMode::diff_only;
+  } else {
+    std::error_code ec;
+    if (command.paths.size() != 1 || std::filesystem::is_directory(command.paths.front(), ec)) {
+      return usage("more than one file: choose --in-place, --output-dir DIR, --check or --diff "
+                   "(only a single file is printed on stdout)");
+    }
+  }
+  const bool print_diff = command.diff || mode == NormalizeMode::check;
+
+  std::vector<Json> entries;
+  const auto on_file = [&](const NormalizedFile& file) {
+    for (const auto& finding : file.findings) {
+      if (command.quiet && finding.diagnostic.severity == Severity::note) {
+        continue;
+      }
+      write_line(stderr, finding_line(finding));
+    }
+    std::string status;
+    switch (file.verdict) {
+    case NormalizeVerdict::valid:
+      status = "valid";
+      break;
+    case NormalizeVerdict::invalid:
+      status = "still invalid:";
+      for (const auto& d : file.validation) {
+        if (d.severity == Severity::error) {
+          status += fmt::format("\n    {} {}: {}", d.code, d.pointer.empty() ? "/" : d.pointer,
+                                d.message);
+        }
+      }
+      break;
+    case NormalizeVerdict::skipped:
+      status = "skipped";
+      break;
+    }
+    if (file.verdict != NormalizeVerdict::skipped) {
+      write_line(
+          stderr,
+          fmt::format("{}: {}{}, {}", file.input.string(), file.changed ? "changed" : "unchanged",
+                      file.written ? " (written to " + file.written->string() + ")" : std::string(),
+                      status));
+    }
+    if (print_diff && file.changed) {
+      write_all(stdout, unified_diff(file.original_text, file.normalized_text,
+                                     "a/" + file.input.string(), "b/" + file.input.string()));
+    }
+    if (mode == NormalizeMode::stdout_json && file.verdict != NormalizeVerdict::skipped) {
+      write_all(stdout, file.normalized_text);
+    }
+    if (!command.report.empty()) {
+      entries.push_back(normalize_report_entry(file));
+    }
+  };
+  const NormalizeSummary summary = normalize_files(options, python, python, on_file);
+  write_line(stderr,
+             fmt::format("fib normalize: {} file{}: {} changed, {} valid, {} invalid, {} "
+                         "skipped; {} need{} a human decision",
+                         summary.files, summary.files == 1 ? "" : "s", summary.changed,
+                         summary.valid, summary.invalid, summary.skipped, summary.decisions_needed,
+                         summary.decisions_needed == 1 ? "s" : ""));
+  bool report_failed = false;
+  if (!command.report.empty()) {
+    const std::string text =
+        normalize_report(entries, summary).dump(2, ' ', false, Json::error_handler_t::replace) +
+        "\n";
+    if (auto written = write_file_atomically(command.report, text, Overwrite::allowed); !written) {
+      write_line(stderr, render_text(written.error()));
+      report_failed = true;
+    }
+  }
+  if (summary.environment_failed || report_failed) {
+    return k_exit_environment;
+  }
+  if (summary.invalid > 0 || summary.skipped > 0 ||
+      (mode == NormalizeMode::check && summary.changed > 0)) {
+    return k_exit_findings;
+  }
+  return k_exit_ok;
+}
+
+} // namespace fib::app
