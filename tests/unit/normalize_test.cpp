@@ -650,3 +650,80 @@ TEST(NormalizeRules, DecisionsFileIsParsedStrictly) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+// --- files ---
+
+struct FilesRun {
+  std::vector<NormalizedFile> files;
+  NormalizeSummary summary;
+};
+
+FilesRun run_files(const NormalizeFilesOptions& options) {
+  FilesRun run;
+  run.summary = normalize_files(options, python(), python(),
+                                [&](const NormalizedFile& file) { run.files.push_back(file); });
+  return run;
+}
+
+TEST(NormalizeFiles, MalformedInputIsSkippedAndTheRunGoesOn) {
+  testing::TempDir dir;
+  dir.write("a/bad.json", R"({"name": "x", "inputs": {)");
+  dir.write("a/good.json", rmsnorm_dump().dump());
+  NormalizeFilesOptions options;
+  options.paths = {dir.path() / "a"};
+  const FilesRun run = run_files(options);
+  ASSERT_EQ(run.files.size(), 2U);
+  EXPECT_EQ(run.files[0].verdict, NormalizeVerdict::skipped);
+  EXPECT_EQ(run.files[0].findings.front().diagnostic.code, codes::k_json_parse);
+  EXPECT_EQ(run.files[1].verdict, NormalizeVerdict::valid);
+  EXPECT_EQ(run.summary.skipped, 1U);
+  EXPECT_EQ(run.summary.valid, 1U);
+  EXPECT_FALSE(run.summary.environment_failed);
+}
+
+TEST(NormalizeFiles, InPlaceReplacesOnlyChangedFilesAndRefusesSymlinks) {
+  testing::TempDir dir;
+  const auto raw = dir.write("d/raw.json", rmsnorm_dump().dump());
+  const auto target = dir.write("elsewhere/target.json", rmsnorm_dump().dump());
+  std::filesystem::create_symlink(target, dir.path() / "d" / "link.json");
+  NormalizeFilesOptions options;
+  options.paths = {dir.path() / "d"};
+  options.write = NormalizeWrite::in_place;
+  const FilesRun first = run_files(options);
+  ASSERT_EQ(first.files.size(), 2U);
+  const auto& link =
+      first.files[0].input.filename() == "link.json" ? first.files[0] : first.files[1];
+  EXPECT_FALSE(link.written.has_value());
+  EXPECT_TRUE(link.environment_failed);
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "d" / "link.json"));
+  EXPECT_EQ(*read_text_file(target), rmsnorm_dump().dump()) << "the link target is untouched";
+  EXPECT_NE(read_text_file(raw)->find("def run("), std::string::npos);
+  std::filesystem::remove(dir.path() / "d" / "link.json");
+  const FilesRun second = run_files(options);
+  ASSERT_EQ(second.files.size(), 1U);
+  EXPECT_FALSE(second.files[0].changed);
+  EXPECT_FALSE(second.files[0].written.has_value()) << "an unchanged file is not rewritten";
+}
+
+TEST(NormalizeFiles, OutputDirKeepsRelativePathsAndRejectsCollisions) {
+  testing::TempDir dir;
+  dir.write("in/sub/x.json", rmsnorm_dump().dump());
+  dir.write("other/x.json", rmsnorm_dump().dump());
+  NormalizeFilesOptions options;
+  options.paths = {dir.path() / "in", dir.path() / "other" / "x.json", dir.path() / "in"};
+  options.write = NormalizeWrite::output_dir;
+  options.output_dir = dir.path() / "out";
+  const FilesRun run = run_files(options);
+  ASSERT_EQ(run.files.size(), 3U);
+  EXPECT_EQ(*run.files[0].written, dir.path() / "out" / "sub" / "x.json");
+  EXPECT_EQ(*run.files[1].written, dir.path() / "out" / "x.json");
+  EXPECT_FALSE(run.files[2].written.has_value());
+  EXPECT_EQ(run.files[2].findings.back().diagnostic.code, codes::k_normalize_output_collision);
+  EXPECT_TRUE(run.summary.environment_failed);
+}
+
+} // namespace
+} // namespace fib
