@@ -97,7 +97,8 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
   sub->add_option("--decisions", command->decisions,
                   "JSON file with a human's answers (see below); applied before the rules");
   sub->add_option("--no-rule", command->disabled_rules,
-                  "Do not apply this W rule (repeatable); its cases are reported as decisions");
+                  "Do not apply this W rule (repeatable); its cases are reported as decisions")
+      ->allow_extra_args(false);
   sub->add_flag("--strip-extras", command->strip_extras,
                 "Remove init, check, optional and param (kept by default)");
   sub->add_option("--report", command->report,

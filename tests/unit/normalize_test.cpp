@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace fib {
 namespace {
@@ -620,6 +623,30 @@ TEST(NormalizeRules, IdsLookUpWithPrimesAndAnyCase) {
               rule.level == RuleLevel::mechanical ? Severity::note : Severity::warning)
         << rule.id;
   }
+}
+
+TEST(NormalizeRules, DocsTableIsCurrent) {
+  const std::filesystem::path doc =
+      std::filesystem::path(FIB_SOURCE_DIR) / "docs" / "normalize.md";
+  std::ifstream in(doc, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const std::string begin = "<!-- rules:begin -->\n";
+  const std::string end = "<!-- rules:end -->";
+  const std::size_t from = text.find(begin);
+  const std::size_t to = text.find(end);
+  ASSERT_NE(from, std::string::npos) << "docs/normalize.md lacks the rules:begin marker";
+  ASSERT_NE(to, std::string::npos) << "docs/normalize.md lacks the rules:end marker";
+  const std::string expected = text.substr(0, from + begin.size()) +
+                               render_normalize_rules_markdown() + text.substr(to);
+  if (const char* update = std::getenv("FIB_UPDATE_DOCS"); update != nullptr && *update == '1') {
+    std::ofstream(doc, std::ios::binary) << expected;
+    return;
+  }
+  EXPECT_EQ(text, expected) << "the rules table in docs/normalize.md is stale: run "
+                               "`FIB_UPDATE_DOCS=1 build/tests/fib_unit_tests "
+                               "--gtest_filter=NormalizeRules.DocsTableIsCurrent`";
 }
 
 TEST(NormalizeRules, DecisionsFileIsParsedStrictly) {
