@@ -535,6 +535,10 @@ private:
         if (!spec.is_object() || parse_dtype(dtype) || dtype == k_unknown) {
           continue;
         }
+        if (is_scalar(spec) && (dtype == "string" || dtype == "dtype") &&
+            section_name == "inputs") {
+          continue; // N9's
+        }
         const std::string pointer =
             pointer_append(pointer_append(std::string("/").append(section_name), tensor), "dtype");
         const std::string decision_key =
@@ -871,9 +875,11 @@ private:
         "rename_outputs", fmt::format("{{\"{}\": \"{}_out\"}}", overlap.front(), overlap.front()));
     if (arity < 0) {
       question(codes::k_normalize_a3b_3, pointer_append("/outputs", overlap.front()),
-               fmt::format("output{} {} share{} an input's name, and the reference's return arity "
-                           "cannot be read statically",
-                           overlap.size() == 1 ? "" : "s", names, overlap.size() == 1 ? "s" : ""),
+               fmt::format("output{} {} share{} an input's name, and {}",
+                           overlap.size() == 1 ? "" : "s", names, overlap.size() == 1 ? "s" : "",
+                           function == nullptr
+                               ? "there is no parsable reference to read the return arity from"
+                               : "the reference's return arity cannot be read statically"),
                hint + fmt::format(", or \"drop_outputs\": [\"{}\"]", overlap.front()));
       return;
     }
@@ -1141,6 +1147,9 @@ private:
   // --- N17 ---
 
   void semantic_scalars() {
+    if (!enabled("N17")) {
+      return;
+    }
     std::set<std::string> axes;
     if (m_doc.contains("axes") && m_doc["axes"].is_object()) {
       for (auto& [axis, spec] : m_doc["axes"].items()) {

@@ -29,6 +29,9 @@ Diagnostic file_diagnostic(std::string_view code, const std::filesystem::path& f
 }
 
 void skip(NormalizedFile& out, Diagnostic diagnostic) {
+  if (diagnostic.file.empty()) {
+    diagnostic.file = out.input;
+  }
   const auto* info = find_code(diagnostic.code);
   if (info != nullptr && info->exit_class == ExitClass::environment) {
     out.environment_failed = true;
@@ -188,7 +191,15 @@ private:
     } else {
       return;
     }
+    std::error_code status_ec;
+    const auto original = std::filesystem::status(target, status_ec);
     auto written = write_file_atomically(target, out.normalized_text, Overwrite::allowed);
+    if (written && m_options.write == NormalizeWrite::in_place && !status_ec) {
+      // Keep the replaced file's permission bits (the new file was created with the defaults).
+      std::error_code chmod_ec;
+      std::filesystem::permissions(target, original.permissions(),
+                                   std::filesystem::perm_options::replace, chmod_ec);
+    }
     if (!written) {
       out.environment_failed = true;
       Diagnostic d = written.error();
@@ -254,7 +265,7 @@ NormalizeSummary normalize_files(const NormalizeFilesOptions& options, SourceAna
     summary.skipped += file.verdict == NormalizeVerdict::skipped ? 1 : 0;
     summary.environment_failed = summary.environment_failed || file.environment_failed;
     const bool asks = std::any_of(file.findings.begin(), file.findings.end(), [](const auto& f) {
-      return f.kind == FindingKind::question && rule_of_code(f.diagnostic.code) != nullptr;
+      return f.kind == FindingKind::question && f.diagnostic.severity != Severity::error;
     });
     summary.decisions_needed += asks ? 1 : 0;
   };
@@ -280,8 +291,13 @@ Json normalize_report_entry(const NormalizedFile& file) {
   Json applied = Json::array();
   Json advice = Json::array();
   Json questions = Json::array();
+  Json errors = Json::array();
   for (const auto& finding : file.findings) {
     Json item = diagnostic_json(finding.diagnostic);
+    if (finding.diagnostic.severity == Severity::error) {
+      errors.push_back(std::move(item)); // why the file was skipped or not written
+      continue;
+    }
     switch (finding.kind) {
     case FindingKind::applied:
       applied.push_back(std::move(item));
@@ -297,6 +313,7 @@ Json normalize_report_entry(const NormalizedFile& file) {
   entry["applied"] = std::move(applied);
   entry["warnings"] = std::move(advice);
   entry["decisions_needed"] = std::move(questions);
+  entry["errors"] = std::move(errors);
   Json validation = Json::array();
   for (const auto& d : file.validation) {
     validation.push_back(diagnostic_json(d));

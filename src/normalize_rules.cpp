@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 
 namespace fib {
 namespace {
@@ -37,8 +38,9 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "block_tables, seq_lens, last_page_len, cu_seqlens, indices) becomes `int32`."},
     {"N6", heuristic, codes::k_normalize_n6, "Unknown optional inputs",
      "An optional input with dtype `unknown` was absent at trace time: it is dropped, and the "
-     "`run` wrapper leaves the entry's default in place. When the entry requires it, a human "
-     "decides (`input_dtypes` or `drop_inputs`)."},
+     "`run` wrapper passes None for it when the entry requires it (its default applies "
+     "otherwise). When the reference already has its own `run`, a human decides "
+     "(`input_dtypes`)."},
     {"N7", human, codes::k_normalize_n7, "Unknown required inputs",
      "A required input with dtype `unknown` (a conceptual input, a Python scalar in a tensor slot, "
      "a "
@@ -47,7 +49,8 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "An optional scalar of dtype `string` or `dtype` is dropped when the entry has a default for "
      "it (or does not take it); otherwise a human decides."},
     {"N10", heuristic, codes::k_normalize_n10, "Packed FP4 data",
-     "A `uint8` tensor whose description says FP4 / e2m1 / two values per byte (and not a scale) "
+     "A `uint8` tensor whose description mentions fp4 or e2m1 (and neither it nor its name a "
+     "scale) "
      "becomes `float4_e2m1`, keeping the packed shape (bench's float4_e2m1 is the x2-packed torch "
      "dtype, byte-compatible)."},
     {"N11", human, codes::k_normalize_n11, "Scales, buffers and other dtypes",
@@ -89,7 +92,7 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "inlined) make it fail with NameError when run. Reported; the reference must be completed by "
      "hand."},
     {"N15", human, codes::k_normalize_n15, "Head-count plausibility",
-     "num_qo_heads / num_q_heads not divisible by num_kv_heads (or fewer than it): the const axes "
+     "num_qo_heads / num_q_heads / num_heads not divisible by num_kv_heads: the const axes "
      "were probably read from the wrong cache layout. Reported for a human."},
     {"N17", heuristic, codes::k_normalize_n17, "Semantic scalars",
      "A scalar that flashinfer-bench would randomize but that controls semantics (a bool-like "
@@ -97,7 +100,7 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "workloads. Nothing is changed."},
     {"N18", mechanical, codes::k_normalize_n18, "Extras",
      "`init`, `check`, `optional` and `param` are kept (Trace Apply and the smoke check use them); "
-     "--strip-extras removes them. A `check` that imports flashinfer is noted as not "
+     "--strip-extras removes them. A `check` that mentions flashinfer is noted as not "
      "standalone."},
     {"N19", human, codes::k_normalize_n19, "Names",
      "`name` is FlashInfer's routing key and the dedup key: never renamed unless the decisions "
@@ -106,8 +109,8 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "Applied by `fib stage`, not by normalize: dumps that share a name but differ in more than "
      "their Python sources are a conflict."},
     {"N21", human, codes::k_normalize_n21, "Output dtype sanity",
-     "An output described as quantized / FP8 / FP4 whose dtype is the activation dtype of the "
-     "inputs is reported (`output_dtypes` answers it)."},
+     "An output described as quantized / FP8 / FP4 / e4m3 (not dequantized, not a scale) but "
+     "declared bfloat16, float16 or float32 is reported (`output_dtypes` answers it)."},
     {"N0", mechanical, codes::k_normalize_n0, "Canonical JSON",
      "Every dumper generation (v1–v4) is read in any key order; the result is written with 2-space "
      "indent, UTF-8 as is, keys in their order, and a trailing newline. A second run changes "
@@ -278,7 +281,12 @@ Expected<NormalizeDecisions> parse_normalize_decisions(const JsonDocument& docum
           continue;
         }
         for (const auto& [axis, v] : value.items()) {
-          if (!v.is_number_integer() || (v.is_number_integer() && v.get<std::int64_t>() < 0)) {
+          const bool fits =
+              v.is_number_unsigned()
+                  ? v.get<std::uint64_t>() <=
+                        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                  : v.is_number_integer() && v.get<std::int64_t>() >= 0;
+          if (!fits) {
             fail(pointer_append(pointer, axis), "must be a non-negative integer");
             continue;
           }

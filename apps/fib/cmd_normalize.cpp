@@ -49,7 +49,8 @@ Answer H findings once in a decisions file (--decisions FILE.json):
 Output: one file and no mode prints the normalized JSON on stdout. Otherwise
 choose --in-place (atomic replace of changed files), --output-dir DIR, --check
 (no writes; a unified diff of every file that would change; exit 1 if any) or
---diff (no writes; the diffs). Findings go to stderr.
+--diff (the diffs on stdout; alone it writes nothing, with --in-place or
+--output-dir it also writes). Findings go to stderr.
 
 Exit status: 0 every file valid after normalization (and, with --check, none
 would change), 1 some file still invalid, skipped as malformed, or (--check)
@@ -97,7 +98,8 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
   sub->add_option("--decisions", command->decisions,
                   "JSON file with a human's answers (see below); applied before the rules");
   sub->add_option("--no-rule", command->disabled_rules,
-                  "Do not apply this W rule (repeatable); its cases are reported as decisions")
+                  "Do not apply this W rule (repeatable): what it would change is left as it is "
+                  "and reported")
       ->allow_extra_args(false);
   sub->add_flag("--strip-extras", command->strip_extras,
                 "Remove init, check, optional and param (kept by default)");
@@ -105,7 +107,9 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
                   "Write a JSON report (per file: rules applied, warnings, decisions needed, "
                   "verdict)");
   sub->add_flag("--list-rules", command->list_rules, "Print the rules table and exit");
-  sub->add_flag("--quiet", command->quiet, "Print only warnings, questions and the summary");
+  sub->add_flag("--quiet", command->quiet,
+                "Leave out notes (M rules applied); warnings, questions, per-file status lines and "
+                "the summary are still printed");
   sub->footer(k_normalize_footer);
   (void)diff;
   return command;
@@ -136,6 +140,9 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
     if (rule == nullptr) {
       return usage(
           fmt::format("--no-rule: unknown rule '{}' (see fib normalize --list-rules)", id));
+    }
+    if (rule->id == "N20") {
+      return usage("--no-rule: rule N20 belongs to `fib stage`, not to normalize");
     }
     if (rule->level != RuleLevel::heuristic) {
       return usage(fmt::format("--no-rule: rule {} is level {}; only W rules can be switched off",
@@ -181,6 +188,15 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
     mode = NormalizeMode::output_dir;
     options.write = NormalizeWrite::output_dir;
     options.output_dir = command.output_dir;
+    for (const auto& path : options.paths) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec) &&
+          std::filesystem::equivalent(path, options.output_dir, ec)) {
+        return usage(fmt::format("--output-dir {} is an input directory; use --in-place to "
+                                 "replace files",
+                                 command.output_dir));
+      }
+    }
   } else if (command.diff) {
     mode = NormalizeMode::diff_only;
   } else {
@@ -218,7 +234,9 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
       status = "skipped";
       break;
     }
-    if (file.verdict != NormalizeVerdict::skipped) {
+    if (file.verdict == NormalizeVerdict::skipped) {
+      write_line(stderr, fmt::format("{}: skipped", file.input.string()));
+    } else {
       write_line(
           stderr,
           fmt::format("{}: {}{}, {}", file.input.string(), file.changed ? "changed" : "unchanged",
@@ -226,8 +244,10 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
                       status));
     }
     if (print_diff && file.changed) {
+      const std::string path = file.input.string();
+      const bool absolute = file.input.is_absolute();
       write_all(stdout, unified_diff(file.original_text, file.normalized_text,
-                                     "a/" + file.input.string(), "b/" + file.input.string()));
+                                     absolute ? path : "a/" + path, absolute ? path : "b/" + path));
     }
     if (mode == NormalizeMode::stdout_json && file.verdict != NormalizeVerdict::skipped) {
       write_all(stdout, file.normalized_text);

@@ -160,7 +160,7 @@ struct NormalizeSummary {
   std::size_t valid = 0;
   std::size_t invalid = 0;
   std::size_t skipped = 0;
-  std::size_t decisions_needed = 0; // files with at least one open H finding
+  std::size_t decisions_needed = 0; // files with at least one open question (a warning)
   bool environment_failed = false;
 };
 
@@ -172,7 +172,8 @@ NormalizeSummary normalize_files(const NormalizeFilesOptions& options, SourceAna
                                  PythonChecker& checker,
                                  const std::function<void(const NormalizedFile&)>& on_file);
 
-// The `--report` document: per file the rules applied, warnings, open decisions and the verdict.
+// The `--report` document: per file the rules applied, warnings, open decisions, errors (why a
+// file was skipped or not written) and the verdict.
 Json normalize_report_entry(const NormalizedFile& file);
 Json normalize_report(const std::vector<Json>& entries, const NormalizeSummary& summary);
 

@@ -626,8 +626,7 @@ TEST(NormalizeRules, IdsLookUpWithPrimesAndAnyCase) {
 }
 
 TEST(NormalizeRules, DocsTableIsCurrent) {
-  const std::filesystem::path doc =
-      std::filesystem::path(FIB_SOURCE_DIR) / "docs" / "normalize.md";
+  const std::filesystem::path doc = std::filesystem::path(FIB_SOURCE_DIR) / "docs" / "normalize.md";
   std::ifstream in(doc, std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();
@@ -638,8 +637,8 @@ TEST(NormalizeRules, DocsTableIsCurrent) {
   const std::size_t to = text.find(end);
   ASSERT_NE(from, std::string::npos) << "docs/normalize.md lacks the rules:begin marker";
   ASSERT_NE(to, std::string::npos) << "docs/normalize.md lacks the rules:end marker";
-  const std::string expected = text.substr(0, from + begin.size()) +
-                               render_normalize_rules_markdown() + text.substr(to);
+  const std::string expected =
+      text.substr(0, from + begin.size()) + render_normalize_rules_markdown() + text.substr(to);
   if (const char* update = std::getenv("FIB_UPDATE_DOCS"); update != nullptr && *update == '1') {
     std::ofstream(doc, std::ios::binary) << expected;
     return;
