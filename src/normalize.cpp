@@ -349,12 +349,20 @@ private:
                  fmt::format("the decisions file renames output '{}' to '{}', which is taken or "
                              "not a Python identifier",
                              from, to));
+      } else if (!outputs().contains(to)) {
+        not_applied(pointer_append("/outputs", from), "rename_outputs", "output", from);
       }
     }
     const auto set_dtypes = [&](Json& section, std::string_view section_name,
                                 const std::map<std::string, std::string>& dtypes) {
       for (const auto& [tensor, dtype] : dtypes) {
         if (!section.contains(tensor) || !section[tensor].is_object()) {
+          const bool dropped = section_name == "inputs" && d.drop_inputs.contains(tensor);
+          if (!dropped) {
+            not_applied(pointer_append(std::string("/").append(section_name), tensor),
+                        section_name == "inputs" ? "input_dtypes" : "output_dtypes",
+                        section_name == "inputs" ? "input" : "output", tensor);
+          }
           continue;
         }
         Json& spec = section[tensor];
@@ -375,6 +383,7 @@ private:
       Json& axes = m_doc["axes"];
       for (const auto& [axis, value] : d.axis_values) {
         if (!axes.contains(axis) || !axes[axis].is_object()) {
+          not_applied(pointer_append("/axes", axis), "axis_values", "axis", axis);
           continue;
         }
         Json& spec = axes[axis];
@@ -388,6 +397,15 @@ private:
                 fmt::format("axis '{}' is const {} (decisions file)", axis, value));
       }
     }
+  }
+
+  // A decision whose target does not exist: a typo in the decisions file must not pass unnoticed.
+  void not_applied(std::string pointer, std::string_view key, std::string_view what,
+                   std::string_view target) {
+    question(codes::k_normalize_decision, std::move(pointer),
+             fmt::format("the decisions file's \"{}\" names {} '{}', which this definition does "
+                         "not have; nothing was changed",
+                         key, what, target));
   }
 
   // --- N16 ---

@@ -753,3 +753,33 @@ TEST(NormalizeFiles, OutputDirKeepsRelativePathsAndRejectsCollisions) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+TEST(Normalize, DecisionsNamingMissingTargetsAreReported) {
+  NormalizeDecisions decisions;
+  auto& d = decisions.definitions["rmsnorm_h64"];
+  d.input_dtypes["hiden_states"] = "float32";
+  d.axis_values["page_sise"] = 16;
+  d.rename_outputs["outptu"] = "y";
+  NormalizeOptions options;
+  options.decisions = &decisions;
+  const Outcome out = normalize(rmsnorm_dump(), options);
+  EXPECT_TRUE(
+      has_finding(out, codes::k_normalize_decision, "/inputs/hiden_states", FindingKind::question))
+      << describe(out.findings);
+  EXPECT_TRUE(
+      has_finding(out, codes::k_normalize_decision, "/axes/page_sise", FindingKind::question));
+  EXPECT_TRUE(
+      has_finding(out, codes::k_normalize_decision, "/outputs/outptu", FindingKind::question));
+  // Decisions already in effect (a dropped input, a renamed output) stay silent on a re-run.
+  NormalizeDecisions applied_once;
+  applied_once.definitions["rmsnorm_h64"].drop_inputs.insert("gone");
+  applied_once.definitions["rmsnorm_h64"].rename_outputs["old"] = "output";
+  options.decisions = &applied_once;
+  EXPECT_FALSE(has_code(normalize(rmsnorm_dump(), options), codes::k_normalize_decision));
+}
+
+} // namespace
+} // namespace fib
