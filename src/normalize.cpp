@@ -220,7 +220,9 @@ private:
   }
 
   // Whether the W rule `id` may change the document; when it may not, asks instead.
-  bool enabled(std::string_view id) const { return !m_options.disabled_rules.contains(lower(id)); }
+  bool enabled(std::string_view id) const {
+    return !m_options.disabled_rules.contains(std::string(id));
+  }
 
   std::string decision_hint(std::string_view key, std::string_view example) const {
     return fmt::format("answer it in a decisions file (--decisions): {{\"definitions\": {{\"{}\": "

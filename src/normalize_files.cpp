@@ -126,8 +126,13 @@ public:
       d.file = input.path;
       out.findings.push_back(RuleFinding{std::move(d), FindingKind::applied});
     }
+    const auto original_name = document->root.find("name");
+    const std::string name_before =
+        original_name != document->root.end() && original_name->is_string()
+            ? original_name->get<std::string>()
+            : std::string();
     validate(out, input.path);
-    write(out, input, normalized->document);
+    write(out, input, normalized->document, name_before);
     return out;
   }
 
@@ -145,7 +150,9 @@ private:
     out.verdict = sink.has_errors() ? NormalizeVerdict::invalid : NormalizeVerdict::valid;
   }
 
-  void write(NormalizedFile& out, const InputFile& input, const Json& document) {
+  // `name_before`: the definition's name in the input ("" when it had none).
+  void write(NormalizedFile& out, const InputFile& input, const Json& document,
+             const std::string& name_before) {
     std::filesystem::path target;
     if (m_options.write == NormalizeWrite::in_place) {
       if (!out.changed) {
@@ -165,14 +172,10 @@ private:
       std::filesystem::path relative = input.relative;
       // A definition renamed by the decisions file keeps the `<name>.json` convention.
       const auto name = document.find("name");
-      if (name != document.end() && name->is_string()) {
-        const auto original = parse_json(out.original_text, input.path, m_ignored);
-        const bool was_named_file = original && original->root.is_object() &&
-                                    original->root.contains("name") &&
-                                    original->root["name"].is_string() &&
-                                    relative.stem() == original->root["name"].get<std::string>();
+      if (name != document.end() && name->is_string() && !name_before.empty() &&
+          relative.stem() == name_before) {
         const std::string new_name = name->get<std::string>();
-        if (was_named_file && is_plain_file_name(new_name) && relative.stem() != new_name) {
+        if (is_plain_file_name(new_name) && new_name != name_before) {
           relative.replace_filename(new_name + ".json");
         }
       }
@@ -216,7 +219,6 @@ private:
   SourceAnalyzer& m_analyzer;
   PythonChecker& m_checker;
   std::set<std::string> m_targets;
-  DiagnosticList m_ignored;
 };
 
 Json diagnostic_json(const Diagnostic& d) {

@@ -148,11 +148,7 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
       return usage(fmt::format("--no-rule: rule {} is level {}; only W rules can be switched off",
                                rule->id, to_string(rule->level)));
     }
-    std::string lowered(rule->id);
-    for (char& c : lowered) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    options.rules.disabled_rules.insert(lowered);
+    options.rules.disabled_rules.insert(std::string(rule->id));
   }
   options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
   NormalizeDecisions decisions;

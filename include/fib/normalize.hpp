@@ -83,7 +83,8 @@ Expected<NormalizeDecisions> parse_normalize_decisions(const JsonDocument& docum
 enum class StripExtras { no, yes };
 
 struct NormalizeOptions {
-  // Ids of W rules not to apply (their findings are still reported, as questions).
+  // Ids of W rules not to apply, as the rules table spells them ("N5", "A3b-3"): what they would
+  // change is left as it is and reported.
   std::set<std::string> disabled_rules;
   StripExtras strip_extras = StripExtras::no;
   const NormalizeDecisions* decisions = nullptr; // may be null

@@ -267,7 +267,7 @@ TEST(Normalize, IndexLikeUnknownBecomesInt32UnlessTheRuleIsOff) {
   EXPECT_TRUE(
       has_finding(on, codes::k_normalize_n5, "/inputs/indices/dtype", FindingKind::applied));
   NormalizeOptions options;
-  options.disabled_rules = {"n5"};
+  options.disabled_rules = {"N5"};
   const Outcome off = normalize(input, options);
   EXPECT_EQ(off.document["inputs"]["indices"]["dtype"], "unknown");
   EXPECT_TRUE(
