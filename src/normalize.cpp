@@ -2,6 +2,8 @@
 
 #include "fib/normalize.hpp"
 
+#include "detail/ascii.hpp"
+
 #include <fib/codes.hpp>
 #include <fib/constraint.hpp>
 #include <fib/dtype.hpp>
@@ -29,14 +31,6 @@ constexpr std::array<std::string_view, 35> k_python_keywords = {
     "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
     "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
     "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -563,8 +557,8 @@ private:
             pointer_append(pointer_append(std::string("/").append(section_name), tensor), "dtype");
         const std::string decision_key =
             section_name == "inputs" ? "input_dtypes" : "output_dtypes";
-        const std::string name_lower = lower(tensor);
-        const std::string description = lower(string_member(spec, "description"));
+        const std::string name_lower = detail::ascii_lower(tensor);
+        const std::string description = detail::ascii_lower(string_member(spec, "description"));
         const bool scale_like = contains(name_lower, "scale") || name_lower == "sf" ||
                                 name_lower.ends_with("_sf") || name_lower.starts_with("sf_") ||
                                 contains(description, "scale");
@@ -1180,7 +1174,7 @@ private:
       if (!is_scalar(spec)) {
         continue;
       }
-      const std::string description = lower(string_member(spec, "description"));
+      const std::string description = detail::ascii_lower(string_member(spec, "description"));
       const std::string dtype = string_member(spec, "dtype");
       const bool flag_like =
           dtype == "int32" &&
@@ -1258,7 +1252,7 @@ private:
 
   void output_dtype_sanity() {
     for (auto& [output, spec] : outputs().items()) {
-      const std::string description = lower(string_member(spec, "description"));
+      const std::string description = detail::ascii_lower(string_member(spec, "description"));
       const std::string dtype = string_member(spec, "dtype");
       const bool quantized = (contains(description, "quantized") || contains(description, "fp8") ||
                               contains(description, "fp4") || contains(description, "e4m3")) &&

@@ -3,6 +3,8 @@
 
 #include "fib/normalize.hpp"
 
+#include "detail/file_walk.hpp"
+
 #include <fib/atomic_file.hpp>
 #include <fib/codes.hpp>
 #include <fib/validate.hpp>
@@ -51,27 +53,16 @@ std::vector<InputFile> expand(const std::vector<std::filesystem::path>& paths,
       files.push_back(InputFile{path, path.filename()});
       continue;
     }
-    std::vector<InputFile> found;
-    std::filesystem::recursive_directory_iterator it(
-        path, std::filesystem::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code type_ec;
-      const bool is_report = it->path().parent_path().filename() == "reports" &&
-                             it->path().filename().string().starts_with("report-");
-      if (it->is_regular_file(type_ec) && it->path().extension() == ".json" && !is_report) {
-        found.push_back(InputFile{it->path(), it->path().lexically_relative(path)});
-      }
-    }
-    if (ec) {
+    auto found = detail::list_files_below(path, {".json"});
+    if (found.error) {
       NormalizedFile problem;
       problem.input = path;
-      skip(problem, file_diagnostic(codes::k_io_read, path,
-                                    fmt::format("cannot list the directory: {}", ec.message())));
+      skip(problem, std::move(*found.error));
       problems.push_back(std::move(problem));
     }
-    std::sort(found.begin(), found.end(),
-              [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
-    files.insert(files.end(), found.begin(), found.end());
+    for (const auto& file : found.files) {
+      files.push_back(InputFile{file, file.lexically_relative(path)});
+    }
   }
   return files;
 }

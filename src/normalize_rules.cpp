@@ -2,6 +2,7 @@
 
 #include "fib/normalize.hpp"
 
+#include "detail/ascii.hpp"
 #include "detail/schema_reader.hpp"
 
 #include <fib/codes.hpp>
@@ -117,14 +118,6 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "nothing."},
 });
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 Diagnostic invalid(std::string pointer, std::string message) {
   Diagnostic d = make_diagnostic(codes::k_normalize_decisions_invalid, std::move(message));
   d.pointer = std::move(pointer);
@@ -150,14 +143,14 @@ std::span<const NormalizeRule> all_normalize_rules() {
 }
 
 const NormalizeRule* find_normalize_rule(std::string_view id) {
-  std::string wanted = lower(id);
+  std::string wanted = detail::ascii_lower(id);
   for (const std::string_view prime : {std::string_view("\u2032"), std::string_view("'")}) {
     if (wanted.size() > prime.size() && wanted.ends_with(prime)) {
       wanted.resize(wanted.size() - prime.size());
     }
   }
   for (const auto& rule : k_rules) {
-    if (lower(rule.id) == wanted) {
+    if (detail::ascii_lower(rule.id) == wanted) {
       return &rule;
     }
   }

@@ -1,5 +1,6 @@
 #include "fib/solution.hpp"
 
+#include "detail/ascii.hpp"
 #include "detail/keys.hpp"
 #include "detail/schema_reader.hpp"
 #include "detail/sha1.hpp"
@@ -47,13 +48,7 @@ BuildSpec parse_build_spec(Reader& r, const Json& object, const std::string& poi
     } else {
       std::string hint;
       if (language->is_string()) {
-        const std::string lowered = [&] {
-          std::string s = language->get<std::string>();
-          for (char& c : s) {
-            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-          }
-          return s;
-        }();
+        const std::string lowered = detail::ascii_lower(language->get<std::string>());
         if (parse_language(lowered)) {
           hint = fmt::format("languages are lowercase: \"{}\"", lowered);
         }

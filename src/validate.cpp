@@ -1,5 +1,7 @@
 #include "fib/validate.hpp"
 
+#include "detail/file_walk.hpp"
+
 #include <fib/codes.hpp>
 #include <fib/definition.hpp>
 #include <fib/solution.hpp>
@@ -41,11 +43,6 @@ private:
   DiagnosticSink& m_target;
 };
 
-bool has_extension(const std::filesystem::path& path) {
-  const auto ext = path.extension();
-  return ext == ".json" || ext == ".jsonl";
-}
-
 // Nearest ancestor directory whose name is one of `names`; "" when none.
 std::string nearest_named_parent(const std::filesystem::path& file,
                                  std::initializer_list<std::string_view> names) {
@@ -72,26 +69,12 @@ std::vector<std::filesystem::path> expand_paths(const std::vector<std::filesyste
       files.push_back(path);
       continue;
     }
-    std::vector<std::filesystem::path> found;
-    std::filesystem::recursive_directory_iterator it(
-        path, std::filesystem::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code type_ec;
-      // Reports that `fib validate --dataset` wrote into DATASET/reports are not dataset files.
-      const bool is_report = it->path().parent_path().filename() == "reports" &&
-                             it->path().filename().string().starts_with("report-");
-      if (it->is_regular_file(type_ec) && has_extension(it->path()) && !is_report) {
-        found.push_back(it->path());
-      }
+    // Reports that `fib validate --dataset` wrote into DATASET/reports are not dataset files.
+    auto found = detail::list_files_below(path, {".json", ".jsonl"});
+    if (found.error) {
+      sink.report(std::move(*found.error));
     }
-    if (ec) {
-      Diagnostic d = make_diagnostic(codes::k_io_read,
-                                     fmt::format("cannot list the directory: {}", ec.message()));
-      d.file = path;
-      sink.report(std::move(d));
-    }
-    std::sort(found.begin(), found.end());
-    files.insert(files.end(), found.begin(), found.end());
+    files.insert(files.end(), found.files.begin(), found.files.end());
   }
   return files;
 }

@@ -1,5 +1,7 @@
 #include "detail/schema_reader.hpp"
 
+#include "detail/ascii.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,16 +28,10 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 // Python float() on a string: decimal literals, "nan", "inf", "infinity" (any case, optional sign),
 // underscores between digits are not accepted here.
 std::optional<double> parse_python_float(std::string_view text) {
-  const std::string t = lower(trim(text));
+  const std::string t = ascii_lower(trim(text));
   if (t.empty()) {
     return std::nullopt;
   }
@@ -252,7 +248,7 @@ std::optional<bool> Reader::boolean(const Json& value, const std::string& pointe
       result = d == 1.0;
     }
   } else if (value.is_string()) {
-    const std::string t = lower(trim(value.get_ref<const std::string&>()));
+    const std::string t = ascii_lower(trim(value.get_ref<const std::string&>()));
     if (t == "1" || t == "true" || t == "t" || t == "yes" || t == "y" || t == "on") {
       result = true;
     } else if (t == "0" || t == "false" || t == "f" || t == "no" || t == "n" || t == "off") {
