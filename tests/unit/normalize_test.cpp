@@ -587,25 +587,31 @@ TEST(Normalize, NormalizingTwiceEqualsNormalizingOnce) {
   }
 }
 
-TEST(Normalize, MissingRuleFindingsLeaveAValidDumpUnchanged) {
+TEST(Normalize, ANormalizedDumpHasNoFindingsOnASecondRun) {
   const Outcome once = normalize(rmsnorm_dump());
   const Outcome twice = normalize(once.document);
   EXPECT_TRUE(twice.findings.empty()) << describe(twice.findings);
 }
 
 TEST(Normalize, NonDefinitionsAreRejectedNotCrashedOn) {
-  for (const std::string_view text : {R"([1, 2])", R"({"inputs": 3, "outputs": {}})",
-                                      R"({"inputs": {"x": 5}, "outputs": {"y": [1]}, "axes": 7,
-                                          "reference": 12, "constraints": "no"})"}) {
-    const JsonDocument document = parse_or_die(text);
-    auto result = normalize_definition(document, {}, python());
-    if (result) {
-      // Documents that are objects with inputs/outputs objects are normalized as far as possible.
-      EXPECT_TRUE(result->document.is_object());
-    } else {
-      EXPECT_EQ(result.error().code, codes::k_normalize_not_definition) << text;
-    }
+  for (const std::string_view text :
+       {R"([1, 2])", R"({"inputs": 3, "outputs": {}})", R"({"inputs": {}, "outputs": null})"}) {
+    auto result = normalize_definition(parse_or_die(text), {}, python());
+    ASSERT_FALSE(result.has_value()) << text;
+    EXPECT_EQ(result.error().code, codes::k_normalize_not_definition) << text;
   }
+}
+
+TEST(Normalize, WrongTypesInsideADefinitionAreLeftForTheValidator) {
+  const std::string_view text = R"({"name": "x", "inputs": {"a": 5}, "outputs": {"y": [1]},
+                                    "axes": 7, "reference": 12, "constraints": "no"})";
+  const JsonDocument document = parse_or_die(text);
+  auto result = normalize_definition(document, {}, python());
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(result->document, document.root) << "nothing is guessed on malformed parts";
+  ASSERT_EQ(result->findings.size(), 1U) << describe(result->findings);
+  EXPECT_EQ(result->findings[0].diagnostic.code, codes::k_normalize_n16);
+  EXPECT_EQ(result->findings[0].kind, FindingKind::question);
 }
 
 // --- rules table, decisions file ---
