@@ -604,7 +604,7 @@ private:
 
   // --- N12 ---
 
-  std::optional<std::int64_t> const_value(std::string_view token) {
+  std::optional<std::int64_t> const_value(std::string_view token) const {
     if (is_integer_literal(token)) {
       return std::stoll(std::string(token));
     }
@@ -967,6 +967,79 @@ private:
 
   // --- A3b-1, N2 ---
 
+  // How the `run` wrapper passes the inputs to the entry (A3b-1, N2).
+  struct EntryBinding {
+    std::vector<std::string> arguments; // "param=value", or a value for positional-only ones
+    std::vector<std::string> renamed;   // "input → param", passed by position (N2)
+    std::vector<std::string> from_axes; // "param=value" from const axes (N2)
+    std::vector<std::string> unbound;   // required parameters nothing supplies
+    std::vector<std::string> ignored;   // inputs the entry does not take
+  };
+
+  EntryBinding bind_entry(const std::vector<std::string>& input_names) const {
+    EntryBinding binding;
+    std::set<std::string> parameter_names;
+    for (const auto& p : m_entry->parameters) {
+      parameter_names.insert(p.name);
+    }
+    std::set<std::string> used;
+    const auto positional_count = static_cast<std::size_t>(
+        std::count_if(m_entry->parameters.begin(), m_entry->parameters.end(),
+                      [](const auto& p) { return p.kind != ParameterKind::keyword_only; }));
+    std::size_t position = 0;
+    bool positional_gap = false;
+    for (const auto& p : m_entry->parameters) {
+      const bool positional = p.kind != ParameterKind::keyword_only;
+      std::string value;
+      if (decisions_supply(p.name)) {
+        value = m_decisions->run_arguments.at(p.name);
+      } else if (std::find(input_names.begin(), input_names.end(), p.name) != input_names.end()) {
+        value = p.name;
+        used.insert(p.name);
+      } else if (p.has_default == HasDefault::yes) {
+        positional_gap = positional_gap || p.kind == ParameterKind::positional_only;
+        position += positional ? 1 : 0;
+        continue;
+      } else if (m_absent_inputs.contains(p.name)) {
+        value = "None";
+      } else if (const auto axis_value = const_value(p.name); axis_value && enabled("N2")) {
+        value = std::to_string(*axis_value);
+        binding.from_axes.push_back(fmt::format("{}={}", p.name, value));
+      } else if (positional && positional_count == m_original_inputs.size() &&
+                 position < m_original_inputs.size() &&
+                 !parameter_names.contains(m_original_inputs[position]) &&
+                 std::find(input_names.begin(), input_names.end(), m_original_inputs[position]) !=
+                     input_names.end() &&
+                 !used.contains(m_original_inputs[position]) && enabled("N2")) {
+        value = m_original_inputs[position];
+        used.insert(value);
+        binding.renamed.push_back(fmt::format("{} → {}", value, p.name));
+      } else {
+        binding.unbound.push_back(p.name);
+      }
+      position += positional ? 1 : 0;
+      if (p.kind == ParameterKind::positional_only) {
+        if (positional_gap) {
+          binding.unbound.push_back(p.name);
+        }
+        binding.arguments.push_back(value);
+      } else {
+        binding.arguments.push_back(fmt::format("{}={}", p.name, value));
+      }
+    }
+    for (const auto& input : input_names) {
+      if (used.contains(input) || decisions_supply(input)) {
+        continue;
+      }
+      if (m_entry->has_var_keyword && !parameter_names.contains(input)) {
+        binding.arguments.push_back(fmt::format("{}={}", input, input));
+        continue;
+      }
+      binding.ignored.push_back(input);
+    }
+    return binding;
+  }
+
   void entry_point() {
     if (!m_structure) {
       return;
@@ -1004,70 +1077,8 @@ private:
       }
       input_names.push_back(input);
     }
-    std::set<std::string> parameter_names;
-    for (const auto& p : m_entry->parameters) {
-      parameter_names.insert(p.name);
-    }
-    std::set<std::string> used;
-    std::vector<std::string> arguments;
-    std::vector<std::string> renamed;
-    std::vector<std::string> from_axes;
-    std::vector<std::string> unbound;
-    const auto positional_count = static_cast<std::size_t>(
-        std::count_if(m_entry->parameters.begin(), m_entry->parameters.end(),
-                      [](const auto& p) { return p.kind != ParameterKind::keyword_only; }));
-    std::size_t position = 0;
-    bool positional_gap = false;
-    for (const auto& p : m_entry->parameters) {
-      const bool positional = p.kind != ParameterKind::keyword_only;
-      std::string value;
-      if (decisions_supply(p.name)) {
-        value = m_decisions->run_arguments.at(p.name);
-      } else if (std::find(input_names.begin(), input_names.end(), p.name) != input_names.end()) {
-        value = p.name;
-        used.insert(p.name);
-      } else if (p.has_default == HasDefault::yes) {
-        positional_gap = positional_gap || p.kind == ParameterKind::positional_only;
-        position += positional ? 1 : 0;
-        continue;
-      } else if (m_absent_inputs.contains(p.name)) {
-        value = "None";
-      } else if (const auto axis_value = const_value(p.name); axis_value && enabled("N2")) {
-        value = std::to_string(*axis_value);
-        from_axes.push_back(fmt::format("{}={}", p.name, value));
-      } else if (positional && positional_count == m_original_inputs.size() &&
-                 position < m_original_inputs.size() &&
-                 !parameter_names.contains(m_original_inputs[position]) &&
-                 std::find(input_names.begin(), input_names.end(), m_original_inputs[position]) !=
-                     input_names.end() &&
-                 !used.contains(m_original_inputs[position]) && enabled("N2")) {
-        value = m_original_inputs[position];
-        used.insert(value);
-        renamed.push_back(fmt::format("{} → {}", value, p.name));
-      } else {
-        unbound.push_back(p.name);
-      }
-      position += positional ? 1 : 0;
-      if (p.kind == ParameterKind::positional_only) {
-        if (positional_gap) {
-          unbound.push_back(p.name);
-        }
-        arguments.push_back(value);
-      } else {
-        arguments.push_back(fmt::format("{}={}", p.name, value));
-      }
-    }
-    std::vector<std::string> ignored;
-    for (const auto& input : input_names) {
-      if (used.contains(input) || decisions_supply(input)) {
-        continue;
-      }
-      if (m_entry->has_var_keyword && !parameter_names.contains(input)) {
-        arguments.push_back(fmt::format("{}={}", input, input));
-        continue;
-      }
-      ignored.push_back(input);
-    }
+    const EntryBinding binding = bind_entry(input_names);
+    const auto& [arguments, renamed, from_axes, unbound, ignored] = binding;
     if (!unbound.empty()) {
       question(codes::k_normalize_n2, "/reference",
                fmt::format("the entry '{}' requires {} but no input supplies {}", m_entry->name,

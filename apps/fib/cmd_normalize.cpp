@@ -92,7 +92,7 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
   auto* check = sub->add_flag("--check", command->check,
                               "Write nothing; print the diff of each file that would change; "
                               "exit 1 if any would");
-  auto* diff = sub->add_flag("--diff", command->diff, "Print a unified diff of every change");
+  sub->add_flag("--diff", command->diff, "Print a unified diff of every change");
   in_place->excludes(output_dir);
   check->excludes(in_place)->excludes(output_dir);
   sub->add_option("--decisions", command->decisions,
@@ -111,7 +111,6 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
                 "Leave out notes (M rules applied); warnings, questions, per-file status lines and "
                 "the summary are still printed");
   sub->footer(k_normalize_footer);
-  (void)diff;
   return command;
 }
 
