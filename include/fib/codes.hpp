@@ -45,6 +45,7 @@ namespace codes {
 inline constexpr std::string_view k_io_read = "io.read";
 inline constexpr std::string_view k_io_not_found = "io.not-found";
 inline constexpr std::string_view k_io_too_large = "io.too-large";
+inline constexpr std::string_view k_io_unsafe_path = "io.unsafe-path";
 inline constexpr std::string_view k_io_write = "io.write";
 inline constexpr std::string_view k_json_parse = "json.parse";
 inline constexpr std::string_view k_json_too_deep = "json.too-deep";
@@ -135,6 +136,15 @@ inline constexpr std::string_view k_normalize_decision = "normalize.decision";
 inline constexpr std::string_view k_normalize_decisions_invalid = "normalize.decisions-invalid";
 inline constexpr std::string_view k_normalize_not_definition = "normalize.not-a-definition";
 inline constexpr std::string_view k_normalize_output_collision = "normalize.output-collision";
+inline constexpr std::string_view k_stage_conflict = "stage.conflict";
+inline constexpr std::string_view k_stage_name_taken = "stage.name-taken";
+inline constexpr std::string_view k_stage_not_definition = "stage.not-a-definition";
+inline constexpr std::string_view k_stage_unsafe_name = "stage.unsafe-name";
+inline constexpr std::string_view k_tag_clash = "tag.clash";
+inline constexpr std::string_view k_tag_malformed = "tag.malformed";
+inline constexpr std::string_view k_tag_manifest_invalid = "tag.manifest-invalid";
+inline constexpr std::string_view k_tag_not_definition = "tag.not-a-definition";
+inline constexpr std::string_view k_tag_unknown_namespace = "tag.unknown-namespace";
 } // namespace codes
 
 } // namespace fib
