@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "normalize_flags.hpp"
 #include "render.hpp"
 
 #include <fib/atomic_file.hpp>
@@ -134,44 +135,14 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
   for (const auto& path : command.paths) {
     options.paths.emplace_back(path);
   }
-  for (const auto& id : command.disabled_rules) {
-    const NormalizeRule* rule = find_normalize_rule(id);
-    if (rule == nullptr) {
-      return usage(
-          fmt::format("--no-rule: unknown rule '{}' (see fib normalize --list-rules)", id));
-    }
-    if (rule->id == "N20") {
-      return usage("--no-rule: rule N20 belongs to `fib stage`, not to normalize");
-    }
-    if (rule->level != RuleLevel::heuristic) {
-      return usage(fmt::format("--no-rule: rule {} is level {}; only W rules can be switched off",
-                               rule->id, to_string(rule->level)));
-    }
-    options.rules.disabled_rules.insert(std::string(rule->id));
+  if (auto error = apply_disabled_rules(command.disabled_rules, options.rules)) {
+    write_line(stderr, render_text(*error));
+    return k_exit_usage;
   }
   options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
   NormalizeDecisions decisions;
-  if (!command.decisions.empty()) {
-    auto text = read_text_file(command.decisions);
-    if (!text) {
-      write_line(stderr, render_text(text.error()));
-      return k_exit_environment;
-    }
-    DiagnosticList sink;
-    auto document = parse_json(*text, command.decisions, sink);
-    if (!document) {
-      write_line(stderr, render_text(document.error()));
-      return k_exit_usage;
-    }
-    auto parsed = parse_normalize_decisions(*document, sink);
-    for (const auto& d : sink.items()) {
-      write_line(stderr, render_text(d));
-    }
-    if (!parsed) {
-      return k_exit_usage;
-    }
-    decisions = std::move(*parsed);
-    options.rules.decisions = &decisions;
+  if (auto stop = load_decisions(command.decisions, decisions, options.rules)) {
+    return *stop;
   }
   NormalizeMode mode = NormalizeMode::stdout_json;
   if (command.check) {

@@ -35,4 +35,10 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app);
 bool normalize_selected(const NormalizeCommand& command);
 int run_normalize(const NormalizeCommand& command, python::Runtime& python);
 
+struct StageCommand;
+std::shared_ptr<StageCommand> register_stage(CLI::App& app);
+bool stage_selected(const StageCommand& command);
+// Python starts only with --normalize.
+int run_stage(const StageCommand& command, python::Runtime& python);
+
 } // namespace fib::app

@@ -7,7 +7,11 @@
 
 #include <fib/expected.hpp>
 
+#include <cstdint>
+
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace fib {
@@ -23,5 +27,66 @@ enum class Overwrite { allowed, forbidden };
 Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,
                                                       std::string_view content,
                                                       Overwrite overwrite);
+
+// --- Writing below a directory without following symbolic links ---
+//
+// A tool that writes into a directory it does not own (a dataset clone) must not be led outside it
+// by a symbolic link placed there. A DirectoryHandle is an open directory; every step below it
+// goes through openat(2) with O_NOFOLLOW, so a link anywhere on the way is refused
+// (`io.unsafe-path`) instead of followed, and a link swapped in after a check cannot redirect the
+// write either.
+
+enum class CreateMissing { no, yes };
+
+class DirectoryHandle {
+public:
+  DirectoryHandle() = default;
+  DirectoryHandle(int fd, std::filesystem::path path) : m_fd(fd), m_path(std::move(path)) {}
+  ~DirectoryHandle();
+  DirectoryHandle(DirectoryHandle&& other) noexcept;
+  DirectoryHandle& operator=(DirectoryHandle&& other) noexcept;
+  DirectoryHandle(const DirectoryHandle&) = delete;
+  DirectoryHandle& operator=(const DirectoryHandle&) = delete;
+
+  int fd() const { return m_fd; }
+  // The path it was opened by, for messages.
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  int m_fd = -1;
+  std::filesystem::path m_path;
+};
+
+// Opens `root` itself, following links (the root is the caller's choice). Errors: `io.not-found`
+// when it does not exist, `io.read` when it is not a directory or cannot be opened.
+Expected<DirectoryHandle> open_directory(const std::filesystem::path& root);
+
+// Opens the subdirectory `name` (one path segment, checked by the caller) of `parent`, creating it
+// (mode 0777 & ~umask) with CreateMissing::yes. Returns std::nullopt when it is missing and
+// CreateMissing::no. Errors: `io.unsafe-path` when `name` is a symbolic link or not a directory,
+// `io.read` / `io.write` for other failures.
+Expected<std::optional<DirectoryHandle>>
+open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMissing create);
+
+// Reads the regular file `name` in `directory` without following a link. std::nullopt when it does
+// not exist. Errors: `io.unsafe-path` for a symbolic link or anything but a regular file,
+// `io.too-large` above `max_bytes`, `io.read`.
+Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
+                                                  std::string_view name, std::uintmax_t max_bytes);
+
+// write_file_atomically for the entry `name` of `directory`: the temporary `.fib-XXXXXX` is created
+// there with O_EXCL|O_NOFOLLOW and renamed (Overwrite::allowed) or linked (Overwrite::forbidden:
+// `io.write` "already exists" when the name is taken) onto `name`; renaming replaces a link named
+// `name` instead of writing through it. Returns the path of the written file.
+Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& directory,
+                                                         std::string_view name,
+                                                         std::string_view content,
+                                                         Overwrite overwrite);
+
+// Test hook (docs/architecture.md): when the environment variable FIB_FAULT_INJECTION is
+// `kill-before-rename`, every atomic write kills its own process with SIGKILL after the temporary
+// file is complete and before it takes the target's name: the state a crash at the worst moment
+// leaves behind.
+inline constexpr std::string_view k_fault_injection_variable = "FIB_FAULT_INJECTION";
 
 } // namespace fib
