@@ -228,11 +228,12 @@ open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMi
       return std::optional<DirectoryHandle>(DirectoryHandle(fd, path));
     }
     const int error = errno;
-    if (error == ELOOP) {
-      return unexpected(unsafe_path(path, "is a symbolic link"));
-    }
-    if (error == ENOTDIR) {
-      return unexpected(unsafe_path(path, "is not a directory"));
+    if (error == ELOOP || error == ENOTDIR) {
+      // With O_DIRECTORY, Linux reports a link as ENOTDIR: ask what the entry is.
+      struct stat info {};
+      const bool link = ::fstatat(parent.fd(), entry.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+                        S_ISLNK(info.st_mode);
+      return unexpected(unsafe_path(path, link ? "is a symbolic link" : "is not a directory"));
     }
     if (error != ENOENT) {
       return unexpected(io_error(codes::k_io_read, path, "cannot open the directory", error));

@@ -137,7 +137,7 @@ bool is_long_text(const Json& value) {
 std::string short_value(const Json& value) {
   if (is_long_text(value)) {
     const auto lines = count_lines(value.get_ref<const std::string&>());
-    return fmt::format("text of {} line{}", lines, lines == 1 ? "" : "s");
+    return fmt::format("{} line{}", lines, lines == 1 ? "" : "s");
   }
   return json_excerpt(value);
 }
@@ -189,7 +189,7 @@ void diff_at(const Json& a, const Json& b, const std::string& pointer,
       std::set_difference(sb->begin(), sb->end(), sa->begin(), sa->end(),
                           std::back_inserter(only_b));
       if (!only_a.empty() || !only_b.empty()) {
-        out.push_back({pointer, "only " + join(only_a), "only " + join(only_b)});
+        out.push_back({pointer, "only " + join(only_a), "only " + join(only_b), ""});
       }
       return;
     }
@@ -199,14 +199,14 @@ void diff_at(const Json& a, const Json& b, const std::string& pointer,
       const auto child = pointer_append(pointer, key);
       const auto it = b.find(key);
       if (it == b.end()) {
-        out.push_back({child, short_value(value), "(absent)"});
+        out.push_back({child, short_value(value), "(absent)", ""});
       } else {
         diff_at(value, *it, child, out);
       }
     }
     for (const auto& [key, value] : b.items()) {
       if (!a.contains(key)) {
-        out.push_back({pointer_append(pointer, key), "(absent)", short_value(value)});
+        out.push_back({pointer_append(pointer, key), "(absent)", short_value(value), ""});
       }
     }
     if (ordered_keys(pointer)) {
@@ -214,7 +214,7 @@ void diff_at(const Json& a, const Json& b, const std::string& pointer,
       const auto kb = keys_of(b);
       if (ka != kb && std::set<std::string>(ka.begin(), ka.end()) ==
                           std::set<std::string>(kb.begin(), kb.end())) {
-        out.push_back({pointer, "order " + join(ka), "order " + join(kb)});
+        out.push_back({pointer, "order " + join(ka), "order " + join(kb), ""});
       }
     }
     return;
@@ -231,19 +231,19 @@ void diff_at(const Json& a, const Json& b, const std::string& pointer,
   if (a.is_string() && b.is_string() && (is_long_text(a) || is_long_text(b))) {
     const auto& ta = a.get_ref<const std::string&>();
     const auto& tb = b.get_ref<const std::string&>();
-    out.push_back({pointer, short_value(a),
-                   fmt::format("{} ({})", short_value(b), text_change_summary(ta, tb))});
+    out.push_back({pointer, short_value(a), short_value(b), text_change_summary(ta, tb)});
     return;
   }
-  out.push_back({pointer, short_value(a), short_value(b)});
+  out.push_back({pointer, short_value(a), short_value(b), ""});
 }
 
 std::string render_differences(const std::vector<FieldDifference>& differences,
                                std::string_view staged_label, std::string_view incoming_label) {
   std::string out;
   for (const auto& d : differences) {
-    out += fmt::format("\n{}: {} ({}) vs {} ({})", d.pointer.empty() ? "/" : d.pointer, d.staged,
-                       staged_label, d.incoming, incoming_label);
+    out += fmt::format("\n{}: {} ({}) vs {} ({}){}", d.pointer.empty() ? "/" : d.pointer, d.staged,
+                       staged_label, d.incoming, incoming_label,
+                       d.detail.empty() ? "" : ": " + d.detail);
   }
   return out;
 }
@@ -680,6 +680,17 @@ private:
                  without_keys(candidate.document, without_tags), "")) {
       entry.action = StageAction::unchanged;
       return;
+    }
+    const auto staged_models = model_tags(document->root);
+    const auto incoming_models = model_tags(candidate.document);
+    if (!staged_models.empty() && !incoming_models.empty() && staged_models != incoming_models) {
+      Diagnostic clash =
+          entry_diagnostic(codes::k_tag_clash, entry.source,
+                           fmt::format("model tags clash: the staged copy has {}, this input {}",
+                                       join(staged_models), join(incoming_models)),
+                           "/tags");
+      clash.hint = "one definition can serve several models: tag it with each (fib tag add)";
+      entry.diagnostics.push_back(std::move(clash));
     }
     entry.differences = diff_definitions(document->root, candidate.document);
     Diagnostic d =

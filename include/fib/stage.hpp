@@ -39,11 +39,12 @@ std::string unsafe_segment_reason(std::string_view segment);
 
 // One difference between two definitions, for people: the JSON pointer where they differ and the
 // two sides, rendered short (`(absent)` when a side lacks the value; long or multi-line text is
-// summarized as "text, N lines").
+// summarized by their line counts, with a `detail`).
 struct FieldDifference {
   std::string pointer;
   std::string staged;   // the existing (or first) side
   std::string incoming; // the side being staged
+  std::string detail;   // for texts: "N lines removed, M added"; "" otherwise
 };
 
 // Every difference between `staged` and `incoming`, in document order: keys only on one side,
