@@ -35,4 +35,9 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app);
 bool normalize_selected(const NormalizeCommand& command);
 int run_normalize(const NormalizeCommand& command, python::Runtime& python);
 
+struct TagCommand;
+std::shared_ptr<TagCommand> register_tag(CLI::App& app);
+bool tag_selected(const TagCommand& command);
+int run_tag(const TagCommand& command);
+
 } // namespace fib::app

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     auto validate_render = register_validate_render(app);
     auto validate_merge = register_validate_merge(app);
     auto normalize = register_normalize(app);
+    auto tag = register_tag(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -86,6 +87,9 @@ int main(int argc, char** argv) {
     }
     if (normalize_selected(*normalize)) {
       return run_normalize(*normalize, python);
+    }
+    if (tag_selected(*tag)) {
+      return run_tag(*tag);
     }
     return k_exit_usage;
   } catch (const std::exception& e) {
