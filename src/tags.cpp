@@ -748,9 +748,8 @@ std::vector<Diagnostic> tag_clashes(const std::vector<std::string>& added,
                                                "models",
                                                tag, fmt::join(others, ", ")));
     d.pointer = "/tags";
-    d.hint = fmt::format("if the new tag replaces the old one, run `fib tag remove {}` first (or "
-                         "`fib tag remove 'model:*'`)",
-                         others.front());
+    d.hint = fmt::format("if {} replaces {}, remove the old tag: fib tag remove {} --file FILE",
+                         tag, others.front(), others.front());
     out.push_back(std::move(d));
   }
   return out;
