@@ -76,20 +76,26 @@ Examples:
 
 void add_selection_options(CLI::App& sub, TagCommand& command) {
   auto* file = sub.add_option("--file", command.files, "A definition file (repeatable)")
+                   ->type_name("FILE")
                    ->allow_extra_args(false);
   auto* dataset = sub.add_option("--dataset", command.dataset,
-                                 "A dataset root: its definitions/<op_type>/<name>.json files");
+                                 "A dataset root: its definitions/<op_type>/<name>.json files")
+                      ->type_name("DIR");
   auto* manifest = sub.add_option("--manifest", command.manifest,
-                                  "A `fib stage --manifest` file: the files it staged");
+                                  "A `fib stage --manifest` file: the files it staged")
+                       ->type_name("FILE");
   file->excludes(dataset)->excludes(manifest);
   sub.add_option("--op-type", command.op_types, "Only files of this op_type directory (repeatable)")
+      ->type_name("OP")
       ->allow_extra_args(false);
   sub.add_option("--name", command.names,
                  "Only files whose name (without .json) matches this glob (repeatable)")
+      ->type_name("GLOB")
       ->allow_extra_args(false);
   sub.add_option("--since", command.since,
                  "Only files modified at or after TIME (epoch seconds or ISO-8601; UTC unless "
-                 "an offset is given)");
+                 "an offset is given)")
+      ->type_name("TIME");
 }
 
 int usage(std::string message) {
@@ -218,6 +224,7 @@ std::shared_ptr<TagCommand> register_tag(CLI::App& app) {
   command->add = sub->add_subcommand("add", "Add tags (checked against the namespaces) to the "
                                             "selected definitions");
   command->add->add_option("tags", command->tags, "Tags to add, e.g. model:llama-3.1-8b tp:2")
+      ->type_name("TAG")
       ->required();
   add_selection_options(*command->add, *command);
   command->add->add_flag("--dry-run", command->dry_run,
@@ -233,6 +240,7 @@ std::shared_ptr<TagCommand> register_tag(CLI::App& app) {
       ->add_option("tags", command->tags,
                    "Tags to remove; NAMESPACE:* removes a "
                    "whole namespace")
+      ->type_name("TAG")
       ->required();
   add_selection_options(*command->remove, *command);
   command->remove->add_flag("--dry-run", command->dry_run,
@@ -244,6 +252,7 @@ std::shared_ptr<TagCommand> register_tag(CLI::App& app) {
       "list", "Count the selected definitions per tag namespace and per tag (stdout)");
   add_selection_options(*command->list, *command);
   command->list->add_option("--format", command->format, "text (a table) or json")
+      ->type_name("FORMAT")
       ->check(CLI::IsMember({"text", "json"}));
   command->list->footer(
       "JSON: {\"files\": N, \"namespaces\": {NS: files}, \"tags\": {TAG: files}}; bare flags "
