@@ -842,10 +842,6 @@ TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditO
       out.status = TagFileStatus::skipped;
     };
     [&] {
-      if (auto unsafe = check_tag_write_path(selected)) {
-        skip(std::move(*unsafe));
-        return;
-      }
       auto text = read_text_file(selected.path);
       if (!text) {
         skip(text.error());
@@ -877,6 +873,12 @@ TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditO
                           std::back_inserter(out.removed));
       if (out.added.empty() && out.removed.empty()) {
         return; // unchanged: the file keeps its bytes and its modification time
+      }
+      // Checked right before the write (and under --dry-run, which previews it): a link whose
+      // file needs no change is harmless.
+      if (auto unsafe = check_tag_write_path(selected)) {
+        skip(std::move(*unsafe));
+        return;
       }
       for (auto& d : tag_clashes(out.added, after)) {
         out.diagnostics.push_back(with_place(std::move(d), selected.path, "/tags"));

@@ -185,7 +185,8 @@ struct TagSummary {
 // change is not rewritten (its bytes and modification time stay); a changed one is written as
 // canonical JSON (2-space indent, UTF-8, trailing newline) atomically, unless TagDryRun::yes.
 // Skipped files: unreadable (`io.*`), not JSON (`json.parse`), not a definition
-// (`tag.not-a-definition`, `schema.type`), unsafe to write (`io.unsafe-path`).
+// (`tag.not-a-definition`, `schema.type`), or in need of a change but unsafe to write
+// (check_tag_write_path: `io.unsafe-path`, also under TagDryRun::yes).
 TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditOptions& options,
                           const std::function<void(const TaggedFile&)>& on_file);
 

@@ -160,6 +160,15 @@ TEST(TagCheck, NamespaceTableIsSortedAndFindable) {
   EXPECT_EQ(tag_namespace_of("fused"), "");
 }
 
+TEST(TagCheck, EveryNamespaceIsInTheDocsTable) {
+  const std::string doc = read_file(std::filesystem::path(FIB_SOURCE_DIR) / "docs" / "tag.md");
+  ASSERT_FALSE(doc.empty());
+  for (const auto& space : tag_namespaces()) {
+    EXPECT_NE(doc.find("| `" + std::string(space.name) + "` |"), std::string::npos)
+        << "docs/tag.md has no table row for the namespace " << space.name;
+  }
+}
+
 // --- Editing ---
 
 using Tags = std::vector<std::string>;
@@ -666,6 +675,20 @@ TEST(TagFiles, NonDefinitionsAndLinksAreSkipped) {
   EXPECT_EQ(only(results[4]).first, codes::k_io_not_found);
   EXPECT_EQ(read_file(target), R"({"name": "n"})");
   EXPECT_EQ(read_file(array), "[]");
+}
+
+TEST(TagFiles, LinksNeedingNoChangeAreNotRefused) {
+  const TempDir dir;
+  const auto target = dir.write("target.json", R"({"name": "n", "tags": ["fused"]})");
+  std::filesystem::create_symlink(target, dir.path() / "link.json");
+  const auto results = edit({{dir.path() / "link.json", {}, {}}}, TagAction::add, {"fused"});
+  EXPECT_EQ(results[0].status, TagFileStatus::unchanged);
+  EXPECT_TRUE(results[0].diagnostics.empty());
+  const auto dry =
+      edit({{dir.path() / "link.json", {}, {}}}, TagAction::add, {"mla"}, TagDryRun::yes);
+  EXPECT_EQ(dry[0].status, TagFileStatus::skipped);
+  ASSERT_EQ(dry[0].diagnostics.size(), 1u);
+  EXPECT_EQ(dry[0].diagnostics[0].code, codes::k_io_unsafe_path);
 }
 
 // --- Inventory ---
