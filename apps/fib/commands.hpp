@@ -41,4 +41,9 @@ bool stage_selected(const StageCommand& command);
 // Python starts only with --normalize.
 int run_stage(const StageCommand& command, python::Runtime& python);
 
+struct TagCommand;
+std::shared_ptr<TagCommand> register_tag(CLI::App& app);
+bool tag_selected(const TagCommand& command);
+int run_tag(const TagCommand& command);
+
 } // namespace fib::app

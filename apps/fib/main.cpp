@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     auto validate_merge = register_validate_merge(app);
     auto normalize = register_normalize(app);
     auto stage = register_stage(app);
+    auto tag = register_tag(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -90,6 +91,9 @@ int main(int argc, char** argv) {
     }
     if (stage_selected(*stage)) {
       return run_stage(*stage, python);
+    }
+    if (tag_selected(*tag)) {
+      return run_tag(*tag);
     }
     return k_exit_usage;
   } catch (const std::exception& e) {
