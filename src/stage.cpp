@@ -6,6 +6,7 @@
 #include "detail/file_walk.hpp"
 
 #include <fib/codes.hpp>
+#include <fib/tags.hpp>
 #include <fib/text_diff.hpp>
 
 #include <fmt/format.h>
@@ -502,6 +503,7 @@ private:
         return;
       }
     }
+    report_malformed_tags(entry, result);
     if (const auto models = model_tags(result); models.size() > 1) {
       Diagnostic d = entry_diagnostic(
           codes::k_tag_clash, file,
@@ -512,6 +514,29 @@ private:
     entry.incoming_text = canonical_json_text(result);
     entry.action = StageAction::added; // until compared
     m_candidates.push_back(Candidate{index, std::move(result)});
+  }
+
+  // Tags the dump carries are staged as they are; malformed ones are pointed out as notes: the
+  // dumper's templates themselves write scheme names such as `quantization:nvfp4`.
+  static void report_malformed_tags(StageEntry& entry, const Json& document) {
+    const auto tags = document.find("tags");
+    if (tags == document.end() || !tags->is_array()) {
+      return;
+    }
+    for (std::size_t i = 0; i < tags->size(); ++i) {
+      const Json& tag = (*tags)[i];
+      if (!tag.is_string()) {
+        continue;
+      }
+      auto problem = check_tag(tag.get_ref<const std::string&>());
+      if (problem && problem->code == codes::k_tag_malformed) {
+        problem->severity = Severity::note;
+        problem->file = entry.source;
+        problem->pointer = pointer_append("/tags", i);
+        problem->hint = "fix it with fib tag remove/add after staging";
+        entry.diagnostics.push_back(std::move(*problem));
+      }
+    }
   }
 
   void mark_conflict(StageEntry& entry, Diagnostic diagnostic) {

@@ -885,7 +885,7 @@ TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditO
       }
       out.status = TagFileStatus::changed;
       out.new_text = canonical_json_text(with_tags(document->root, after));
-      if (options.dry_run == TagDryRun::yes) {
+      if (options.dry_run == DryRun::yes) {
         return;
       }
       if (auto written = write_file_atomically(selected.path, out.new_text, Overwrite::allowed);

@@ -187,7 +187,7 @@ int run_edit(const TagCommand& command, const TagSelection& selection, int selec
   TagEditOptions options;
   options.action = adding ? TagAction::add : TagAction::remove;
   options.tags = command.tags;
-  options.dry_run = command.dry_run ? TagDryRun::yes : TagDryRun::no;
+  options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
   const auto on_file = [&](const TaggedFile& file) {
     for (const auto& d : file.diagnostics) {
       write_line(stderr, render_text(d));

@@ -20,6 +20,9 @@ namespace fib {
 
 enum class Overwrite { allowed, forbidden };
 
+// For commands that can show what they would write instead of writing it.
+enum class DryRun { no, yes };
+
 // Writes `content` to `target` atomically, creating missing parent directories. With
 // Overwrite::forbidden an existing target is left alone and the error is `report.exists`
 // (checked atomically: the final step is link(2), which fails if the name exists). Other

@@ -60,7 +60,6 @@ enum class OnConflict { fail, skip, overwrite };
 std::string_view to_string(OnConflict mode);
 
 enum class StageNormalize { no, yes };
-enum class DryRun { no, yes };
 
 struct StageOptions {
   // Definition files, or directories searched recursively for *.json (sorted; symbolic links to

@@ -4,6 +4,7 @@
 // glob, modification time or a `fib stage` manifest), and the inventory behind `fib tag list`.
 // docs/tag.md describes the rules; nothing here prints.
 
+#include <fib/atomic_file.hpp>
 #include <fib/diagnostic.hpp>
 #include <fib/expected.hpp>
 #include <fib/json_io.hpp>
@@ -152,12 +153,10 @@ std::optional<Diagnostic> check_tag_write_path(const SelectedFile& file);
 
 // --- Editing files ---
 
-enum class TagDryRun { no, yes };
-
 struct TagEditOptions {
   TagAction action = TagAction::add;
   std::vector<std::string> tags; // operands, already checked by the caller (check_tag)
-  TagDryRun dry_run = TagDryRun::no;
+  DryRun dry_run = DryRun::no;
 };
 
 enum class TagFileStatus { unchanged, changed, skipped };
@@ -183,10 +182,10 @@ struct TagSummary {
 
 // Edits each file in order and hands the outcome to `on_file`. A file whose set of tags does not
 // change is not rewritten (its bytes and modification time stay); a changed one is written as
-// canonical JSON (2-space indent, UTF-8, trailing newline) atomically, unless TagDryRun::yes.
+// canonical JSON (2-space indent, UTF-8, trailing newline) atomically, unless DryRun::yes.
 // Skipped files: unreadable (`io.*`), not JSON (`json.parse`), not a definition
 // (`tag.not-a-definition`, `schema.type`), or in need of a change but unsafe to write
-// (check_tag_write_path: `io.unsafe-path`, also under TagDryRun::yes).
+// (check_tag_write_path: `io.unsafe-path`, also under DryRun::yes).
 TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditOptions& options,
                           const std::function<void(const TaggedFile&)>& on_file);
 

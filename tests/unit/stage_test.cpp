@@ -493,3 +493,37 @@ TEST(Stage, AKillBeforeTheRenameLosesNothing) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+TEST(Stage, MalformedDumpTagsAreNotedAndKept) {
+  const Fixture f;
+  Json dump = make_definition("a");
+  dump["tags"].push_back("quantization:nvfp4");
+  dump["tags"].push_back("model:llama");
+  f.dump("a.json", dump);
+  const auto result = f.stage();
+  ASSERT_EQ(result.entries.size(), 1u);
+  const auto& entry = result.entries[0];
+  EXPECT_EQ(entry.action, StageAction::added);
+  ASSERT_TRUE(has_code(entry, codes::k_tag_malformed, "/tags/2"));
+  EXPECT_FALSE(has_code(entry, codes::k_tag_malformed, "/tags/3"));
+  EXPECT_EQ(entry.diagnostics[0].severity, Severity::note);
+  EXPECT_NE(read_file(f.dataset / "definitions/rmsnorm/a.json").find("quantization:nvfp4"),
+            std::string::npos);
+}
+
+TEST(Stage, TwoModelTagsOnOneInputAreAClash) {
+  const Fixture f;
+  Json dump = make_definition("a");
+  dump["tags"].push_back("model:llama-3.1-8b");
+  dump["tags"].push_back("model:qwen3");
+  f.dump("a.json", dump);
+  const auto result = f.stage();
+  ASSERT_EQ(result.entries.size(), 1u);
+  EXPECT_TRUE(has_code(result.entries[0], codes::k_tag_clash, "/tags"));
+}
+
+} // namespace
+} // namespace fib

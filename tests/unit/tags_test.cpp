@@ -579,7 +579,7 @@ TEST(TagSelect, WritePathSafety) {
 // --- Editing files ---
 
 std::vector<TaggedFile> edit(const std::vector<SelectedFile>& files, TagAction action, Tags tags,
-                             TagDryRun dry_run = TagDryRun::no) {
+                             DryRun dry_run = DryRun::no) {
   TagEditOptions options;
   options.action = action;
   options.tags = std::move(tags);
@@ -638,7 +638,7 @@ TEST(TagFiles, DryRunWritesNothing) {
   const TempDir dir;
   const std::string text = R"({"name": "n"})";
   const auto file = dir.write("d.json", text);
-  const auto results = edit({{file, {}, {}}}, TagAction::add, {"fused"}, TagDryRun::yes);
+  const auto results = edit({{file, {}, {}}}, TagAction::add, {"fused"}, DryRun::yes);
   EXPECT_EQ(results[0].status, TagFileStatus::changed);
   EXPECT_FALSE(results[0].written);
   EXPECT_EQ(results[0].original_text, text);
@@ -684,8 +684,7 @@ TEST(TagFiles, LinksNeedingNoChangeAreNotRefused) {
   const auto results = edit({{dir.path() / "link.json", {}, {}}}, TagAction::add, {"fused"});
   EXPECT_EQ(results[0].status, TagFileStatus::unchanged);
   EXPECT_TRUE(results[0].diagnostics.empty());
-  const auto dry =
-      edit({{dir.path() / "link.json", {}, {}}}, TagAction::add, {"mla"}, TagDryRun::yes);
+  const auto dry = edit({{dir.path() / "link.json", {}, {}}}, TagAction::add, {"mla"}, DryRun::yes);
   EXPECT_EQ(dry[0].status, TagFileStatus::skipped);
   ASSERT_EQ(dry[0].diagnostics.size(), 1u);
   EXPECT_EQ(dry[0].diagnostics[0].code, codes::k_io_unsafe_path);
