@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 namespace fib::testing {
@@ -78,6 +80,22 @@ TempDir::~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(m_path, ec);
   }
+}
+
+std::string read_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<std::string> tree(const std::filesystem::path& root) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    names.push_back(entry.path().lexically_relative(root).generic_string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::filesystem::path TempDir::write(const std::filesystem::path& relative,

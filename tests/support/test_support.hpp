@@ -35,6 +35,12 @@ std::vector<std::string> error_codes(const DiagnosticList& list);
 // ../shared/corpus seen from the source tree, or an empty path when absent (tests then skip).
 std::filesystem::path corpus_dir();
 
+// The whole content of `file` ("" when it cannot be read).
+std::string read_file(const std::filesystem::path& file);
+
+// Every entry below `root` (symbolic links listed, not followed), relative, generic form, sorted.
+std::vector<std::string> tree(const std::filesystem::path& root);
+
 // A fresh directory under the system temp dir, removed on destruction unless the test failed.
 class TempDir {
 public:

@@ -15,24 +15,9 @@
 namespace fib {
 namespace {
 
+using testing::read_file;
 using testing::TempDir;
-
-std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-// Every entry below `root`, relative, sorted.
-std::vector<std::string> entries(const std::filesystem::path& root) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    names.push_back(std::filesystem::relative(entry.path(), root).string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using testing::tree;
 
 TEST(AtomicFile, WritesContent) {
   const TempDir dir;
@@ -42,7 +27,7 @@ TEST(AtomicFile, WritesContent) {
   ASSERT_TRUE(written.has_value()) << written.error().message;
   EXPECT_EQ(*written, target);
   EXPECT_EQ(read_file(target), content);
-  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"report.json"});
+  EXPECT_EQ(tree(dir.path()), std::vector<std::string>{"report.json"});
 }
 
 TEST(AtomicFile, OverwriteAllowedReplacesTheFile) {
@@ -50,7 +35,7 @@ TEST(AtomicFile, OverwriteAllowedReplacesTheFile) {
   const auto target = dir.write("out.txt", "old");
   ASSERT_TRUE(write_file_atomically(target, "new", Overwrite::allowed).has_value());
   EXPECT_EQ(read_file(target), "new");
-  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"out.txt"});
+  EXPECT_EQ(tree(dir.path()), std::vector<std::string>{"out.txt"});
 }
 
 TEST(AtomicFile, OverwriteForbiddenKeepsTheExistingFile) {
@@ -62,7 +47,7 @@ TEST(AtomicFile, OverwriteForbiddenKeepsTheExistingFile) {
   EXPECT_EQ(written.error().file, target);
   EXPECT_EQ(read_file(target), "old");
   // The temporary file is gone too.
-  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"report.json"});
+  EXPECT_EQ(tree(dir.path()), std::vector<std::string>{"report.json"});
 }
 
 TEST(AtomicFile, LongFileNameWorks) {
@@ -75,7 +60,7 @@ TEST(AtomicFile, LongFileNameWorks) {
     ASSERT_TRUE(written.has_value()) << written.error().message;
     EXPECT_EQ(read_file(target), "content");
   }
-  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{name});
+  EXPECT_EQ(tree(dir.path()), std::vector<std::string>{name});
 }
 
 TEST(AtomicFile, CreatesParentDirectories) {
@@ -83,8 +68,7 @@ TEST(AtomicFile, CreatesParentDirectories) {
   const auto target = dir.path() / "a" / "b" / "c" / "report.txt";
   ASSERT_TRUE(write_file_atomically(target, "text", Overwrite::forbidden).has_value());
   EXPECT_EQ(read_file(target), "text");
-  EXPECT_EQ(entries(dir.path()),
-            (std::vector<std::string>{"a", "a/b", "a/b/c", "a/b/c/report.txt"}));
+  EXPECT_EQ(tree(dir.path()), (std::vector<std::string>{"a", "a/b", "a/b/c", "a/b/c/report.txt"}));
 }
 
 TEST(AtomicFile, UnwritablePlaceIsAnIoWriteError) {
@@ -96,7 +80,7 @@ TEST(AtomicFile, UnwritablePlaceIsAnIoWriteError) {
   ASSERT_FALSE(written.has_value());
   EXPECT_EQ(written.error().code, codes::k_io_write);
   EXPECT_EQ(written.error().file, target);
-  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"blocker"});
+  EXPECT_EQ(tree(dir.path()), std::vector<std::string>{"blocker"});
 }
 
 TEST(AtomicFile, FailedRenameLeavesNoTemporaryFile) {
@@ -107,7 +91,7 @@ TEST(AtomicFile, FailedRenameLeavesNoTemporaryFile) {
   auto written = write_file_atomically(target, "content", Overwrite::allowed);
   ASSERT_FALSE(written.has_value());
   EXPECT_EQ(written.error().code, codes::k_io_write);
-  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"target", "target/keep"}));
+  EXPECT_EQ(tree(dir.path()), (std::vector<std::string>{"target", "target/keep"}));
 }
 
 TEST(AtomicFile, TargetInTheWorkingDirectory) {
@@ -118,7 +102,7 @@ TEST(AtomicFile, TargetInTheWorkingDirectory) {
   std::filesystem::current_path(previous);
   ASSERT_TRUE(written.has_value()) << written.error().message;
   EXPECT_EQ(read_file(dir.path() / "plain.txt"), "here");
-  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"plain.txt"});
+  EXPECT_EQ(tree(dir.path()), std::vector<std::string>{"plain.txt"});
 }
 
 } // namespace

@@ -22,24 +22,9 @@ namespace fib {
 namespace {
 
 using testing::python;
+using testing::read_file;
 using testing::TempDir;
-
-std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-// Every entry below `root` (links not followed), relative and sorted.
-std::vector<std::string> tree(const std::filesystem::path& root) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    names.push_back(entry.path().lexically_relative(root).generic_string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using testing::tree;
 
 Json make_definition(std::string_view name, std::string_view op_type = "rmsnorm") {
   Json d = Json::parse(R"({"name": "", "description": "RMSNorm", "op_type": "",

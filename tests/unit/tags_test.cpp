@@ -16,14 +16,8 @@
 namespace fib {
 namespace {
 
+using testing::read_file;
 using testing::TempDir;
-
-std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // The code check_tag gives `tag`, or "" when it accepts it silently.
 std::string tag_code(std::string_view tag) {

@@ -18,6 +18,7 @@
 namespace fib {
 namespace {
 
+using testing::read_file;
 using testing::TempDir;
 
 constexpr std::string_view k_header = "--- a/x\n+++ b/x\n";
@@ -188,13 +189,6 @@ EditCase random_edit(std::mt19937& random, int distinct_lines, int max_lines, in
     result.after.pop_back();
   }
   return result;
-}
-
-std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 std::string quoted(const std::filesystem::path& path) {
