@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -312,6 +313,39 @@ Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& 
   bool exists = false;
   return write_in(directory.fd(), directory.path() / std::string(name), name, content, overwrite,
                   exists);
+}
+
+Expected<std::filesystem::path> write_file_atomically_below(const std::filesystem::path& root,
+                                                            const std::filesystem::path& relative,
+                                                            std::string_view content,
+                                                            Overwrite overwrite,
+                                                            CreateMissing create) {
+  const auto target = root / relative;
+  if (relative.is_absolute() || !relative.has_filename() ||
+      std::any_of(relative.begin(), relative.end(),
+                  [](const std::filesystem::path& part) { return part == ".."; })) {
+    return unexpected(unsafe_path(target, "is not a path below its root"));
+  }
+  auto directory = open_directory(root);
+  if (!directory) {
+    return unexpected(directory.error());
+  }
+  DirectoryHandle current = std::move(*directory);
+  for (const auto& part : relative.parent_path()) {
+    if (part == ".") {
+      continue;
+    }
+    auto next = open_subdirectory(current, part.string(), create);
+    if (!next) {
+      return unexpected(next.error());
+    }
+    if (!*next) {
+      return unexpected(
+          io_error(codes::k_io_write, current.path() / part, "cannot write below it", ENOENT));
+    }
+    current = std::move(**next);
+  }
+  return write_file_atomically_in(current, relative.filename().string(), content, overwrite);
 }
 
 Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,

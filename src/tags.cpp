@@ -888,8 +888,14 @@ TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditO
       if (options.dry_run == DryRun::yes) {
         return;
       }
-      if (auto written = write_file_atomically(selected.path, out.new_text, Overwrite::allowed);
-          !written) {
+      // Dataset and manifest selections are written through directory handles: a link put in
+      // place after the check above is refused, not followed.
+      auto written =
+          selected.relative.empty()
+              ? write_file_atomically(selected.path, out.new_text, Overwrite::allowed)
+              : write_file_atomically_below(selected.root, selected.relative, out.new_text,
+                                            Overwrite::allowed, CreateMissing::no);
+      if (!written) {
         skip(written.error());
         return;
       }

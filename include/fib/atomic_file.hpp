@@ -86,6 +86,16 @@ Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& 
                                                          std::string_view content,
                                                          Overwrite overwrite);
 
+// write_file_atomically_in for `root / relative`: every directory of `relative` below `root` is
+// opened with open_subdirectory (links refused, `io.unsafe-path`; created with CreateMissing::yes,
+// else a missing one is `io.write`). `relative` must be relative and free of `..` (`io.unsafe-path`
+// otherwise).
+Expected<std::filesystem::path> write_file_atomically_below(const std::filesystem::path& root,
+                                                            const std::filesystem::path& relative,
+                                                            std::string_view content,
+                                                            Overwrite overwrite,
+                                                            CreateMissing create);
+
 // Test hook (docs/architecture.md): when the environment variable FIB_FAULT_INJECTION is
 // `kill-before-rename`, every atomic write kills its own process with SIGKILL after the temporary
 // file is complete and before it takes the target's name: the state a crash at the worst moment

@@ -107,3 +107,83 @@ TEST(AtomicFile, TargetInTheWorkingDirectory) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+using testing::read_file;
+using testing::TempDir;
+using testing::tree;
+
+TEST(AtomicFileBelow, CreatesDirectoriesAndWrites) {
+  const TempDir dir;
+  auto written = write_file_atomically_below(dir.path(), "definitions/op/x.json", "{}",
+                                             Overwrite::forbidden, CreateMissing::yes);
+  ASSERT_TRUE(written.has_value()) << written.error().message;
+  EXPECT_EQ(read_file(dir.path() / "definitions/op/x.json"), "{}");
+  EXPECT_EQ(tree(dir.path()),
+            (std::vector<std::string>{"definitions", "definitions/op", "definitions/op/x.json"}));
+}
+
+TEST(AtomicFileBelow, MissingDirectoryWithoutCreateIsAnError) {
+  const TempDir dir;
+  auto written = write_file_atomically_below(dir.path(), "a/b.json", "{}", Overwrite::allowed,
+                                             CreateMissing::no);
+  ASSERT_FALSE(written.has_value());
+  EXPECT_EQ(written.error().code, codes::k_io_write);
+  EXPECT_TRUE(tree(dir.path()).empty());
+}
+
+TEST(AtomicFileBelow, ALinkedDirectoryIsRefused) {
+  const TempDir dir;
+  const TempDir outside;
+  std::filesystem::create_directory_symlink(outside.path(), dir.path() / "a");
+  auto written = write_file_atomically_below(dir.path(), "a/b.json", "{}", Overwrite::allowed,
+                                             CreateMissing::yes);
+  ASSERT_FALSE(written.has_value());
+  EXPECT_EQ(written.error().code, codes::k_io_unsafe_path);
+  EXPECT_NE(written.error().message.find("symbolic link"), std::string::npos);
+  EXPECT_TRUE(tree(outside.path()).empty());
+}
+
+TEST(AtomicFileBelow, PathsLeavingTheRootAreRefused) {
+  const TempDir dir;
+  for (const char* relative : {"../x.json", "a/../../x.json", "/tmp/x.json"}) {
+    auto written = write_file_atomically_below(dir.path() / "root", relative, "{}",
+                                               Overwrite::allowed, CreateMissing::yes);
+    ASSERT_FALSE(written.has_value()) << relative;
+    EXPECT_EQ(written.error().code, codes::k_io_unsafe_path) << relative;
+  }
+  EXPECT_TRUE(tree(dir.path()).empty());
+}
+
+TEST(AtomicFileBelow, ReplacingALinkedFileReplacesTheLinkNotItsTarget) {
+  const TempDir dir;
+  const auto outside = dir.write("outside.json", "old");
+  std::filesystem::create_directories(dir.path() / "root");
+  std::filesystem::create_symlink(outside, dir.path() / "root/x.json");
+  auto written = write_file_atomically_below(dir.path() / "root", "x.json", "new",
+                                             Overwrite::allowed, CreateMissing::no);
+  ASSERT_TRUE(written.has_value()) << written.error().message;
+  EXPECT_EQ(read_file(outside), "old");
+  EXPECT_FALSE(std::filesystem::is_symlink(dir.path() / "root/x.json"));
+  EXPECT_EQ(read_file(dir.path() / "root/x.json"), "new");
+}
+
+TEST(AtomicFileIn, ReadingALinkIsRefused) {
+  const TempDir dir;
+  const auto outside = dir.write("outside.json", "secret");
+  std::filesystem::create_directories(dir.path() / "root");
+  std::filesystem::create_symlink(outside, dir.path() / "root/x.json");
+  auto root = open_directory(dir.path() / "root");
+  ASSERT_TRUE(root.has_value());
+  auto text = read_file_in(*root, "x.json", 1024);
+  ASSERT_FALSE(text.has_value());
+  EXPECT_EQ(text.error().code, codes::k_io_unsafe_path);
+  auto missing = read_file_in(*root, "y.json", 1024);
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_FALSE(missing->has_value());
+}
+
+} // namespace
+} // namespace fib
