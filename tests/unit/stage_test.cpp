@@ -512,3 +512,41 @@ TEST(Stage, TwoModelTagsOnOneInputAreAClash) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+// Done-means of issue 5 on the real dumps: staged with --normalize into an empty dataset, every
+// file is exactly what normalize makes of it, and staging again changes nothing.
+TEST(StageCorpus, AllSharedDumpsStageAsNormalizeWritesThemAndRestageIsANoOp) {
+  const auto dumps = testing::corpus_dir() / "dumps";
+  if (!std::filesystem::is_directory(dumps)) {
+    GTEST_SKIP() << "no shared corpus at " << dumps;
+  }
+  const TempDir dir;
+  StageOptions options;
+  options.sources = {dumps};
+  options.dataset = dir.path();
+  options.normalize = StageNormalize::yes;
+  const auto first = stage_definitions(options, &python());
+  ASSERT_FALSE(first.summary.environment_failed);
+  EXPECT_EQ(first.summary.rejected, 0u);
+  EXPECT_EQ(first.summary.conflicts, 0u);
+  EXPECT_EQ(first.summary.added, first.entries.size());
+  EXPECT_GE(first.entries.size(), 20u);
+  for (const auto& entry : first.entries) {
+    DiagnosticList sink;
+    auto raw = parse_json(read_file(entry.source), entry.source, sink);
+    ASSERT_TRUE(raw.has_value()) << entry.source;
+    auto normalized = normalize_definition(*raw, {}, python());
+    ASSERT_TRUE(normalized.has_value()) << entry.source;
+    EXPECT_EQ(read_file(dir.path() / entry.target), canonical_json_text(normalized->document))
+        << entry.target;
+  }
+  const auto second = stage_definitions(options, &python());
+  EXPECT_EQ(second.summary.unchanged, first.entries.size());
+  EXPECT_EQ(second.summary.added + second.summary.overwritten + second.summary.conflicts, 0u);
+}
+
+} // namespace
+} // namespace fib
