@@ -60,14 +60,6 @@ Examples:
   fib stage /tmp/fi_dumps --dataset tmp/flashinfer-trace --dry-run --diff
   fib tag add model:llama-3.1-8b tp:2 --manifest staged.json)TXT";
 
-std::string plan_line(const StageEntry& entry) {
-  if (entry.target.empty()) {
-    return fmt::format("{:<12}{}", to_string(entry.action), entry.source.string());
-  }
-  return fmt::format("{:<12}{}  ({})", to_string(entry.action), entry.target.generic_string(),
-                     entry.source.string());
-}
-
 } // namespace
 
 std::shared_ptr<StageCommand> register_stage(CLI::App& app) {
@@ -144,7 +136,7 @@ int run_stage(const StageCommand& command, python::Runtime& python) {
     if (command.quiet && entry.action == StageAction::unchanged) {
       continue;
     }
-    write_line(stdout, plan_line(entry));
+    write_line(stdout, render_stage_line(entry));
     const bool differs = entry.action == StageAction::conflict ||
                          entry.action == StageAction::skipped ||
                          entry.action == StageAction::overwritten;

@@ -103,25 +103,6 @@ int usage(std::string message) {
   return k_exit_usage;
 }
 
-std::string change_line(const TaggedFile& file) {
-  switch (file.status) {
-  case TagFileStatus::skipped:
-    return "skipped";
-  case TagFileStatus::unchanged:
-    return "unchanged";
-  case TagFileStatus::changed:
-    break;
-  }
-  std::string out;
-  for (const auto& tag : file.added) {
-    out += fmt::format("{}+{}", out.empty() ? "" : " ", tag);
-  }
-  for (const auto& tag : file.removed) {
-    out += fmt::format("{}-{}", out.empty() ? "" : " ", tag);
-  }
-  return out;
-}
-
 void print_table(std::string_view heading, const std::map<std::string, std::size_t>& rows) {
   std::size_t width = heading.size();
   for (const auto& [name, count] : rows) {
@@ -192,7 +173,7 @@ int run_edit(const TagCommand& command, const TagSelection& selection, int selec
     for (const auto& d : file.diagnostics) {
       write_line(stderr, render_text(d));
     }
-    write_line(stderr, fmt::format("{}: {}", file.file.path.string(), change_line(file)));
+    write_line(stderr, fmt::format("{}: {}", file.file.path.string(), render_tag_change(file)));
     if (command.dry_run && file.status == TagFileStatus::changed) {
       const std::string path = file.file.path.string();
       const bool absolute = file.file.path.is_absolute();

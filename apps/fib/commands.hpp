@@ -46,4 +46,10 @@ std::shared_ptr<TagCommand> register_tag(CLI::App& app);
 bool tag_selected(const TagCommand& command);
 int run_tag(const TagCommand& command);
 
+struct DumpCommand;
+std::shared_ptr<DumpCommand> register_dump(CLI::App& app);
+bool dump_selected(const DumpCommand& command);
+// Python starts only for Path A (--stage).
+int run_dump(const DumpCommand& command, python::Runtime& python);
+
 } // namespace fib::app

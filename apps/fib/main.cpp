@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
     auto normalize = register_normalize(app);
     auto stage = register_stage(app);
     auto tag = register_tag(app);
+    auto dump = register_dump(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -94,6 +95,9 @@ int main(int argc, char** argv) {
     }
     if (tag_selected(*tag)) {
       return run_tag(*tag);
+    }
+    if (dump_selected(*dump)) {
+      return run_dump(*dump, python);
     }
     return k_exit_usage;
   } catch (const std::exception& e) {

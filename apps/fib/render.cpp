@@ -138,4 +138,31 @@ std::string render_json(const std::vector<Diagnostic>& diagnostics) {
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+std::string render_stage_line(const StageEntry& entry) {
+  if (entry.target.empty()) {
+    return fmt::format("{:<12}{}", to_string(entry.action), entry.source.string());
+  }
+  return fmt::format("{:<12}{}  ({})", to_string(entry.action), entry.target.generic_string(),
+                     entry.source.string());
+}
+
+std::string render_tag_change(const TaggedFile& file) {
+  switch (file.status) {
+  case TagFileStatus::skipped:
+    return "skipped";
+  case TagFileStatus::unchanged:
+    return "unchanged";
+  case TagFileStatus::changed:
+    break;
+  }
+  std::string out;
+  for (const auto& tag : file.added) {
+    out += fmt::format("{}+{}", out.empty() ? "" : " ", tag);
+  }
+  for (const auto& tag : file.removed) {
+    out += fmt::format("{}-{}", out.empty() ? "" : " ", tag);
+  }
+  return out;
+}
+
 } // namespace fib::app

@@ -3,6 +3,8 @@
 
 #include <fib/diagnostic.hpp>
 #include <fib/report.hpp>
+#include <fib/stage.hpp>
+#include <fib/tags.hpp>
 
 #include <cstdio>
 #include <string>
@@ -36,5 +38,12 @@ std::string render_github(const Diagnostic& diagnostic);
 // and category; a definition's messages carry `file=` (its definition file, from
 // DatasetReport::definition_files) when the report knows it.
 std::string render_github(const DatasetReport& report, const std::filesystem::path& root);
+
+// One plan line of `fib stage`: `ACTION      definitions/<op_type>/<name>.json  (SOURCE)`, or
+// `ACTION      SOURCE` when the input never got a target.
+std::string render_stage_line(const StageEntry& entry);
+
+// What `fib tag` did to a file: `+tag -tag …`, `unchanged` or `skipped`.
+std::string render_tag_change(const TaggedFile& file);
 
 } // namespace fib::app

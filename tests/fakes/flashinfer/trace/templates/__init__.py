@@ -1,0 +1,1 @@
+"""TEST DOUBLE: trace templates for the fake FlashInfer APIs (not FlashInfer)."""

@@ -1,0 +1,1 @@
+"""TEST DOUBLE of SGLang (not SGLang); see tests/fakes/README.md."""
