@@ -190,6 +190,7 @@ ChildOutcome run_child_process(const ChildOptions& options) {
     return outcome;
   }
   outcome.started = true;
+  outcome.timeout = options.timeout.value_or(std::chrono::milliseconds(0));
 
   const SignalForwarding forwarding(child);
   int status = 0;
@@ -233,8 +234,8 @@ std::string describe_outcome(const ChildOutcome& outcome) {
     return "not started";
   }
   if (outcome.timed_out) {
-    text = fmt::format("killed after the {:.1f} s timeout",
-                       static_cast<double>(outcome.elapsed.count()) / 1000.0);
+    text = fmt::format("killed at the {:g} s timeout",
+                       static_cast<double>(outcome.timeout.count()) / 1000.0);
   } else if (outcome.exit_code) {
     text = fmt::format("exit status {}", *outcome.exit_code);
   } else if (outcome.signal) {

@@ -192,7 +192,7 @@ void report_child(const DumpOptions& options, DumpResult& result) {
   if (child.timed_out) {
     Diagnostic d =
         make_diagnostic(codes::k_dump_timeout,
-                        fmt::format("the traced command was {}; what it dumped before is kept",
+                        fmt::format("the traced command was {}; what it dumped before that is kept",
                                     describe_outcome(child)));
     d.hint = "raise --timeout, or make the run shorter (fewer prompts, fewer new tokens)";
     result.diagnostics.push_back(std::move(d));
@@ -528,8 +528,12 @@ DumpResult run_trace_dump(const DumpOptions& options, SourceAnalyzer* analyzer,
     child.argv = options.command;
   }
   std::string shown;
-  for (const auto& arg : child.argv) {
-    shown += (shown.empty() ? "" : " ") + arg;
+  if (options.source == DumpSource::sglang) {
+    shown = fmt::format("the generated SGLang harness with {}", options.python);
+  } else {
+    for (const auto& arg : child.argv) {
+      shown += (shown.empty() ? "" : " ") + arg;
+    }
   }
   progress(fmt::format("running: {} (FLASHINFER_TRACE_DUMP=1, FLASHINFER_TRACE_DUMP_DIR={})", shown,
                        result.out.string()));

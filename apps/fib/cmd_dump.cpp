@@ -299,7 +299,7 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
   if (result.child.started) {
     write_line(stderr,
                fmt::format("fib dump: {} in {}: {} new, {} rewritten, {} kept, {} invalid; "
-                           "the command ended with {}",
+                           "the command: {}",
                            result.files.size() == 1 ? "1 file"
                                                     : fmt::format("{} files", result.files.size()),
                            result.out.string(), created, rewritten, kept, invalid,

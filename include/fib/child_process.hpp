@@ -31,9 +31,10 @@ struct ChildOptions {
 
 struct ChildOutcome {
   bool started = false;
-  std::optional<int> exit_code; // when it exited
-  std::optional<int> signal;    // when a signal ended it
-  bool timed_out = false;       // fib killed it at the timeout
+  std::optional<int> exit_code;         // when it exited
+  std::optional<int> signal;            // when a signal ended it
+  bool timed_out = false;               // fib killed it at the timeout
+  std::chrono::milliseconds timeout{0}; // the limit it ran under (0: none)
   // Set when fib itself got SIGINT, SIGTERM or SIGHUP while waiting: the signal was passed on to
   // the child's process group.
   std::optional<int> interrupted_by;
@@ -47,7 +48,7 @@ struct ChildOutcome {
 // SIGINT/SIGTERM/SIGHUP are forwarded to the child's group. Never throws.
 ChildOutcome run_child_process(const ChildOptions& options);
 
-// "exit status 3", "signal 6 (SIGABRT)", "killed after the 30 s timeout", …
+// "exit status 3", "signal 6 (SIGABRT)", "killed at the 30 s timeout", …
 std::string describe_outcome(const ChildOutcome& outcome);
 
 } // namespace fib

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FAKES = REPO / "tests" / "fakes"
 HARNESSES = HERE / "harnesses"
-FIB = REPO / "build" / "apps" / "fib" / "fib"
+FIB = Path(os.environ.get("FIB", REPO / "build" / "apps" / "fib" / "fib"))
 
 KEY_ORDER = ["name", "description", "op_type", "tags", "axes", "constraints", "inputs",
              "outputs", "reference", "check", "init"]
