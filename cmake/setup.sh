@@ -51,7 +51,8 @@ if [ -z "${FIB_PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then
   python_args=(-DPython3_EXECUTABLE=/usr/bin/python3)
 fi
 
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFIB_DEV_MODE=ON "${python_args[@]}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFIB_DEV_MODE=ON -DFIB_WITH_TORCH=ON \
+  "${python_args[@]}"
 cmake --build "$build_dir" -j "$jobs"
 
 if [ "$mode" = example ]; then

@@ -1,0 +1,101 @@
+#pragma once
+// Running references for real (docs/execution.md): the build check and the smoke run, done by
+// `fib-worker`, a separate process that links libtorch and embeds Python with torch. fib itself
+// never loads libtorch; this class only starts the worker, speaks its line protocol and survives
+// it: a job past its timeout gets the worker killed (and restarted for the next job), a worker
+// that dies is a diagnostic, never a crash of fib.
+//
+// Protocol (one JSON object per line over a socket that is the worker's standard input):
+//   worker → fib, once at start: {"fib_worker": 1, "torch": "1.13.0a0", "python": "3.11.2",
+//                                  "cuda": false, "float8": false}
+//   fib → worker: {"id": 7, "job": "build" | "smoke", "name": "...", "reference": "...",
+//                  "inputs": ["x", ...], "outputs": ["y", ...], "plan": {...}, "device": "cpu",
+//                  "seed": 0}
+//   worker → fib: {"id": 7, "outcome": "ok" | "failed" | "skipped",
+//                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}]}
+
+#include <fib/definition.hpp>
+#include <fib/diagnostic.hpp>
+#include <fib/smoke.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+inline constexpr std::uintmax_t k_default_smoke_max_bytes = std::uintmax_t{256} << 20;
+inline constexpr std::uintmax_t k_default_worker_address_space = std::uintmax_t{8} << 30;
+
+enum class SmokeDevice { cpu, cuda };
+
+// "cpu", "cuda".
+std::string_view to_string(SmokeDevice device);
+
+struct ReferenceRunnerOptions {
+  // The worker executable; empty: find_worker_executable().
+  std::filesystem::path worker;
+  std::chrono::milliseconds job_timeout{60'000};
+  std::chrono::milliseconds startup_timeout{120'000}; // starting Python and importing torch
+  std::uintmax_t address_space = k_default_worker_address_space; // RLIMIT_AS of the worker
+  SmokeDevice device = SmokeDevice::cpu;
+  std::uintmax_t max_bytes = k_default_smoke_max_bytes; // inputs + outputs of one smoke run
+  std::uint64_t seed = 0;
+};
+
+// What the worker said about itself at start.
+struct WorkerInfo {
+  std::string torch_version;
+  std::string python_version;
+  bool cuda = false;
+  bool float8 = false;
+};
+
+enum class ReferenceVerdict { ok, failed, skipped, unavailable };
+
+struct ReferenceOutcome {
+  ReferenceVerdict verdict = ReferenceVerdict::unavailable;
+  // Errors (build failed, mismatch, exception, timeout, crash), notes (skipped, ok) and the
+  // environment error when the worker could not be used. No `file` set.
+  std::vector<Diagnostic> diagnostics;
+};
+
+// The worker: $FIB_WORKER, else `fib-worker` beside the running executable, else the build tree's
+// `apps/fib-worker/fib-worker` next to `apps/fib/`. nullopt when none exists.
+std::optional<std::filesystem::path> find_worker_executable();
+
+class ReferenceRunner {
+public:
+  explicit ReferenceRunner(ReferenceRunnerOptions options);
+  ~ReferenceRunner();
+  ReferenceRunner(const ReferenceRunner&) = delete;
+  ReferenceRunner& operator=(const ReferenceRunner&) = delete;
+
+  // The old tool's reference build (contract §3.2 definition step 6): the reference imports in a
+  // fresh namespace, `run` exists and is callable, binds len(inputs) positional arguments, and a
+  // return annotation fits the outputs. Errors: `reference.build-failed`, `smoke.timeout`,
+  // `worker.crashed`; `worker.unavailable` / `worker.protocol` when the worker cannot be used.
+  ReferenceOutcome check_build(const Definition& definition);
+
+  // The smoke run: plans tiny inputs (plan_smoke_run), skips above max_bytes, and has the worker
+  // build them with libtorch, call `run`, and compare count, shapes and dtypes with `outputs`.
+  ReferenceOutcome smoke_run(const Definition& definition);
+
+  // Set once the worker has started (nullopt before, or when it could not start).
+  const std::optional<WorkerInfo>& worker_info() const;
+
+  // How many times a worker process was started (restarts after timeouts and crashes count).
+  std::size_t worker_starts() const;
+
+private:
+  class Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace fib

@@ -1,0 +1,398 @@
+#include "fib/reference_runner.hpp"
+
+#include <fib/codes.hpp>
+#include <fib/json_io.hpp>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fib {
+namespace {
+
+std::string human_bytes(std::uintmax_t bytes) {
+  if (bytes >= (std::uintmax_t{1} << 30)) {
+    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
+  }
+  if (bytes >= (std::uintmax_t{1} << 20)) {
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  }
+  return fmt::format("{} bytes", bytes);
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    const char* name = ::strsignal(signal);
+    return fmt::format("signal {} ({})", signal, name != nullptr ? name : "?");
+  }
+  if (WIFEXITED(status)) {
+    return fmt::format("exit status {}", WEXITSTATUS(status));
+  }
+  return "an unknown end";
+}
+
+} // namespace
+
+std::string_view to_string(SmokeDevice device) {
+  return device == SmokeDevice::cuda ? "cuda" : "cpu";
+}
+
+std::optional<std::filesystem::path> find_worker_executable() {
+  if (const char* configured = std::getenv("FIB_WORKER"); configured != nullptr && *configured) {
+    return std::filesystem::path(configured);
+  }
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    return std::nullopt;
+  }
+  const auto directory = self.parent_path();
+  for (const auto& candidate :
+       {directory / "fib-worker", directory.parent_path() / "fib-worker" / "fib-worker",
+        directory.parent_path() / "apps" / "fib-worker" / "fib-worker"}) {
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+class ReferenceRunner::Impl {
+public:
+  explicit Impl(ReferenceRunnerOptions options) : m_options(std::move(options)) {}
+  ~Impl() { stop(); }
+
+  ReferenceOutcome run_job(Json request, std::chrono::milliseconds timeout) {
+    const std::lock_guard lock(m_mutex);
+    ReferenceOutcome outcome;
+    if (auto problem = ensure_started()) {
+      outcome.verdict = ReferenceVerdict::unavailable;
+      outcome.diagnostics.push_back(std::move(*problem));
+      return outcome;
+    }
+    const std::int64_t id = ++m_next_id;
+    request["id"] = id;
+    request["device"] = std::string(to_string(m_options.device));
+    request["seed"] = m_options.seed;
+    const std::string line = request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    if (!send_all(line)) {
+      return crashed("the worker stopped reading requests");
+    }
+    auto reply = read_line(timeout);
+    if (!reply) {
+      if (m_timed_out) {
+        kill_worker();
+        outcome.verdict = ReferenceVerdict::failed;
+        Diagnostic d = make_diagnostic(
+            codes::k_smoke_timeout,
+            fmt::format("the reference ran past the {:g} s timeout; the worker was stopped and "
+                        "will be restarted",
+                        static_cast<double>(timeout.count()) / 1000.0));
+        d.hint = "an endless loop, or inputs too big for --timeout (raise it)";
+        outcome.diagnostics.push_back(std::move(d));
+        return outcome;
+      }
+      return crashed("the worker died while running the reference");
+    }
+    DiagnosticList sink;
+    auto document = parse_json(*reply, "<worker>", sink, 1, LineIndex::skipped);
+    if (!document || !document->root.is_object() || document->root.value("id", -1) != id) {
+      kill_worker();
+      return protocol_error("an unexpected reply: " + text_excerpt(*reply));
+    }
+    const Json& root = document->root;
+    const std::string verdict = root.value("outcome", "");
+    outcome.verdict = verdict == "ok"        ? ReferenceVerdict::ok
+                      : verdict == "skipped" ? ReferenceVerdict::skipped
+                      : verdict == "failed"  ? ReferenceVerdict::failed
+                                             : ReferenceVerdict::unavailable;
+    if (outcome.verdict == ReferenceVerdict::unavailable) {
+      return protocol_error("an unknown outcome '" + text_excerpt(verdict) + "'");
+    }
+    for (const auto& item : root.value("diagnostics", Json::array())) {
+      if (!item.is_object()) {
+        continue;
+      }
+      const std::string code = item.value("code", "");
+      if (find_code(code) == nullptr) {
+        return protocol_error("an unknown diagnostic code '" + text_excerpt(code) + "'");
+      }
+      Diagnostic d = make_diagnostic(code, item.value("message", ""));
+      d.pointer = item.value("pointer", "");
+      d.hint = item.value("hint", "");
+      outcome.diagnostics.push_back(std::move(d));
+    }
+    return outcome;
+  }
+
+  const std::optional<WorkerInfo>& info() const { return m_info; }
+  std::size_t starts() const { return m_starts; }
+  const ReferenceRunnerOptions& options() const { return m_options; }
+
+private:
+  ReferenceOutcome crashed(const std::string& what) {
+    int status = 0;
+    std::string how = "an unknown end";
+    if (m_pid > 0 && ::waitpid(m_pid, &status, 0) == m_pid) {
+      how = describe_status(status);
+      m_pid = -1;
+    }
+    kill_worker();
+    ReferenceOutcome outcome;
+    outcome.verdict = ReferenceVerdict::failed;
+    Diagnostic d =
+        make_diagnostic(codes::k_worker_crashed,
+                        fmt::format("{} ({}); it will be restarted for the next job", what, how));
+    d.hint = fmt::format("a crash in native code, or the worker's memory limit ({}) was hit",
+                         human_bytes(m_options.address_space));
+    outcome.diagnostics.push_back(std::move(d));
+    return outcome;
+  }
+
+  ReferenceOutcome protocol_error(const std::string& what) {
+    kill_worker();
+    ReferenceOutcome outcome;
+    outcome.verdict = ReferenceVerdict::unavailable;
+    outcome.diagnostics.push_back(
+        make_diagnostic(codes::k_worker_protocol, "the reference worker sent " + what));
+    return outcome;
+  }
+
+  std::optional<Diagnostic> ensure_started() {
+    if (m_pid > 0) {
+      return std::nullopt;
+    }
+    if (m_failed_start) {
+      return m_failed_start;
+    }
+    auto worker = m_options.worker.empty() ? find_worker_executable()
+                                           : std::optional<std::filesystem::path>(m_options.worker);
+    if (!worker) {
+      Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
+                                     "the reference worker fib-worker was not found");
+      d.hint = "build fib with torch (FIB_WITH_TORCH=ON), or point FIB_WORKER at fib-worker";
+      m_failed_start = d;
+      return d;
+    }
+    int sockets[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+      return make_diagnostic(codes::k_worker_unavailable,
+                             fmt::format("cannot create a socket: {}", std::strerror(errno)));
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, sockets[1], STDIN_FILENO);
+    const std::string address_space = std::to_string(m_options.address_space);
+    const std::string path = worker->string();
+    std::vector<char*> argv{const_cast<char*>(path.c_str()), const_cast<char*>("--address-space"),
+                            const_cast<char*>(address_space.c_str()), nullptr};
+    pid_t pid = -1;
+    const int error = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(sockets[1]);
+    if (error != 0) {
+      ::close(sockets[0]);
+      Diagnostic d = make_diagnostic(
+          codes::k_worker_unavailable,
+          fmt::format("cannot start the reference worker {}: {}", path, std::strerror(error)));
+      m_failed_start = d;
+      return d;
+    }
+    m_pid = pid;
+    m_socket = sockets[0];
+    m_buffer.clear();
+    ++m_starts;
+    auto hello = read_line(m_options.startup_timeout);
+    if (!hello) {
+      kill_worker();
+      Diagnostic d = make_diagnostic(
+          codes::k_worker_unavailable,
+          fmt::format("the reference worker {} did not start (no greeting within {:g} s)", path,
+                      static_cast<double>(m_options.startup_timeout.count()) / 1000.0));
+      d.hint = "its error output is above; it needs the Python that has torch";
+      m_failed_start = d;
+      return d;
+    }
+    DiagnosticList sink;
+    auto document = parse_json(*hello, "<worker>", sink, 1, LineIndex::skipped);
+    if (!document || !document->root.is_object() || document->root.value("fib_worker", 0) != 1) {
+      kill_worker();
+      Diagnostic d = make_diagnostic(codes::k_worker_protocol,
+                                     "the reference worker greeted with " + text_excerpt(*hello));
+      m_failed_start = d;
+      return d;
+    }
+    const Json& root = document->root;
+    m_info = WorkerInfo{root.value("torch", ""), root.value("python", ""),
+                        root.value("cuda", false), root.value("float8", false)};
+    return std::nullopt;
+  }
+
+  bool send_all(const std::string& text) {
+    std::size_t sent = 0;
+    while (sent < text.size()) {
+      const ssize_t n = ::send(m_socket, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        return false;
+      }
+      sent += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  // One line from the worker; nullopt on EOF, error or timeout (m_timed_out tells which).
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout) {
+    m_timed_out = false;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      if (const auto newline = m_buffer.find('\n'); newline != std::string::npos) {
+        std::string line = m_buffer.substr(0, newline);
+        m_buffer.erase(0, newline + 1);
+        return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        m_timed_out = true;
+        return std::nullopt;
+      }
+      pollfd fd{m_socket, POLLIN, 0};
+      const int ready =
+          ::poll(&fd, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+      if (ready < 0 && errno != EINTR) {
+        return std::nullopt;
+      }
+      if (ready <= 0) {
+        continue;
+      }
+      char chunk[65536];
+      const ssize_t n = ::recv(m_socket, chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        return std::nullopt;
+      }
+      m_buffer.append(chunk, static_cast<std::size_t>(n));
+      if (m_buffer.size() > (std::size_t{64} << 20)) {
+        return std::nullopt; // a reply this large is not the protocol
+      }
+    }
+  }
+
+  void kill_worker() {
+    if (m_socket >= 0) {
+      ::close(m_socket);
+      m_socket = -1;
+    }
+    if (m_pid > 0) {
+      ::kill(m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);
+      m_pid = -1;
+    }
+    m_buffer.clear();
+  }
+
+  void stop() {
+    if (m_socket >= 0) {
+      ::shutdown(m_socket, SHUT_WR); // EOF: the worker exits on its own
+    }
+    if (m_pid > 0) {
+      for (int i = 0; i < 50; ++i) {
+        if (::waitpid(m_pid, nullptr, WNOHANG) == m_pid) {
+          m_pid = -1;
+          break;
+        }
+        ::usleep(10'000);
+      }
+    }
+    kill_worker();
+  }
+
+  ReferenceRunnerOptions m_options;
+  std::mutex m_mutex;
+  pid_t m_pid = -1;
+  int m_socket = -1;
+  std::string m_buffer;
+  bool m_timed_out = false;
+  std::int64_t m_next_id = 0;
+  std::size_t m_starts = 0;
+  std::optional<WorkerInfo> m_info;
+  std::optional<Diagnostic> m_failed_start;
+};
+
+ReferenceRunner::ReferenceRunner(ReferenceRunnerOptions options)
+    : m_impl(std::make_unique<Impl>(std::move(options))) {}
+
+ReferenceRunner::~ReferenceRunner() = default;
+
+namespace {
+
+Json names_of(const OrderedMap<TensorSpec>& specs) {
+  Json out = Json::array();
+  for (const auto& [name, spec] : specs) {
+    out.push_back(name);
+  }
+  return out;
+}
+
+} // namespace
+
+ReferenceOutcome ReferenceRunner::check_build(const Definition& definition) {
+  Json request{{"job", "build"},
+               {"name", definition.name},
+               {"reference", definition.reference},
+               {"inputs", names_of(definition.inputs)},
+               {"outputs", names_of(definition.outputs)}};
+  return m_impl->run_job(std::move(request), m_impl->options().job_timeout);
+}
+
+ReferenceOutcome ReferenceRunner::smoke_run(const Definition& definition) {
+  auto plan = plan_smoke_run(definition);
+  if (!plan) {
+    return ReferenceOutcome{ReferenceVerdict::skipped, {plan.error()}};
+  }
+  const auto& options = m_impl->options();
+  const std::uintmax_t bytes = plan->input_bytes + plan->output_bytes;
+  if (bytes > options.max_bytes) {
+    Diagnostic d = make_diagnostic(
+        codes::k_smoke_skipped,
+        fmt::format("smoke run skipped: inputs and outputs need {} with the smallest axis values, "
+                    "above --max-bytes {}",
+                    human_bytes(bytes), human_bytes(options.max_bytes)));
+    d.hint = "the const axes stay at their declared values; raise --max-bytes to run it";
+    return ReferenceOutcome{ReferenceVerdict::skipped, {std::move(d)}};
+  }
+  Json request{{"job", "smoke"},
+               {"name", definition.name},
+               {"reference", definition.reference},
+               {"inputs", names_of(definition.inputs)},
+               {"outputs", names_of(definition.outputs)},
+               {"plan", to_json(*plan)}};
+  return m_impl->run_job(std::move(request), options.job_timeout);
+}
+
+const std::optional<WorkerInfo>& ReferenceRunner::worker_info() const {
+  return m_impl->info();
+}
+
+std::size_t ReferenceRunner::worker_starts() const {
+  return m_impl->starts();
+}
+
+} // namespace fib

@@ -1,0 +1,340 @@
+#include "sandbox.hpp"
+
+#include "tensors.hpp"
+
+#include <fib/codes.hpp>
+#include <fib/smoke.hpp>
+
+#include <fmt/format.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <map>
+
+namespace pyb = pybind11;
+
+namespace fib::worker {
+namespace {
+
+// Helpers run inside the interpreter. Each reference gets its own module object (not registered
+// in sys.modules), so references never see each other's globals.
+constexpr const char* k_sandbox_source = R"PY(
+import builtins, inspect, linecache, traceback, types, typing
+import torch
+
+def _filename(name):
+    return "<reference:%s>" % name
+
+def _reference_trace(error):
+    """The frames inside the reference, then the exception line."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename.startswith("<reference:")]
+    lines = traceback.format_list(frames) + traceback.format_exception_only(type(error), error)
+    return "".join(lines).rstrip("\n")
+
+def load(name, source):
+    filename = _filename(name)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType(name + "__reference")
+    module.__dict__["__file__"] = filename
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
+
+def _annotation_problem(run, module, n_outputs):
+    annotation = inspect.signature(run).return_annotation
+    if annotation is inspect.Signature.empty:
+        return None
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, module.__dict__)
+        except Exception:
+            return None
+    if annotation is None or annotation is type(None):
+        if n_outputs != 0:
+            return "return annotation None does not fit %d outputs" % n_outputs
+        return None
+    if typing.get_origin(annotation) is tuple:
+        args = typing.get_args(annotation)
+        if args and args[-1] is not Ellipsis and len(args) != n_outputs:
+            return ("return annotation %s has %d elements for %d outputs"
+                    % (inspect.formatannotation(annotation), len(args), n_outputs))
+        if n_outputs == 1:
+            return "return annotation is a tuple for 1 output"
+    return None
+
+def build(name, source, n_inputs, n_outputs):
+    """(module, None) or (None, message, traceback)."""
+    module_name = name + "__reference"
+    try:
+        module = load(name, source)
+    except BaseException as error:
+        return (None, "Failed importing module '%s' from sources: %s: %s"
+                % (module_name, type(error).__name__, error), _reference_trace(error))
+    run = module.__dict__.get("run")
+    if run is None or not callable(run):
+        return (None, "Entry symbol 'run' not found in module '%s'" % module_name, "")
+    try:
+        signature = inspect.signature(run)
+    except (TypeError, ValueError) as error:
+        return (None, "Value-returning style callable: expected %d positional parameters, but "
+                "its signature cannot be read: %s" % (n_inputs, error), "")
+    try:
+        signature.bind(*([None] * n_inputs))
+    except TypeError as error:
+        return (None, "Value-returning style callable: expected %d positional parameters, but "
+                "signature '%s' is incompatible: %s" % (n_inputs, signature, error), "")
+    problem = _annotation_problem(run, module, n_outputs)
+    if problem:
+        return (None, problem, "")
+    return (module, None, "")
+
+def call(module, args, n_outputs):
+    """("ok", [(kind, shape, dtype), ...]) or ("name", name, trace) or ("raise", text, trace)."""
+    try:
+        with torch.no_grad():
+            result = module.run(*args)
+    except NameError as error:
+        return ("name", getattr(error, "name", None) or str(error), _reference_trace(error))
+    except BaseException as error:  # SystemExit and MemoryError too: the job reports them
+        return ("raise", "%s: %s" % (type(error).__name__, error), _reference_trace(error))
+    if isinstance(result, (tuple, list)):
+        values = list(result)
+    elif result is None and n_outputs == 0:
+        values = []
+    else:
+        values = [result]
+    described = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            described.append(("tensor", list(value.shape), str(value.dtype).replace("torch.", "")))
+        else:
+            described.append((type(value).__name__, None, None))
+    return ("ok", described)
+)PY";
+
+Json diagnostic(std::string_view code, std::string message, std::string hint = "") {
+  const auto* info = find_code(code);
+  return Json{{"code", std::string(code)},
+              {"severity", info != nullptr ? std::string(to_string(info->severity)) : "error"},
+              {"message", std::move(message)},
+              {"pointer", ""},
+              {"hint", std::move(hint)}};
+}
+
+Json reply(const Json& request, std::string_view outcome, Json diagnostics) {
+  return Json{{"id", request.value("id", 0)},
+              {"outcome", std::string(outcome)},
+              {"diagnostics", std::move(diagnostics)}};
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+std::string declared_shape_text(const PlannedOutput& output) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < output.shape.size(); ++i) {
+    const auto& name = i < output.axis_names.size() ? output.axis_names[i] : std::string("?");
+    parts.push_back(output.shape[i] ? fmt::format("{}={}", name, *output.shape[i]) : name);
+  }
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+} // namespace
+
+struct Sandbox::Impl {
+  // Declared first so it is destroyed last: every Python object below dies before it.
+  std::unique_ptr<pyb::scoped_interpreter> interpreter;
+  pyb::object build;
+  pyb::object call;
+  std::string python_version;
+  TorchCapabilities torch;
+};
+
+Sandbox::Sandbox() : m_impl(std::make_unique<Impl>()) {}
+
+Sandbox::~Sandbox() {
+  if (m_impl) {
+    m_impl->build = pyb::object();
+    m_impl->call = pyb::object();
+  }
+}
+
+std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
+  PyConfig config;
+  PyConfig_InitIsolatedConfig(&config);
+  config.isolated = 0;
+  config.use_environment = 1;
+  config.user_site_directory = 0;
+  config.install_signal_handlers = 0;
+  config.parse_argv = 0;
+  PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, python.c_str());
+  if (PyStatus_Exception(status)) {
+    PyConfig_Clear(&config);
+    return "invalid interpreter path " + python.string();
+  }
+  try {
+    m_impl->interpreter = std::make_unique<pyb::scoped_interpreter>(&config, 0, nullptr, false);
+    pyb::dict scope;
+    scope["__builtins__"] = pyb::module_::import("builtins");
+    pyb::exec(k_sandbox_source, scope);
+    m_impl->build = scope["build"];
+    m_impl->call = scope["call"];
+    m_impl->python_version =
+        pyb::str(pyb::module_::import("platform").attr("python_version")()).cast<std::string>();
+    m_impl->torch = torch_capabilities();
+  } catch (const std::exception& e) {
+    return fmt::format("cannot start Python with torch from {}: {}", python.string(), e.what());
+  }
+  return std::nullopt;
+}
+
+Json Sandbox::hello() const {
+  return Json{{"fib_worker", 1},
+              {"torch", m_impl->torch.version},
+              {"python", m_impl->python_version},
+              {"cuda", m_impl->torch.cuda},
+              {"float8", m_impl->torch.float8}};
+}
+
+Json Sandbox::run(const Json& request) {
+  try {
+    const std::string job = request.at("job").get<std::string>();
+    const std::string name = request.at("name").get<std::string>();
+    const std::string reference = request.at("reference").get<std::string>();
+    const auto inputs = request.at("inputs").get<std::vector<std::string>>();
+    const auto outputs = request.at("outputs").get<std::vector<std::string>>();
+    const pyb::tuple built = m_impl->build(name, reference, inputs.size(), outputs.size());
+    if (built[0].is_none()) {
+      std::string message = "reference build failed: " + built[1].cast<std::string>();
+      const auto trace = built[2].cast<std::string>();
+      if (!trace.empty()) {
+        message += "\n" + trace;
+      }
+      return reply(request, "failed",
+                   Json::array({diagnostic(codes::k_reference_build_failed, message)}));
+    }
+    if (job == "build") {
+      return reply(request, "ok",
+                   Json::array({diagnostic(codes::k_reference_ok, "reference build: ok")}));
+    }
+    auto plan = smoke_plan_from_json(request.at("plan"));
+    if (!plan) {
+      return reply(request, "failed",
+                   Json::array({diagnostic(codes::k_worker_protocol, plan.error().message)}));
+    }
+    std::string skip_reason;
+    const bool cuda = request.value("device", "cpu") == "cuda";
+    auto objects = make_inputs(*plan, cuda, request.value("seed", std::uint64_t{0}), skip_reason);
+    if (objects.size() != plan->inputs.size()) {
+      return reply(
+          request, "skipped",
+          Json::array({diagnostic(codes::k_smoke_skipped, "smoke run skipped: " + skip_reason)}));
+    }
+    pyb::list args;
+    for (PyObject* object : objects) {
+      args.append(pyb::reinterpret_steal<pyb::object>(object));
+    }
+    const pyb::tuple called = m_impl->call(built[0], args, outputs.size());
+    const auto kind = called[0].cast<std::string>();
+    if (kind == "name") {
+      const auto missing = called[1].cast<std::string>();
+      return reply(
+          request, "failed",
+          Json::array({diagnostic(codes::k_smoke_missing_helper,
+                                  fmt::format("smoke run: the reference calls '{}', which it never "
+                                              "defines\n{}",
+                                              missing, called[2].cast<std::string>()),
+                                  "paste the missing helper into the reference (FlashInfer's "
+                                  "flashinfer/trace/templates/*.py has the dumper's helpers)")}));
+    }
+    if (kind == "raise") {
+      return reply(request, "failed",
+                   Json::array({diagnostic(codes::k_smoke_exception,
+                                           fmt::format("smoke run: the reference raised {}\n{}",
+                                                       called[1].cast<std::string>(),
+                                                       called[2].cast<std::string>()))}));
+    }
+    const auto values = called[1].cast<pyb::list>();
+    Json problems = Json::array();
+    if (values.size() != outputs.size()) {
+      problems.push_back(diagnostic(
+          codes::k_smoke_output_count,
+          fmt::format("smoke run: the reference returned {} value{} for {} declared output{}",
+                      values.size(), values.size() == 1 ? "" : "s", outputs.size(),
+                      outputs.size() == 1 ? "" : "s")));
+      return reply(request, "failed", problems);
+    }
+    std::map<std::string, std::int64_t> bound; // output-only axes, bound by the first output
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const auto& expected = plan->outputs[i];
+      const pyb::tuple value = values[i].cast<pyb::tuple>();
+      const auto value_kind = value[0].cast<std::string>();
+      Json d;
+      if (value_kind != "tensor") {
+        if (!expected.scalar) {
+          problems.push_back(diagnostic(codes::k_smoke_output_dtype,
+                                        fmt::format("smoke run: output '{}' is a {}, not a tensor",
+                                                    expected.name, value_kind)));
+          problems.back()["pointer"] = "/outputs/" + expected.name;
+        }
+        continue;
+      }
+      const auto shape = value[1].cast<std::vector<std::int64_t>>();
+      const auto dtype = value[2].cast<std::string>();
+      bool shape_ok = !expected.scalar || shape.empty();
+      if (!expected.scalar) {
+        shape_ok = shape.size() == expected.shape.size();
+        for (std::size_t k = 0; shape_ok && k < shape.size(); ++k) {
+          if (expected.shape[k]) {
+            shape_ok = shape[k] == *expected.shape[k];
+          } else {
+            const auto& axis = expected.axis_names[k];
+            const auto [it, inserted] = bound.emplace(axis, shape[k]);
+            shape_ok = inserted || it->second == shape[k];
+          }
+        }
+      }
+      if (!shape_ok) {
+        problems.push_back(diagnostic(
+            codes::k_smoke_output_shape,
+            fmt::format("smoke run: output '{}' has shape {}, declared {}", expected.name,
+                        shape_text(shape), declared_shape_text(expected))));
+        problems.back()["pointer"] = "/outputs/" + expected.name + "/shape";
+      }
+      const std::string declared(to_string(expected.dtype));
+      if (dtype != declared) {
+        problems.push_back(
+            diagnostic(codes::k_smoke_output_dtype,
+                       fmt::format("smoke run: output '{}' has dtype {}, declared {}",
+                                   expected.name, dtype, declared)));
+        problems.back()["pointer"] = "/outputs/" + expected.name + "/dtype";
+      }
+    }
+    if (!problems.empty()) {
+      return reply(request, "failed", problems);
+    }
+    std::vector<std::string> axes;
+    for (const auto& [axis, value] : plan->axes) {
+      axes.push_back(fmt::format("{}={}", axis, value));
+    }
+    return reply(
+        request, "ok",
+        Json::array({diagnostic(
+            codes::k_reference_ok,
+            fmt::format("smoke run: ok ({} output{} as declared; {} on {})", outputs.size(),
+                        outputs.size() == 1 ? "" : "s",
+                        axes.empty() ? "no axes" : fmt::format("{}", fmt::join(axes, ", ")),
+                        cuda ? "cuda" : "cpu"))}));
+  } catch (const pyb::error_already_set& e) {
+    return reply(request, "failed",
+                 Json::array({diagnostic(codes::k_smoke_exception,
+                                         fmt::format("the worker failed: {}", e.what()))}));
+  } catch (const std::exception& e) {
+    return reply(request, "failed",
+                 Json::array({diagnostic(codes::k_worker_protocol,
+                                         fmt::format("bad request: {}", e.what()))}));
+  }
+}
+
+} // namespace fib::worker
