@@ -189,6 +189,8 @@ struct DefinitionJob {
   std::vector<LoadedSolution*> solutions;
   std::vector<LoadedTraceFile*> traces;
   std::vector<std::string> fib_definition_errors; // from the Python phase (fib-origin errors)
+  // From the reference phase: the build check (and smoke run), in the definition category.
+  std::optional<std::vector<CheckMessage>> reference_messages;
   DefinitionReport report;
 };
 
@@ -437,9 +439,14 @@ CheckResult check_definition(const DefinitionJob& job, GpuChecks gpu) {
     }
   }
   check_plausibility(d.definition, r);
-  if (gpu == GpuChecks::enabled) {
-    r.add(CheckLevel::info, fib_message("reference build not run: fib does not execute "
-                                        "references yet (use --disable-gpu to silence this)"));
+  if (job.reference_messages) {
+    for (const CheckMessage& message : *job.reference_messages) {
+      r.add(message.level, message.message);
+    }
+  } else if (gpu == GpuChecks::enabled) {
+    r.add(CheckLevel::info, fib_message("reference build not run: fib-worker (fib built with "
+                                        "torch) was not found (use --disable-gpu to silence "
+                                        "this)"));
   }
   return r;
 }
@@ -1064,6 +1071,44 @@ void run_python_checks(LoadedChunk& chunk, PythonChecker* python, bool& python_f
   }
 }
 
+// The reference phase of one chunk (this thread: one worker for the whole run). Definitions that
+// failed to load are not run, as the old tool builds only loaded ones.
+void run_reference_checks_of(LoadedChunk& chunk, const ValidateDatasetOptions& options,
+                             bool& unavailable_reported, DiagnosticSink& environment) {
+  for (DefinitionJob& job : chunk.jobs) {
+    if (job.definition == nullptr || !job.definition->loaded()) {
+      continue;
+    }
+    std::vector<CheckMessage> messages;
+    bool unavailable = false;
+    for (const Diagnostic& d : run_reference_checks(job.definition->definition,
+                                                    options.reference_checks, *options.runner)) {
+      if (d.code == codes::k_worker_unavailable || d.code == codes::k_worker_protocol) {
+        unavailable = true;
+        if (!unavailable_reported && options.reference_checks_requested) {
+          environment.report(d);
+          unavailable_reported = true;
+        }
+        continue;
+      }
+      if (d.code == codes::k_reference_build_failed ||
+          (d.code == codes::k_reference_ok && d.message == "reference build: ok")) {
+        // The old tool's own messages, as it writes them.
+        messages.push_back(CheckMessage{
+            d.severity == Severity::error ? CheckLevel::error : CheckLevel::info, d.message});
+        continue;
+      }
+      const CheckLevel level = d.severity == Severity::error     ? CheckLevel::error
+                               : d.severity == Severity::warning ? CheckLevel::warning
+                                                                 : CheckLevel::info;
+      messages.push_back(CheckMessage{level, fib_message(d.message)});
+    }
+    if (!unavailable) {
+      job.reference_messages = std::move(messages);
+    }
+  }
+}
+
 // Runs the enabled categories of one definition, in their fixed order, and sets its status.
 void run_categories(DefinitionJob& job, const std::set<Category>& enabled,
                     const std::filesystem::path& root, GpuChecks gpu) {
@@ -1175,6 +1220,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
 
   // Chunk by chunk, so that only one chunk's parsed files are held at a time.
   bool python_failed = false;
+  bool worker_unavailable_reported = false;
   std::atomic<std::size_t> done{0};
   std::mutex progress_mutex;
   for (std::size_t begin = 0, end = 0; begin < targets.size(); begin = end) {
@@ -1184,6 +1230,10 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
     load_chunk(targets, files, begin, end, chunk);
     // Phase 2 (this thread): the Python-exact checks, one interpreter for the whole run.
     run_python_checks(chunk, python, python_failed, environment);
+    // Phase 2b (this thread): reference execution through the worker, when asked for.
+    if (options.reference_checks != ReferenceChecks::none && options.runner != nullptr) {
+      run_reference_checks_of(chunk, options, worker_unavailable_reported, environment);
+    }
     // Phase 3 (parallel): the categories of each definition.
     parallel_for(chunk.jobs.size(), [&](std::size_t i) {
       DefinitionJob& job = chunk.jobs[i];

@@ -395,4 +395,19 @@ std::size_t ReferenceRunner::worker_starts() const {
   return m_impl->starts();
 }
 
+std::vector<Diagnostic> run_reference_checks(const Definition& definition, ReferenceChecks checks,
+                                             ReferenceRunner& runner) {
+  std::vector<Diagnostic> out;
+  if (checks == ReferenceChecks::none) {
+    return out;
+  }
+  auto build = runner.check_build(definition);
+  out = std::move(build.diagnostics);
+  if (checks == ReferenceChecks::build_and_smoke && build.verdict == ReferenceVerdict::ok) {
+    auto smoke = runner.smoke_run(definition);
+    out.insert(out.end(), smoke.diagnostics.begin(), smoke.diagnostics.end());
+  }
+  return out;
+}
+
 } // namespace fib

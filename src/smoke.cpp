@@ -242,6 +242,8 @@ std::string_view to_string(InputFill fill) {
   switch (fill) {
   case InputFill::random_normal:
     return "random_normal";
+  case InputFill::probabilities:
+    return "probabilities";
   case InputFill::random_bool:
     return "random_bool";
   case InputFill::index_pointer:
@@ -340,7 +342,9 @@ Expected<SmokePlan> plan_smoke_run(const Definition& definition) {
     } else if (spec.dtype == DType::boolean) {
       input.fill = InputFill::random_bool;
     } else if (is_float_dtype(spec.dtype)) {
-      input.fill = InputFill::random_normal;
+      input.fill = lower(name).find("prob") != std::string::npos && !input.shape.empty()
+                       ? InputFill::probabilities
+                       : InputFill::random_normal;
     } else {
       input.fill = integer_fill(name);
       if (input.fill == InputFill::index_pointer && input.shape.size() != 1) {
@@ -450,8 +454,9 @@ Expected<SmokePlan> smoke_plan_from_json(const Json& json) {
       const auto fill = item.at("fill").get<std::string>();
       bool known = false;
       for (const auto candidate :
-           {InputFill::random_normal, InputFill::random_bool, InputFill::index_pointer,
-            InputFill::indices, InputFill::lengths, InputFill::zeros, InputFill::scalar}) {
+           {InputFill::random_normal, InputFill::probabilities, InputFill::random_bool,
+            InputFill::index_pointer, InputFill::indices, InputFill::lengths, InputFill::zeros,
+            InputFill::scalar}) {
         if (to_string(candidate) == fill) {
           input.fill = candidate;
           known = true;

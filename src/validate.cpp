@@ -229,13 +229,31 @@ public:
       std::ignore = parse_solution(*document, sink);
       return;
     }
-    if (auto failure = validate_definition_document(*document, m_python, sink)) {
+    DiagnosticList definition_sink;
+    if (auto failure = validate_definition_document(*document, m_python, definition_sink)) {
       // Python is unusable: say so once, then skip the Python-exact checks.
       if (!m_python_failure_reported) {
-        sink.report(std::move(*failure));
+        definition_sink.report(std::move(*failure));
       }
       m_python = nullptr;
       m_python_failure_reported = true;
+    }
+    for (const Diagnostic& d : definition_sink.items()) {
+      sink.report(d);
+    }
+    if (m_options.reference_checks != ReferenceChecks::none && m_options.runner != nullptr &&
+        !definition_sink.has_errors()) {
+      DiagnosticList ignored;
+      const Definition definition = parse_definition(*document, ignored);
+      for (Diagnostic d :
+           run_reference_checks(definition, m_options.reference_checks, *m_options.runner)) {
+        d.file = file;
+        if (d.pointer.empty()) {
+          d.pointer = "/reference";
+        }
+        d.line = document->line_of(d.pointer);
+        sink.report(std::move(d));
+      }
     }
   }
 

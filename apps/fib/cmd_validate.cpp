@@ -14,10 +14,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <unistd.h>
 
@@ -42,6 +45,13 @@ struct ValidateCommand {
   std::string outputs;
   std::string shard;
   ExitPolicy exit_policy = ExitPolicy::by_findings;
+  // Reference execution (both modes).
+  bool exec = false;
+  bool smoke = false;
+  std::string device = "cpu";
+  double timeout_seconds = 60;
+  std::uintmax_t max_bytes = k_default_smoke_max_bytes;
+  std::uintmax_t memory_limit = k_default_worker_address_space;
 };
 
 namespace {
@@ -148,6 +158,16 @@ public:
   bool failed = false;
 };
 
+ReferenceRunnerOptions runner_options(const ValidateCommand& command) {
+  ReferenceRunnerOptions options;
+  options.job_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(command.timeout_seconds * 1000.0));
+  options.device = command.device == "cuda" ? SmokeDevice::cuda : SmokeDevice::cpu;
+  options.max_bytes = command.max_bytes;
+  options.address_space = command.memory_limit;
+  return options;
+}
+
 // The order of the checks before scanning is the old tool's (contract §3.1): the root, the check
 // names, the output targets, then fib's --shard, then the report files.
 int run_dataset(const ValidateCommand& command, python::Runtime& python) {
@@ -164,8 +184,24 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
         codes::k_dataset_root_missing,
         fmt::format("dataset root does not exist: {}", normalize_root(options.root).string())));
   }
-  if (auto checks = resolve_checks(options.checks, options.gpu); !checks) {
-    return report_environment(checks.error());
+  auto resolved = resolve_checks(options.checks, options.gpu);
+  if (!resolved) {
+    return report_environment(resolved.error());
+  }
+  // The old tool builds references unless --disable-gpu; --exec and --smoke ask for it anyway.
+  std::optional<ReferenceRunner> runner;
+  const bool definition_checked =
+      std::find(resolved->begin(), resolved->end(), "definition") != resolved->end();
+  if (definition_checked) {
+    options.reference_checks = command.smoke ? ReferenceChecks::build_and_smoke
+                               : command.exec || command.gpu == GpuChecks::enabled
+                                   ? ReferenceChecks::build
+                                   : ReferenceChecks::none;
+    options.reference_checks_requested = command.exec || command.smoke;
+    if (options.reference_checks != ReferenceChecks::none) {
+      runner.emplace(runner_options(command));
+      options.runner = &*runner;
+    }
   }
   auto targets = parse_report_targets(command.outputs);
   if (!targets) {
@@ -241,6 +277,14 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
       options.kind = kind;
     }
   }
+  options.reference_checks = command.smoke  ? ReferenceChecks::build_and_smoke
+                             : command.exec ? ReferenceChecks::build
+                                            : ReferenceChecks::none;
+  std::optional<ReferenceRunner> runner;
+  if (options.reference_checks != ReferenceChecks::none) {
+    runner.emplace(runner_options(command));
+    options.runner = &*runner;
+  }
   DiagnosticList diagnostics;
   const ValidateSummary summary = validate_files(options, &python, diagnostics);
   if (command.format_name == "json") {
@@ -291,6 +335,23 @@ std::shared_ptr<ValidateCommand> register_validate(CLI::App& app) {
   sub->add_flag_callback(
       "--exit-zero", [command] { command->exit_policy = ExitPolicy::always_zero; },
       "Exit 0 whatever the findings (the old tool's behaviour)");
+  sub->add_flag("--exec", command->exec,
+                "Build each reference in fib-worker (import, `run`, arity); on by default with "
+                "--dataset unless --disable-gpu");
+  sub->add_flag("--smoke", command->smoke,
+                "Also run each reference on tiny synthesized inputs and compare its outputs' "
+                "count, shapes and dtypes (implies --exec)");
+  sub->add_option("--device", command->device, "Where --smoke runs: cpu (default) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  sub->add_option("--timeout", command->timeout_seconds,
+                  "Seconds one reference may run (the worker is then restarted; default 60)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-bytes", command->max_bytes,
+                  "Skip a smoke run whose inputs and outputs need more bytes (default 256 MiB)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--memory-limit", command->memory_limit,
+                  "Address-space limit of the worker in bytes (default 8 GiB)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--dataset", command->dataset, "Dataset mode: the dataset root");
   sub->add_option("--checks", command->checks,
                   "Comma-separated categories: layout, definition, workload, solution, trace, "

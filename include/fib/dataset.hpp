@@ -3,6 +3,7 @@
 
 #include <fib/diagnostic.hpp>
 #include <fib/python_checks.hpp>
+#include <fib/reference_runner.hpp>
 #include <fib/report.hpp>
 
 #include <cstddef>
@@ -75,6 +76,13 @@ struct ValidateDatasetOptions {
   std::vector<std::string> op_types;
   std::vector<std::string> definitions;
   Shard shard;
+  // Reference execution (the old tool's reference build, plus fib's smoke run) through `runner`,
+  // for definitions that loaded; its messages go to the definition category. When the worker
+  // cannot be used, the definition category says so (an info), and with
+  // `reference_checks_requested` (--exec/--smoke given) the environment gets the error too.
+  ReferenceChecks reference_checks = ReferenceChecks::none;
+  ReferenceRunner* runner = nullptr;
+  bool reference_checks_requested = false;
   // Called after each definition is checked, with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };

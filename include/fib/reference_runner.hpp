@@ -98,4 +98,11 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
+enum class ReferenceChecks { none, build, build_and_smoke };
+
+// The build check, then (ReferenceChecks::build_and_smoke, and only when the build passed) the
+// smoke run; their diagnostics in order. Nothing for ReferenceChecks::none.
+std::vector<Diagnostic> run_reference_checks(const Definition& definition, ReferenceChecks checks,
+                                             ReferenceRunner& runner);
+
 } // namespace fib

@@ -29,6 +29,7 @@ inline constexpr std::int64_t k_smoke_base_axis_value = 4;
 
 enum class InputFill {
   random_normal, // floats: randn with the job's seed
+  probabilities, // floats named like probabilities: softmax of randn over the last dimension
   random_bool,   // bools: random
   index_pointer, // 1-D, monotone from 0 to `total`, evenly spread (an indptr)
   indices,       // values in [0, bound)
@@ -37,7 +38,8 @@ enum class InputFill {
   scalar,        // a Python scalar: `scalar_value` as int, float or bool by dtype
 };
 
-// "random_normal", "random_bool", "index_pointer", "indices", "lengths", "zeros", "scalar".
+// "random_normal", "probabilities", "random_bool", "index_pointer", "indices", "lengths", "zeros",
+// "scalar".
 std::string_view to_string(InputFill fill);
 
 struct PlannedInput {

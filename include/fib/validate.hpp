@@ -4,6 +4,7 @@
 #include <fib/diagnostic.hpp>
 #include <fib/json_io.hpp>
 #include <fib/python_checks.hpp>
+#include <fib/reference_runner.hpp>
 
 #include <cstddef>
 #include <filesystem>
@@ -26,6 +27,11 @@ struct ValidateFilesOptions {
   // `automatic` detects each file's kind (see detect_file_kind); anything else forces it.
   FileKind kind = FileKind::automatic;
   std::uintmax_t max_file_bytes = k_default_max_file_bytes;
+  // Reference execution for definitions without errors (--exec: build; --smoke: build and smoke
+  // run), done by `runner` (required unless none). Its notes, errors and skips are reported with
+  // the file; the definition's pointer is "/reference".
+  ReferenceChecks reference_checks = ReferenceChecks::none;
+  ReferenceRunner* runner = nullptr;
 };
 
 struct ValidateSummary {

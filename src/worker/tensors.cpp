@@ -62,6 +62,8 @@ at::Tensor fill(const PlannedInput& input, at::ScalarType type, const at::Tensor
     // Generate in float32 (randn exists for every float type from it), then convert.
     return at::randn(shape, generator, options.dtype(at::kFloat)).to(type);
   }
+  case InputFill::probabilities:
+    return at::softmax(at::randn(shape, generator, options.dtype(at::kFloat)), -1).to(type);
   case InputFill::random_bool:
     return at::randint(0, 2, shape, generator, options.dtype(at::kLong)).to(at::kBool);
   case InputFill::index_pointer: {
