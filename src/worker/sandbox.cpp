@@ -252,6 +252,22 @@ Json Sandbox::run(const Json& request) {
       // A CPU kernel this torch lacks (float16 matmul on torch 1.13, …) says nothing about the
       // reference.
       const auto text = called[1].cast<std::string>();
+      static constexpr std::string_view k_missing_attribute =
+          "AttributeError: module 'torch' has no attribute '";
+      if (text.starts_with(k_missing_attribute)) {
+        const auto attribute =
+            text.substr(k_missing_attribute.size(),
+                        text.find('\'', k_missing_attribute.size()) - k_missing_attribute.size());
+        return reply(
+            request, "skipped",
+            Json::array({diagnostic(
+                codes::k_smoke_skipped,
+                fmt::format("smoke run skipped: the reference uses torch.{}, which torch "
+                            "{} lacks{}",
+                            attribute, m_impl->torch.version,
+                            attribute.starts_with("float8") ? " (float8 needs torch 2.1 or later)"
+                                                            : ""))}));
+      }
       if (text.starts_with("RuntimeError: ") &&
           text.find("not implemented for '") != std::string::npos) {
         return reply(request, "skipped",
