@@ -71,6 +71,11 @@ and a summary line. Codes are listed in docs/diagnostics.md.
 Dataset mode writes report-YYYYMMDD-HHMMSS.{json,txt} under DIR/reports (or
 --output-folder) and prints the text report; fib's own findings are marked [fib].
 
+References run in fib-worker (libtorch + Python with torch; fib itself never
+loads torch): --exec builds them as the old tool does (dataset mode does it by
+default unless --disable-gpu); --smoke also runs each on tiny synthesized inputs
+and compares its outputs' count, shapes and dtypes with the definition.
+
 Exit status: 0 clean or warnings only, 1 errors (or warnings with --strict),
 2 usage, 3 I/O or environment (unreadable file, embedded Python unavailable,
 report file exists). --exit-zero gives 0 whatever the findings, as the old tool.
