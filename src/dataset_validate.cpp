@@ -444,9 +444,9 @@ CheckResult check_definition(const DefinitionJob& job, GpuChecks gpu) {
       r.add(message.level, message.message);
     }
   } else if (gpu == GpuChecks::enabled) {
-    r.add(CheckLevel::info, fib_message("reference build not run: fib-worker (fib built with "
-                                        "torch) was not found (use --disable-gpu to silence "
-                                        "this)"));
+    r.add(CheckLevel::info, fib_message("reference build not run: the reference worker is not "
+                                        "available (fib built without torch, or fib-worker "
+                                        "failed to start; use --disable-gpu to silence this)"));
   }
   return r;
 }
@@ -1071,6 +1071,15 @@ void run_python_checks(LoadedChunk& chunk, PythonChecker* python, bool& python_f
   }
 }
 
+// The dumper's `init` source of a definition ("" when it has none).
+std::string init_source(const LoadedDefinition& definition) {
+  if (!definition.document || !definition.document->root.is_object()) {
+    return "";
+  }
+  const auto it = definition.document->root.find("init");
+  return it != definition.document->root.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // The reference phase of one chunk (this thread: one worker for the whole run). Definitions that
 // failed to load are not run, as the old tool builds only loaded ones.
 void run_reference_checks_of(LoadedChunk& chunk, const ValidateDatasetOptions& options,
@@ -1081,8 +1090,9 @@ void run_reference_checks_of(LoadedChunk& chunk, const ValidateDatasetOptions& o
     }
     std::vector<CheckMessage> messages;
     bool unavailable = false;
-    for (const Diagnostic& d : run_reference_checks(job.definition->definition,
-                                                    options.reference_checks, *options.runner)) {
+    for (const Diagnostic& d :
+         run_reference_checks(job.definition->definition, options.reference_checks, *options.runner,
+                              init_source(*job.definition))) {
       if (d.code == codes::k_worker_unavailable || d.code == codes::k_worker_protocol) {
         unavailable = true;
         if (!unavailable_reported && options.reference_checks_requested) {

@@ -216,11 +216,20 @@ private:
     ++m_starts;
     auto hello = read_line(m_options.startup_timeout);
     if (!hello) {
+      const bool timed_out = m_timed_out;
+      int status = 0;
+      std::string how;
+      if (!timed_out && ::waitpid(m_pid, &status, 0) == m_pid) {
+        how = describe_status(status);
+        m_pid = -1;
+      }
       kill_worker();
       Diagnostic d = make_diagnostic(
           codes::k_worker_unavailable,
-          fmt::format("the reference worker {} did not start (no greeting within {:g} s)", path,
-                      static_cast<double>(m_options.startup_timeout.count()) / 1000.0));
+          timed_out
+              ? fmt::format("the reference worker {} did not greet within {:g} s", path,
+                            static_cast<double>(m_options.startup_timeout.count()) / 1000.0)
+              : fmt::format("the reference worker {} ended before its greeting ({})", path, how));
       d.hint = "its error output is above; it needs the Python that has torch";
       m_failed_start = d;
       return d;
@@ -362,10 +371,19 @@ ReferenceOutcome ReferenceRunner::check_build(const Definition& definition) {
   return m_impl->run_job(std::move(request), m_impl->options().job_timeout);
 }
 
-ReferenceOutcome ReferenceRunner::smoke_run(const Definition& definition) {
+ReferenceOutcome ReferenceRunner::smoke_run(const Definition& definition, std::string_view init) {
+  // A skip decided here still reports the build, which the worker job would have done.
+  const auto skipped_after_build = [&](Diagnostic reason) {
+    ReferenceOutcome outcome = check_build(definition);
+    if (outcome.verdict == ReferenceVerdict::ok) {
+      outcome.verdict = ReferenceVerdict::skipped;
+      outcome.diagnostics.push_back(std::move(reason));
+    }
+    return outcome;
+  };
   auto plan = plan_smoke_run(definition);
   if (!plan) {
-    return ReferenceOutcome{ReferenceVerdict::skipped, {plan.error()}};
+    return skipped_after_build(plan.error());
   }
   const auto& options = m_impl->options();
   const std::uintmax_t bytes = plan->input_bytes + plan->output_bytes;
@@ -376,14 +394,16 @@ ReferenceOutcome ReferenceRunner::smoke_run(const Definition& definition) {
                     "above --max-bytes {}",
                     human_bytes(bytes), human_bytes(options.max_bytes)));
     d.hint = "the const axes stay at their declared values; raise --max-bytes to run it";
-    return ReferenceOutcome{ReferenceVerdict::skipped, {std::move(d)}};
+    return skipped_after_build(std::move(d));
   }
   Json request{{"job", "smoke"},
                {"name", definition.name},
                {"reference", definition.reference},
                {"inputs", names_of(definition.inputs)},
                {"outputs", names_of(definition.outputs)},
-               {"plan", to_json(*plan)}};
+               {"plan", to_json(*plan)},
+               {"const_axes", definition.const_axes()},
+               {"init", std::string(init)}};
   return m_impl->run_job(std::move(request), options.job_timeout);
 }
 
@@ -396,18 +416,14 @@ std::size_t ReferenceRunner::worker_starts() const {
 }
 
 std::vector<Diagnostic> run_reference_checks(const Definition& definition, ReferenceChecks checks,
-                                             ReferenceRunner& runner) {
+                                             ReferenceRunner& runner, std::string_view init) {
   std::vector<Diagnostic> out;
   if (checks == ReferenceChecks::none) {
     return out;
   }
-  auto build = runner.check_build(definition);
-  out = std::move(build.diagnostics);
-  if (checks == ReferenceChecks::build_and_smoke && build.verdict == ReferenceVerdict::ok) {
-    auto smoke = runner.smoke_run(definition);
-    out.insert(out.end(), smoke.diagnostics.begin(), smoke.diagnostics.end());
-  }
-  return out;
+  // A smoke job builds the reference first and reports both: one trip to the worker.
+  return checks == ReferenceChecks::build_and_smoke ? runner.smoke_run(definition, init).diagnostics
+                                                    : runner.check_build(definition).diagnostics;
 }
 
 } // namespace fib

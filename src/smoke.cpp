@@ -333,6 +333,7 @@ Expected<SmokePlan> plan_smoke_run(const Definition& definition) {
       for (const auto& axis : *spec.shape) {
         const auto value = plan.axes.count(axis) ? plan.axes.at(axis) : k_smoke_base_axis_value;
         input.shape.push_back(value);
+        input.axis_names.push_back(axis);
         elements *= static_cast<std::uintmax_t>(std::max<std::int64_t>(value, 0));
       }
     }
@@ -405,6 +406,7 @@ Json to_json(const SmokePlan& plan) {
   for (const auto& input : plan.inputs) {
     inputs.push_back(Json{{"name", input.name},
                           {"shape", input.shape},
+                          {"axis_names", input.axis_names},
                           {"scalar", input.scalar},
                           {"dtype", std::string(to_string(input.dtype))},
                           {"fill", std::string(to_string(input.fill))},
@@ -445,6 +447,7 @@ Expected<SmokePlan> smoke_plan_from_json(const Json& json) {
       PlannedInput input;
       input.name = item.at("name").get<std::string>();
       input.shape = item.at("shape").get<std::vector<std::int64_t>>();
+      input.axis_names = item.at("axis_names").get<std::vector<std::string>>();
       input.scalar = item.at("scalar").get<bool>();
       const auto dtype = parse_dtype(item.at("dtype").get<std::string>());
       if (!dtype) {

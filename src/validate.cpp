@@ -246,7 +246,8 @@ public:
       DiagnosticList ignored;
       const Definition definition = parse_definition(*document, ignored);
       for (Diagnostic d :
-           run_reference_checks(definition, m_options.reference_checks, *m_options.runner)) {
+           run_reference_checks(definition, m_options.reference_checks, *m_options.runner,
+                                document->root.value("init", std::string()))) {
         d.file = file;
         if (d.pointer.empty()) {
           d.pointer = "/reference";

@@ -106,8 +106,10 @@ int main(int argc, char** argv) {
     }
     if (!write_all(channel,
                    reply.dump(-1, ' ', false, fib::Json::error_handler_t::replace) + "\n")) {
-      return 3;
+      std::_Exit(3);
     }
   }
-  return 0;
+  // EOF: fib is done. Finalizing Python and torch only costs time (about 0.2 s).
+  std::fflush(stderr);
+  std::_Exit(0);
 }

@@ -170,6 +170,11 @@ ReferenceRunnerOptions runner_options(const ValidateCommand& command) {
   options.device = command.device == "cuda" ? SmokeDevice::cuda : SmokeDevice::cpu;
   options.max_bytes = command.max_bytes;
   options.address_space = command.memory_limit;
+  // CUDA reserves far more address space than memory (its unified address range): an
+  // RLIMIT_AS sized for the CPU makes its start-up fail, so cuda runs without one unless asked.
+  if (options.device == SmokeDevice::cuda && command.subcommand->count("--memory-limit") == 0) {
+    options.address_space = 0;
+  }
   return options;
 }
 
@@ -396,6 +401,18 @@ constexpr std::array k_dataset_only_options = {"--checks",      "--disable-gpu",
                                                "--shard"};
 
 int run_validate(const ValidateCommand& command, python::Runtime& python) {
+  const auto given = [&](const char* option) { return command.subcommand->count(option) > 0; };
+  if (!command.smoke && (given("--device") || given("--max-bytes"))) {
+    return report_environment(
+        make_diagnostic(codes::k_usage, "--device and --max-bytes need --smoke"));
+  }
+  const bool references_run =
+      command.exec || command.smoke || (command.paths.empty() && command.gpu == GpuChecks::enabled);
+  if (!references_run && (given("--timeout") || given("--memory-limit"))) {
+    return report_environment(make_diagnostic(
+        codes::k_usage, "--timeout and --memory-limit need --exec or --smoke (or dataset mode "
+                        "without --disable-gpu, which builds references)"));
+  }
   if (!command.paths.empty()) {
     if (command.subcommand->count("--dataset") > 0) {
       return report_environment(

@@ -9,8 +9,8 @@
 //   worker → fib, once at start: {"fib_worker": 1, "torch": "1.13.0a0", "python": "3.11.2",
 //                                  "cuda": false, "float8": false}
 //   fib → worker: {"id": 7, "job": "build" | "smoke", "name": "...", "reference": "...",
-//                  "inputs": ["x", ...], "outputs": ["y", ...], "plan": {...}, "device": "cpu",
-//                  "seed": 0}
+//                  "inputs": ["x", ...], "outputs": ["y", ...], "plan": {...}, "init": "...",
+//                  "device": "cpu", "seed": 0}
 //   worker → fib: {"id": 7, "outcome": "ok" | "failed" | "skipped",
 //                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}]}
 
@@ -84,8 +84,13 @@ public:
   ReferenceOutcome check_build(const Definition& definition);
 
   // The smoke run: plans tiny inputs (plan_smoke_run), skips above max_bytes, and has the worker
-  // build them with libtorch, call `run`, and compare count, shapes and dtypes with `outputs`.
-  ReferenceOutcome smoke_run(const Definition& definition);
+  // build them, call `run`, and compare count, shapes and dtypes with `outputs`. With an `init`
+  // source (the dumper's extra key; "" when none) the worker first tries the inputs it builds
+  // (dumper notes §4.4: device "cpu", the seed, the planned var axes it requires, every const
+  // axis it accepts; names mapped to the definition's inputs); when init cannot run or map,
+  // the synthesized inputs are used and the note says why. The build check runs first (in the
+  // same worker job) and its note or error comes first in the outcome.
+  ReferenceOutcome smoke_run(const Definition& definition, std::string_view init = "");
 
   // Set once the worker has started (nullopt before, or when it could not start).
   const std::optional<WorkerInfo>& worker_info() const;
@@ -102,7 +107,8 @@ enum class ReferenceChecks { none, build, build_and_smoke };
 
 // The build check, then (ReferenceChecks::build_and_smoke, and only when the build passed) the
 // smoke run; their diagnostics in order. Nothing for ReferenceChecks::none.
+// `init` as for smoke_run.
 std::vector<Diagnostic> run_reference_checks(const Definition& definition, ReferenceChecks checks,
-                                             ReferenceRunner& runner);
+                                             ReferenceRunner& runner, std::string_view init = "");
 
 } // namespace fib

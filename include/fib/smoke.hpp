@@ -44,7 +44,8 @@ std::string_view to_string(InputFill fill);
 
 struct PlannedInput {
   std::string name;
-  std::vector<std::int64_t> shape; // empty for scalars (and 0-D tensors)
+  std::vector<std::int64_t> shape;     // empty for scalars (and 0-D tensors)
+  std::vector<std::string> axis_names; // the definition's names of the dimensions
   bool scalar = false;
   DType dtype = DType::float32;
   InputFill fill = InputFill::zeros;

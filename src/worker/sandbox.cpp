@@ -88,13 +88,88 @@ def build(name, source, n_inputs, n_outputs):
         return (None, problem, "")
     return (module, None, "")
 
+_ALIASES = {
+    "hidden_states": ("input", "x"), "input": ("hidden_states", "x"), "x": ("input",),
+    "A": ("a",), "B": ("b",), "a": ("A",), "b": ("B",),
+    "kv_indptr": ("indptr", "paged_kv_indptr"), "kv_indices": ("indices", "paged_kv_indices"),
+    "kv_last_page_len": ("last_page_len", "paged_kv_last_page_len"), "qo_indptr": ("indptr",),
+}
+
+def init_args(name, source, inputs, axes, const_axes, device, seed):
+    """The inputs an `init` function builds, in definition order: (values, "") or (None, why)."""
+    import ast
+    try:
+        entry = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)][-1]
+        module = load(name + "__init", source)
+    except BaseException as error:
+        return (None, "its init does not run here (%s: %s)" % (type(error).__name__, error))
+    function = module.__dict__.get(entry)
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError) as error:
+        return (None, "its init has no readable signature (%s)" % error)
+    kwargs = {}
+    forwarder = any(p.kind == p.VAR_KEYWORD for p in parameters.values())
+    for pname, p in parameters.items():
+        if p.kind not in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD):
+            continue
+        if pname == "device":
+            kwargs[pname] = device
+        elif pname == "seed":
+            kwargs[pname] = seed
+        elif pname in const_axes:
+            kwargs[pname] = const_axes[pname]
+        elif pname in axes and p.default is p.empty:
+            kwargs[pname] = axes[pname]
+    if forwarder:
+        kwargs.setdefault("device", device)
+        kwargs.setdefault("seed", seed)
+    try:
+        try:
+            result = function(**kwargs)
+        except TypeError:
+            if not forwarder:
+                raise
+            result = function(device=device, seed=seed)
+    except ModuleNotFoundError as error:
+        return (None, "its init needs the %s package" % error.name)
+    except BaseException as error:
+        return (None, "its init raised %s: %s" % (type(error).__name__, error))
+    if not isinstance(result, dict):
+        return (None, "its init returned %s, not a dict" % type(result).__name__)
+    if set(result) == {"plan", "run"}:
+        flat = dict(result["plan"])
+        flat.update(result["run"])
+    else:
+        flat = result
+    values = []
+    for input_name in inputs:
+        for key in (input_name,) + _ALIASES.get(input_name, ()):
+            if key in flat:
+                values.append(flat[key])
+                break
+        else:
+            return (None, "its init gives no value for input '%s'" % input_name)
+    return (values, "")
+
+def input_axes(args, axis_names):
+    """Axis values read off the tensors actually passed (first use wins)."""
+    bound = {}
+    for value, names in zip(args, axis_names):
+        if isinstance(value, torch.Tensor) and len(names) == value.dim():
+            for name, size in zip(names, value.shape):
+                bound.setdefault(name, int(size))
+    return bound
+
 def call(module, args, n_outputs):
     """("ok", [(kind, shape, dtype), ...]) or ("name", name, trace) or ("raise", text, trace)."""
     try:
         with torch.no_grad():
             result = module.run(*args)
     except NameError as error:
-        return ("name", getattr(error, "name", None) or str(error), _reference_trace(error))
+        if type(error) is NameError and getattr(error, "name", None):
+            return ("name", error.name, _reference_trace(error))
+        return ("raise", "%s: %s" % (type(error).__name__, error), _reference_trace(error))
     except BaseException as error:  # SystemExit and MemoryError too: the job reports them
         return ("raise", "%s: %s" % (type(error).__name__, error), _reference_trace(error))
     if isinstance(result, (tuple, list)):
@@ -147,6 +222,8 @@ struct Sandbox::Impl {
   std::unique_ptr<pyb::scoped_interpreter> interpreter;
   pyb::object build;
   pyb::object call;
+  pyb::object init_args;
+  pyb::object input_axes;
   std::string python_version;
   TorchCapabilities torch;
 };
@@ -157,6 +234,8 @@ Sandbox::~Sandbox() {
   if (m_impl) {
     m_impl->build = pyb::object();
     m_impl->call = pyb::object();
+    m_impl->init_args = pyb::object();
+    m_impl->input_axes = pyb::object();
   }
 }
 
@@ -180,6 +259,8 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     pyb::exec(k_sandbox_source, scope);
     m_impl->build = scope["build"];
     m_impl->call = scope["call"];
+    m_impl->init_args = scope["init_args"];
+    m_impl->input_axes = scope["input_axes"];
     m_impl->python_version =
         pyb::str(pyb::module_::import("platform").attr("python_version")()).cast<std::string>();
     m_impl->torch = torch_capabilities();
@@ -198,6 +279,17 @@ Json Sandbox::hello() const {
 }
 
 Json Sandbox::run(const Json& request) {
+  bool built = false;
+  Json out = run_job(request, built);
+  // A smoke job builds first: its reply carries the build's note too, so one job does both.
+  if (built && request.value("job", "") == "smoke" && out.contains("diagnostics")) {
+    out["diagnostics"].insert(out["diagnostics"].begin(),
+                              diagnostic(codes::k_reference_ok, "reference build: ok"));
+  }
+  return out;
+}
+
+Json Sandbox::run_job(const Json& request, bool& built_ok) {
   try {
     const std::string job = request.at("job").get<std::string>();
     const std::string name = request.at("name").get<std::string>();
@@ -214,6 +306,7 @@ Json Sandbox::run(const Json& request) {
       return reply(request, "failed",
                    Json::array({diagnostic(codes::k_reference_build_failed, message)}));
     }
+    built_ok = true;
     if (job == "build") {
       return reply(request, "ok",
                    Json::array({diagnostic(codes::k_reference_ok, "reference build: ok")}));
@@ -223,17 +316,69 @@ Json Sandbox::run(const Json& request) {
       return reply(request, "failed",
                    Json::array({diagnostic(codes::k_worker_protocol, plan.error().message)}));
     }
-    std::string skip_reason;
     const bool cuda = request.value("device", "cpu") == "cuda";
-    auto objects = make_inputs(*plan, cuda, request.value("seed", std::uint64_t{0}), skip_reason);
-    if (objects.size() != plan->inputs.size()) {
-      return reply(
-          request, "skipped",
-          Json::array({diagnostic(codes::k_smoke_skipped, "smoke run skipped: " + skip_reason)}));
-    }
+    const auto seed = request.value("seed", std::uint64_t{0});
     pyb::list args;
-    for (PyObject* object : objects) {
-      args.append(pyb::reinterpret_steal<pyb::object>(object));
+    // The definition's own init first (dumper notes §4.4), else synthesized inputs.
+    std::string inputs_from = "synthesized inputs";
+    const std::string init = request.value("init", std::string());
+    if (!init.empty()) {
+      pyb::dict axes;
+      for (const auto& [axis, value] : plan->axes) {
+        axes[pyb::str(axis)] = value;
+      }
+      pyb::dict const_axes;
+      const Json declared_consts = request.value("const_axes", Json::object());
+      for (const auto& [axis, value] : declared_consts.items()) {
+        const_axes[pyb::str(axis)] = value.get<std::int64_t>();
+      }
+      const pyb::tuple from_init =
+          m_impl->init_args(name, init, inputs, axes, const_axes, cuda ? "cuda" : "cpu", seed);
+      if (!from_init[0].is_none()) {
+        args = from_init[0].cast<pyb::list>();
+        inputs_from = "inputs from the definition's init";
+      } else {
+        inputs_from =
+            fmt::format("synthesized inputs; init not used: {}", from_init[1].cast<std::string>());
+      }
+    }
+    if (args.empty() && !plan->inputs.empty()) {
+      std::string skip_reason;
+      std::vector<PyObject*> objects;
+      try {
+        objects = make_inputs(*plan, cuda, seed, skip_reason);
+      } catch (const std::exception& e) {
+        // torch refused (the memory limit, a CUDA start-up failure): nothing about the reference.
+        std::string what = e.what();
+        what = what.substr(0, what.find('\n'));
+        return reply(request, "skipped",
+                     Json::array({diagnostic(
+                         codes::k_smoke_skipped,
+                         fmt::format("smoke run skipped: building the inputs failed: {}", what),
+                         "raise --memory-limit, or lower --max-bytes to skip such definitions")}));
+      }
+      if (objects.size() != plan->inputs.size()) {
+        return reply(
+            request, "skipped",
+            Json::array({diagnostic(codes::k_smoke_skipped, "smoke run skipped: " + skip_reason)}));
+      }
+      for (PyObject* object : objects) {
+        args.append(pyb::reinterpret_steal<pyb::object>(object));
+      }
+    }
+    // Output axes follow the inputs actually passed (an init picks its own sizes).
+    std::vector<std::vector<std::string>> axis_names;
+    for (const auto& input : plan->inputs) {
+      axis_names.push_back(input.axis_names);
+    }
+    const auto from_inputs =
+        m_impl->input_axes(args, axis_names).cast<std::map<std::string, std::int64_t>>();
+    for (auto& output : plan->outputs) {
+      for (std::size_t k = 0; k < output.shape.size() && k < output.axis_names.size(); ++k) {
+        if (const auto it = from_inputs.find(output.axis_names[k]); it != from_inputs.end()) {
+          output.shape[k] = it->second;
+        }
+      }
     }
     const pyb::tuple called = m_impl->call(built[0], args, outputs.size());
     const auto kind = called[0].cast<std::string>();
@@ -254,10 +399,17 @@ Json Sandbox::run(const Json& request) {
       const auto text = called[1].cast<std::string>();
       static constexpr std::string_view k_missing_attribute =
           "AttributeError: module 'torch' has no attribute '";
-      if (text.starts_with(k_missing_attribute)) {
-        const auto attribute =
-            text.substr(k_missing_attribute.size(),
-                        text.find('\'', k_missing_attribute.size()) - k_missing_attribute.size());
+      const auto attribute = text.starts_with(k_missing_attribute)
+                                 ? text.substr(k_missing_attribute.size(),
+                                               text.find('\'', k_missing_attribute.size()) -
+                                                   k_missing_attribute.size())
+                                 : std::string();
+      // Only a dtype a newer torch has (float8_*, float4_*, uint16/32/64) says something about
+      // this torch; any other missing attribute is a bug in the reference.
+      const bool newer_dtype = attribute.starts_with("float8") || attribute.starts_with("float4") ||
+                               attribute == "uint16" || attribute == "uint32" ||
+                               attribute == "uint64";
+      if (newer_dtype) {
         return reply(
             request, "skipped",
             Json::array({diagnostic(
@@ -345,14 +497,16 @@ Json Sandbox::run(const Json& request) {
     }
     std::vector<std::string> axes;
     for (const auto& [axis, value] : plan->axes) {
-      axes.push_back(fmt::format("{}={}", axis, value));
+      const auto actual = from_inputs.find(axis);
+      axes.push_back(
+          fmt::format("{}={}", axis, actual != from_inputs.end() ? actual->second : value));
     }
     return reply(
         request, "ok",
         Json::array({diagnostic(
             codes::k_reference_ok,
-            fmt::format("smoke run: ok ({} output{} as declared; {} on {})", outputs.size(),
-                        outputs.size() == 1 ? "" : "s",
+            fmt::format("smoke run: ok ({} output{} as declared; {}; {} on {})", outputs.size(),
+                        outputs.size() == 1 ? "" : "s", inputs_from,
                         axes.empty() ? "no axes" : fmt::format("{}", fmt::join(axes, ", ")),
                         cuda ? "cuda" : "cpu"))}));
   } catch (const pyb::error_already_set& e) {

@@ -31,6 +31,9 @@ public:
   Json run(const Json& request);
 
 private:
+  // The job itself; `built_ok` tells whether the reference built.
+  Json run_job(const Json& request, bool& built_ok);
+
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };

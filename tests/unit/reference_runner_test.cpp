@@ -80,7 +80,8 @@ TEST(ReferenceRunner, AGoodReferenceBuildsAndSmokeRuns) {
   EXPECT_TRUE(has(build, codes::k_reference_ok, "reference build: ok"));
   const auto smoke = runner.smoke_run(definition);
   EXPECT_EQ(smoke.verdict, ReferenceVerdict::ok) << describe(smoke);
-  EXPECT_TRUE(has(smoke, codes::k_reference_ok, "smoke run: ok (1 output as declared; h=8, n=4"));
+  EXPECT_TRUE(has(smoke, codes::k_reference_ok,
+                  "smoke run: ok (1 output as declared; synthesized inputs; h=8, n=4"));
   ASSERT_TRUE(runner.worker_info().has_value());
   EXPECT_FALSE(runner.worker_info()->torch_version.empty());
   EXPECT_EQ(runner.worker_starts(), 1u);
@@ -123,12 +124,14 @@ TEST(ReferenceRunner, WrongDtypeShapeAndCountAreErrorsWithPointers) {
   ASSERT_TRUE(
       has(dtype, codes::k_smoke_output_dtype, "output 'y' has dtype float32, declared bfloat16"))
       << describe(dtype);
-  EXPECT_EQ(dtype.diagnostics[0].pointer, "/outputs/y/dtype");
+  ASSERT_EQ(dtype.diagnostics.size(), 2u) << describe(dtype);
+  EXPECT_EQ(dtype.diagnostics[0].message, "reference build: ok");
+  EXPECT_EQ(dtype.diagnostics[1].pointer, "/outputs/y/dtype");
   const auto shape = runner.smoke_run(definition_with("def run(x, w):\n    return x[:, :4]\n"));
   ASSERT_TRUE(
       has(shape, codes::k_smoke_output_shape, "output 'y' has shape [4, 4], declared [n=4, h=8]"))
       << describe(shape);
-  EXPECT_EQ(shape.diagnostics[0].pointer, "/outputs/y/shape");
+  EXPECT_EQ(shape.diagnostics.back().pointer, "/outputs/y/shape");
   const auto count = runner.smoke_run(definition_with("def run(x, w):\n    return x, w\n"));
   EXPECT_TRUE(has(count, codes::k_smoke_output_count, "returned 2 values for 1 declared output"))
       << describe(count);
@@ -150,6 +153,49 @@ TEST(ReferenceRunner, ExceptionsComeBackWithATracebackIntoTheReference) {
   EXPECT_TRUE(has(missing, codes::k_smoke_missing_helper,
                   "the reference calls '_rope_freqs', which it never defines"))
       << describe(missing);
+}
+
+TEST(ReferenceRunner, ATypoInATorchNameIsAnErrorNotASkip) {
+  REQUIRE_WORKER();
+  ReferenceRunner runner(options());
+  const auto typo = runner.smoke_run(
+      definition_with("import torch\ndef run(x, w):\n    return torch.sofmax(x, -1)\n"));
+  EXPECT_EQ(typo.verdict, ReferenceVerdict::failed) << describe(typo);
+  EXPECT_TRUE(has(typo, codes::k_smoke_exception, "has no attribute 'sofmax'")) << describe(typo);
+  const auto unbound = runner.smoke_run(
+      definition_with("def run(x, w):\n    if False:\n        y = x\n    return y\n"));
+  EXPECT_TRUE(has(unbound, codes::k_smoke_exception, "raised UnboundLocalError"))
+      << describe(unbound);
+}
+
+TEST(ReferenceRunner, InputsComeFromTheInitWhenItRuns) {
+  REQUIRE_WORKER();
+  ReferenceRunner runner(options());
+  // The init picks its own batch size (6) and names `x` by the API's name `input`.
+  const std::string init =
+      "import torch\n\ndef _t_init(*, n, h=8, device='cuda', seed=0):\n"
+      "    torch.manual_seed(seed)\n"
+      "    return {'input': torch.ones(n + 2, h, dtype=torch.bfloat16, device=device),\n"
+      "            'w': torch.ones(h, dtype=torch.bfloat16, device=device)}\n";
+  const auto from_init = runner.smoke_run(definition_with(k_good), init);
+  EXPECT_EQ(from_init.verdict, ReferenceVerdict::ok) << describe(from_init);
+  EXPECT_TRUE(has(from_init, codes::k_reference_ok, "inputs from the definition's init; h=8, n=6"))
+      << describe(from_init);
+  // An init that needs flashinfer falls back to synthesized inputs and says why.
+  const auto fallback = runner.smoke_run(
+      definition_with(k_good), "def _t_init(*, n, device='cuda'):\n    import flashinfer\n");
+  EXPECT_EQ(fallback.verdict, ReferenceVerdict::ok) << describe(fallback);
+  EXPECT_TRUE(has(fallback, codes::k_reference_ok,
+                  "synthesized inputs; init not used: its init needs the flashinfer package"))
+      << describe(fallback);
+  // An init that cannot even be defined on this torch (the dumper's shared helpers use float8).
+  const auto old_torch =
+      runner.smoke_run(definition_with(k_good), "import torch\nFP8 = torch.float8_e4m3fn\ndef "
+                                                "_t_init(*, n, device='cuda'):\n    return {}\n");
+  if (!runner.worker_info()->float8) {
+    EXPECT_TRUE(has(old_torch, codes::k_reference_ok, "init not used: its init does not run here"))
+        << describe(old_torch);
+  }
 }
 
 TEST(ReferenceRunner, AnEndlessLoopIsStoppedAndTheNextJobRuns) {
@@ -213,7 +259,8 @@ TEST(ReferenceRunner, SkipsSayWhy) {
   const auto big = runner.smoke_run(definition_with(k_good));
   EXPECT_EQ(big.verdict, ReferenceVerdict::skipped);
   EXPECT_TRUE(has(big, codes::k_smoke_skipped, "above --max-bytes 100 bytes")) << describe(big);
-  EXPECT_EQ(runner.worker_starts(), 0u); // decided before the worker was needed
+  // The skip is decided before any input is built, but the build check still runs.
+  EXPECT_TRUE(has(big, codes::k_reference_ok, "reference build: ok")) << describe(big);
 
   ReferenceRunner fp8_runner(options());
   const auto fp8 = fp8_runner.smoke_run(
@@ -291,13 +338,16 @@ TEST(ReferenceCorpus, EveryDatasetDefinitionRunsOrSaysWhyNot) {
     const auto smoke = runner.smoke_run(definition);
     ASSERT_NE(smoke.verdict, ReferenceVerdict::failed) << entry.path() << "\n" << describe(smoke);
     ASSERT_NE(smoke.verdict, ReferenceVerdict::unavailable) << describe(smoke);
-    ASSERT_EQ(smoke.diagnostics.size(), 1u) << describe(smoke);
+    // The build's note, then the smoke run's.
+    ASSERT_EQ(smoke.diagnostics.size(), 2u) << describe(smoke);
+    EXPECT_EQ(smoke.diagnostics[0].message, "reference build: ok");
     if (smoke.verdict == ReferenceVerdict::ok) {
       ++ok;
     } else {
       ++skipped;
       // A specific reason, not a bare "skipped".
-      EXPECT_GT(smoke.diagnostics[0].message.size(), std::string("smoke run skipped: ").size() + 10)
+      EXPECT_EQ(smoke.diagnostics[1].code, codes::k_smoke_skipped);
+      EXPECT_GT(smoke.diagnostics[1].message.size(), std::string("smoke run skipped: ").size() + 10)
           << describe(smoke);
     }
   }
