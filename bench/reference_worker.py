@@ -162,7 +162,8 @@ def simple_plan(definition):
         for dim in shape:
             elements *= dim
         input_bytes += elements * size[spec["dtype"]]
-        inputs.append({"name": name, "shape": shape, "scalar": False, "dtype": spec["dtype"],
+        inputs.append({"name": name, "shape": shape, "axis_names": spec["shape"],
+                       "scalar": False, "dtype": spec["dtype"],
                        "fill": "random_normal", "total": 0, "bound": 1, "value": 0.0})
     for name, spec in definition["outputs"].items():
         if spec["dtype"] not in float_types or spec.get("shape") is None:
