@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <poll.h>
 #include <spawn.h>
@@ -76,6 +77,7 @@ public:
 
   ReferenceOutcome run_job(Json request, std::chrono::milliseconds timeout) {
     const std::lock_guard lock(m_mutex);
+    m_last_reply = Json();
     ReferenceOutcome outcome;
     if (auto problem = ensure_started()) {
       outcome.verdict = ReferenceVerdict::unavailable;
@@ -113,6 +115,7 @@ public:
       return protocol_error("an unexpected reply: " + text_excerpt(*reply));
     }
     const Json& root = document->root;
+    m_last_reply = root;
     const std::string verdict = root.value("outcome", "");
     outcome.verdict = verdict == "ok"        ? ReferenceVerdict::ok
                       : verdict == "skipped" ? ReferenceVerdict::skipped
@@ -138,6 +141,8 @@ public:
   }
 
   const std::optional<WorkerInfo>& info() const { return m_info; }
+  // The reply of the last job that got one (its extra fields, e.g. "evaluation").
+  const Json& last_reply() const { return m_last_reply; }
   std::size_t starts() const { return m_starts; }
   const ReferenceRunnerOptions& options() const { return m_options; }
 
@@ -343,6 +348,7 @@ private:
   std::size_t m_starts = 0;
   std::optional<WorkerInfo> m_info;
   std::optional<Diagnostic> m_failed_start;
+  Json m_last_reply;
 };
 
 ReferenceRunner::ReferenceRunner(ReferenceRunnerOptions options)
@@ -405,6 +411,114 @@ ReferenceOutcome ReferenceRunner::smoke_run(const Definition& definition, std::s
                {"const_axes", definition.const_axes()},
                {"init", std::string(init)}};
   return m_impl->run_job(std::move(request), options.job_timeout);
+}
+
+namespace {
+
+// The CPU's model name, for evaluations fib writes itself (timeouts, crashes).
+std::string cpu_model() {
+  if (std::FILE* info = std::fopen("/proc/cpuinfo", "re")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, info) != nullptr) {
+      std::string_view text(line);
+      if (text.starts_with("model name")) {
+        std::fclose(info);
+        text = text.substr(text.find(':') + 1);
+        while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+          text.remove_prefix(1);
+        }
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+          text.remove_suffix(1);
+        }
+        return std::string(text);
+      }
+    }
+    std::fclose(info);
+  }
+  return "cpu";
+}
+
+std::string now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &local);
+  return buffer;
+}
+
+} // namespace
+
+SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const Solution& solution,
+                                             const Workload& workload,
+                                             const EvaluateOptions& options) {
+  SolutionEvaluation out;
+  auto plan = plan_workload_run(definition, workload, options.dataset_root);
+  if (!plan) {
+    out.diagnostics.push_back(plan.error());
+    return out;
+  }
+  Json sources = Json::array();
+  for (const auto& source : solution.sources) {
+    sources.push_back(Json{{"path", source.path}, {"content", source.content}});
+  }
+  const std::string binding =
+      solution.spec.binding ? std::string(to_string(*solution.spec.binding)) : std::string();
+  Json request{
+      {"job", "evaluate"},
+      {"name", definition.name},
+      {"reference", definition.reference},
+      {"inputs", names_of(definition.inputs)},
+      {"outputs", names_of(definition.outputs)},
+      {"plan", to_json(*plan)},
+      {"solution", Json{{"key", solution.content_hash()},
+                        {"language", std::string(to_string(solution.spec.language))},
+                        {"binding", binding.empty() ? Json(nullptr) : Json(binding)},
+                        {"entry_file", solution.spec.entry_file()},
+                        {"entry_symbol", solution.spec.entry_symbol()},
+                        {"dps", solution.spec.destination_passing_style == DestinationPassing::yes},
+                        {"sources", sources}}},
+      {"cache", options.cache.string()},
+      {"warmup", options.warmup},
+      {"iterations", options.iterations},
+      {"atol", options.atol},
+      {"rtol", options.rtol},
+      {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
+  const auto timeout = m_impl->options().job_timeout;
+  ReferenceOutcome outcome = m_impl->run_job(std::move(request), timeout);
+  const auto written_by_fib = [&](std::string status, std::string log) {
+    return Json{{"status", std::move(status)},
+                {"environment", Json{{"hardware", cpu_model()}, {"libs", Json::object()}}},
+                {"timestamp", now_iso8601()},
+                {"log", std::move(log)},
+                {"correctness", nullptr},
+                {"performance", nullptr}};
+  };
+  for (const auto& d : outcome.diagnostics) {
+    if (d.code == codes::k_smoke_timeout) {
+      out.evaluation = written_by_fib("TIMEOUT", d.message);
+      return out;
+    }
+    if (d.code == codes::k_worker_crashed) {
+      out.evaluation = written_by_fib("RUNTIME_ERROR", d.message);
+      return out;
+    }
+  }
+  const Json& reply = m_impl->last_reply();
+  if (outcome.verdict == ReferenceVerdict::ok && reply.contains("evaluation") &&
+      reply["evaluation"].is_object()) {
+    out.evaluation = reply["evaluation"];
+    return out;
+  }
+  for (auto& d : outcome.diagnostics) {
+    if (d.code == codes::k_reference_build_failed) {
+      Diagnostic r = make_diagnostic(codes::k_run_reference, d.message);
+      out.diagnostics.push_back(std::move(r));
+    } else {
+      out.diagnostics.push_back(std::move(d));
+    }
+  }
+  return out;
 }
 
 const std::optional<WorkerInfo>& ReferenceRunner::worker_info() const {

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <regex>
 #include <set>
+#include <variant>
 
 namespace fib {
 namespace {
@@ -256,6 +257,8 @@ std::string_view to_string(InputFill fill) {
     return "zeros";
   case InputFill::scalar:
     return "scalar";
+  case InputFill::safetensors:
+    return "safetensors";
   }
   return "zeros";
 }
@@ -281,17 +284,17 @@ std::size_t dtype_size(DType dtype) {
   return 4;
 }
 
-Expected<SmokePlan> plan_smoke_run(const Definition& definition) {
+namespace {
+
+// The plan for given axis values; `workload` (may be null) supplies scalars and blobs.
+SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std::int64_t> axes,
+                         const Workload* workload, const std::filesystem::path& root) {
   std::set<std::string> input_names;
   for (const auto& [name, spec] : definition.inputs) {
     input_names.insert(name);
   }
-  auto axes = choose_axes(definition, input_names);
-  if (!axes) {
-    return unexpected(axes.error());
-  }
   SmokePlan plan;
-  plan.axes = *axes;
+  plan.axes = std::move(axes);
   // Data constraints: `axis == t[-1].item()` decides the last value of the index pointer t.
   std::map<std::string, std::int64_t> pointer_totals;
   for (const auto& constraint : definition.constraints) {
@@ -360,6 +363,20 @@ Expected<SmokePlan> plan_smoke_run(const Definition& definition) {
         input.bound = index_bound;
       }
     }
+    if (workload != nullptr) {
+      if (const InputSpec* given = find_entry(workload->inputs, name)) {
+        if (const auto* scalar = std::get_if<ScalarInput>(given)) {
+          input.fill = InputFill::scalar;
+          std::visit([&](const auto& value) { input.scalar_value = static_cast<double>(value); },
+                     scalar->value);
+        } else if (const auto* blob = std::get_if<SafetensorsInput>(given)) {
+          input.fill = InputFill::safetensors;
+          const std::filesystem::path path(blob->path);
+          input.file = (path.is_absolute() ? path : root / path).string();
+          input.key = blob->tensor_key;
+        }
+      }
+    }
     plan.input_bytes += input.scalar ? 0 : elements * dtype_size(spec.dtype);
     plan.inputs.push_back(std::move(input));
   }
@@ -397,6 +414,44 @@ Expected<SmokePlan> plan_smoke_run(const Definition& definition) {
   return plan;
 }
 
+} // namespace
+
+Expected<SmokePlan> plan_smoke_run(const Definition& definition) {
+  std::set<std::string> input_names;
+  for (const auto& [name, spec] : definition.inputs) {
+    input_names.insert(name);
+  }
+  auto axes = choose_axes(definition, input_names);
+  if (!axes) {
+    return unexpected(axes.error());
+  }
+  return plan_with_axes(definition, std::move(*axes), nullptr, {});
+}
+
+Expected<SmokePlan> plan_workload_run(const Definition& definition, const Workload& workload,
+                                      const std::filesystem::path& dataset_root) {
+  std::map<std::string, std::int64_t> axes = definition.const_axes();
+  std::vector<std::string> missing;
+  for (const auto& name : definition.var_axes()) {
+    const auto* value = find_entry(workload.axes, name);
+    if (value == nullptr) {
+      missing.push_back(name);
+    } else {
+      axes[name] = *value;
+    }
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto& name : missing) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    return unexpected(make_diagnostic(
+        codes::k_shape_missing_axes,
+        fmt::format("workload {} gives no value for the var axes {}", workload.uuid, names)));
+  }
+  return plan_with_axes(definition, std::move(axes), &workload, dataset_root);
+}
+
 Json to_json(const SmokePlan& plan) {
   Json axes = Json::object();
   for (const auto& [name, value] : plan.axes) {
@@ -412,7 +467,9 @@ Json to_json(const SmokePlan& plan) {
                           {"fill", std::string(to_string(input.fill))},
                           {"total", input.total},
                           {"bound", input.bound},
-                          {"value", input.scalar_value}});
+                          {"value", input.scalar_value},
+                          {"file", input.file},
+                          {"key", input.key}});
   }
   Json outputs = Json::array();
   for (const auto& output : plan.outputs) {
@@ -457,9 +514,9 @@ Expected<SmokePlan> smoke_plan_from_json(const Json& json) {
       const auto fill = item.at("fill").get<std::string>();
       bool known = false;
       for (const auto candidate :
-           {InputFill::random_normal, InputFill::probabilities, InputFill::random_bool,
-            InputFill::index_pointer, InputFill::indices, InputFill::lengths, InputFill::zeros,
-            InputFill::scalar}) {
+           {InputFill::safetensors, InputFill::random_normal, InputFill::probabilities,
+            InputFill::random_bool, InputFill::index_pointer, InputFill::indices,
+            InputFill::lengths, InputFill::zeros, InputFill::scalar}) {
         if (to_string(candidate) == fill) {
           input.fill = candidate;
           known = true;
@@ -471,6 +528,8 @@ Expected<SmokePlan> smoke_plan_from_json(const Json& json) {
       input.total = item.at("total").get<std::int64_t>();
       input.bound = item.at("bound").get<std::int64_t>();
       input.scalar_value = item.at("value").get<double>();
+      input.file = item.value("file", "");
+      input.key = item.value("key", "");
       plan.inputs.push_back(std::move(input));
     }
     for (const auto& item : json.at("outputs")) {

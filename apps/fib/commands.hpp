@@ -52,4 +52,9 @@ bool dump_selected(const DumpCommand& command);
 // Python starts only for Path A (--stage).
 int run_dump(const DumpCommand& command, python::Runtime& python);
 
+struct RunCommand;
+std::shared_ptr<RunCommand> register_run(CLI::App& app);
+bool run_selected(const RunCommand& command);
+int run_run(const RunCommand& command);
+
 } // namespace fib::app

@@ -17,6 +17,8 @@
 #include <fib/definition.hpp>
 #include <fib/diagnostic.hpp>
 #include <fib/smoke.hpp>
+#include <fib/solution.hpp>
+#include <fib/workload.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -70,6 +72,28 @@ struct ReferenceOutcome {
 // `apps/fib-worker/fib-worker` next to `apps/fib/`. nullopt when none exists.
 std::optional<std::filesystem::path> find_worker_executable();
 
+enum class ToleranceTable { off, on };
+
+// How `fib run` evaluates a solution on one workload.
+struct EvaluateOptions {
+  int warmup = 3;
+  int iterations = 10;
+  double atol = 1e-2; // the old tool's default
+  double rtol = 1e-2;
+  // on: per-dtype atol/rtol of contract §7.5 instead (fp32 1e-5, fp16 1e-3, bf16 8e-3/1e-2,
+  // fp8 1e-1/2e-1 with an 85% hit ratio).
+  ToleranceTable tolerance_table = ToleranceTable::off;
+  std::filesystem::path cache;        // builds go to CACHE/solutions/<content hash>/
+  std::filesystem::path dataset_root; // safetensors paths are relative to it
+};
+
+// An evaluation as the dataset stores it (contract §2.5), or why there is none.
+struct SolutionEvaluation {
+  std::optional<Json> evaluation; // {"status", "environment", "timestamp", "log", ...}
+  // Why nothing could be evaluated (`run.inputs`, `run.reference`, `worker.unavailable`, …).
+  std::vector<Diagnostic> diagnostics;
+};
+
 class ReferenceRunner {
 public:
   explicit ReferenceRunner(ReferenceRunnerOptions options);
@@ -91,6 +115,14 @@ public:
   // the synthesized inputs are used and the note says why. The build check runs first (in the
   // same worker job) and its note or error comes first in the outcome.
   ReferenceOutcome smoke_run(const Definition& definition, std::string_view init = "");
+
+  // Builds `solution` (cached by its content hash; python/triton imported, cpp/cuda with binding
+  // torch compiled into an extension, .cu files by nvcc), runs it and the reference on the inputs
+  // of `workload`, compares (count, shape, dtype, values within atol/rtol) and times both. A
+  // compile error, an exception, a crash of the worker (RUNTIME_ERROR) and the job timeout
+  // (TIMEOUT; the worker is restarted) all become evaluations; the run goes on.
+  SolutionEvaluation evaluate(const Definition& definition, const Solution& solution,
+                              const Workload& workload, const EvaluateOptions& options);
 
   // Set once the worker has started (nullopt before, or when it could not start).
   const std::optional<WorkerInfo>& worker_info() const;

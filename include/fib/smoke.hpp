@@ -14,6 +14,9 @@
 #include <fib/dtype.hpp>
 #include <fib/expected.hpp>
 #include <fib/json_io.hpp>
+#include <fib/workload.hpp>
+
+#include <filesystem>
 
 #include <cstdint>
 #include <map>
@@ -36,10 +39,11 @@ enum class InputFill {
   lengths,       // every value 1 (a valid length or count; at most any page size)
   zeros,         // other integer tensors
   scalar,        // a Python scalar: `scalar_value` as int, float or bool by dtype
+  safetensors,   // read from `file` (tensor `key`) with fib's own safetensors reader
 };
 
-// "random_normal", "probabilities", "random_bool", "index_pointer", "indices", "lengths", "zeros",
-// "scalar".
+// "random_normal", "probabilities", "random_bool", "safetensors", "index_pointer", "indices",
+// "lengths", "zeros", "scalar".
 std::string_view to_string(InputFill fill);
 
 struct PlannedInput {
@@ -52,6 +56,8 @@ struct PlannedInput {
   std::int64_t total = 0; // index_pointer: the last value
   std::int64_t bound = 1; // indices: values are below this
   double scalar_value = 0;
+  std::string file; // safetensors: the blob (absolute or relative to the working directory)
+  std::string key;  // safetensors: the tensor's name in it
 };
 
 struct PlannedOutput {
@@ -80,6 +86,14 @@ std::size_t dtype_size(DType dtype);
 // Plans the smoke run. Error (`smoke.skipped`, a note): the constraints cannot be met by the
 // search, naming the constraint and the values tried.
 Expected<SmokePlan> plan_smoke_run(const Definition& definition);
+
+// The plan of one workload of a definition (`fib run`): its var axis values, random inputs filled
+// like the smoke run's (index tensors valid), scalars with the workload's value, safetensors
+// inputs read from `dataset_root / path` (an absolute path as is). Errors: `shape.missing-axes`
+// when the workload lacks a var axis, `call.duplicate-argument`-free: an input the workload does
+// not give is `shape.missing-axis-value`.
+Expected<SmokePlan> plan_workload_run(const Definition& definition, const Workload& workload,
+                                      const std::filesystem::path& dataset_root);
 
 // The plan as the worker request carries it, and back. from_json errors are `worker.protocol`.
 Json to_json(const SmokePlan& plan);

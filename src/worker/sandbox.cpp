@@ -152,6 +152,218 @@ def init_args(name, source, inputs, axes, const_axes, device, seed):
             return (None, "its init gives no value for input '%s'" % input_name)
     return (values, "")
 
+import fcntl, importlib, os, platform, statistics, subprocess, sys, time
+
+def _write_sources(directory, sources):
+    for path, content in sources:
+        target = os.path.join(directory, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        temporary = "%s.fib-%d" % (target, os.getpid())
+        with open(temporary, "w") as f:
+            f.write(content)
+        os.replace(temporary, target)
+
+def _compile_cuda(directory, cu_files, key):
+    """nvcc-compiled objects for the .cu sources: (objects, link flags, log) or (None, None, log)."""
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    nvcc = os.path.join(cuda_home, "bin", "nvcc")
+    objects, log = [], ""
+    for source in cu_files:
+        obj = os.path.join(directory, "build", os.path.basename(source) + ".o")
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        command = [nvcc, "-c", source, "-o", obj, "-Xcompiler", "-fPIC", "-O2", "-std=c++17",
+                   "-I", os.path.join(directory, "src")]
+        done = subprocess.run(command, capture_output=True, text=True)
+        log += " ".join(command) + "\n" + done.stdout + done.stderr
+        if done.returncode != 0:
+            return None, None, log
+        objects.append(obj)
+    return objects, ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart"], log
+
+def build_solution(cache, key, language, binding, entry_file, entry_symbol, sources):
+    """(callable, log) or (None, log): a COMPILE_ERROR with the log."""
+    root = os.path.join(cache, "solutions", key)
+    os.makedirs(root, exist_ok=True)
+    with open(root + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two fib processes build one solution once
+        try:
+            src = os.path.join(root, "src")
+            _write_sources(src, sources)
+            if language in ("python", "triton"):
+                if language == "triton":
+                    try:
+                        import triton  # noqa: F401
+                    except ImportError:
+                        return (None, "triton solutions need the triton package in the worker's "
+                                "Python, which does not have it")
+                package = "fib_solution_" + key[:16]
+                if package not in sys.modules:
+                    module = types.ModuleType(package)
+                    module.__path__ = [src]
+                    sys.modules[package] = module
+                stem = entry_file[:-3] if entry_file.endswith(".py") else entry_file
+                try:
+                    module = importlib.import_module(package + "." + stem.replace("/", "."))
+                except BaseException as error:
+                    return (None, "Failed importing module '%s' from sources: %s"
+                            % (stem, traceback.format_exc()))
+                function = getattr(module, entry_symbol, None)
+                if not callable(function):
+                    return (None, "Entry symbol '%s' not found in module '%s'" % (entry_symbol, stem))
+                return (function, "")
+            if language in ("cpp", "cuda"):
+                if binding != "torch":
+                    return (None, "binding '%s' is not supported by fib: cpp and cuda solutions "
+                            "need binding \"torch\" (a PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) "
+                            "extension)" % (binding or "tvm-ffi"))
+                from torch.utils import cpp_extension
+                paths = [os.path.join(src, p) for p, _ in sources]
+                cpp = [p for p in paths if p.endswith((".cpp", ".cc", ".cxx"))]
+                cu = [p for p in paths if p.endswith(".cu")]
+                extra, log = [], ""
+                if cu:
+                    objects, flags, log = _compile_cuda(root, cu, key)
+                    if objects is None:
+                        return (None, log)
+                    extra = objects + flags
+                build = os.path.join(root, "build")
+                os.makedirs(build, exist_ok=True)
+                try:
+                    module = cpp_extension.load(
+                        name="fib_" + key[:16], sources=cpp, extra_include_paths=[src],
+                        extra_ldflags=extra, build_directory=build, verbose=False,
+                        with_cuda=False)
+                except BaseException as error:
+                    return (None, log + str(error))
+                function = getattr(module, entry_symbol, None)
+                if not callable(function):
+                    return (None, "Entry symbol '%s' not found in the extension" % entry_symbol)
+                return (function, log)
+            return (None, "language '%s' is not supported by fib" % language)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+_TOLERANCES = {  # contract §7.5: dtype -> (atol, rtol, required hit ratio)
+    "float32": (1e-5, 1e-5, 1.0), "float16": (1e-3, 1e-3, 1.0), "bfloat16": (8e-3, 1e-2, 1.0),
+    "float8_e4m3fn": (1e-1, 2e-1, 0.85), "float8_e5m2": (1e-1, 2e-1, 0.85),
+}
+
+def _as_list(result, n_outputs):
+    if isinstance(result, (tuple, list)):
+        return list(result)
+    if result is None and n_outputs == 0:
+        return []
+    return [result]
+
+def _environment(device):
+    libs = {"torch": torch.__version__, "python": platform.python_version()}
+    if device == "cuda" and torch.cuda.is_available():
+        hardware = torch.cuda.get_device_name(0)
+        if torch.version.cuda:
+            libs["cuda"] = torch.version.cuda
+    else:
+        hardware = platform.processor() or platform.machine() or "cpu"
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("model name"):
+                        hardware = line.split(":", 1)[1].strip()
+                        break
+        except OSError:
+            pass
+    return {"hardware": hardware, "libs": libs}
+
+def _evaluation(status, device, log="", correctness=None, performance=None):
+    return {"status": status, "environment": _environment(device),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"), "log": log,
+            "correctness": correctness, "performance": performance}
+
+def evaluate(reference, function, args, n_outputs, dps, warmup, iterations, device, atol, rtol,
+             per_dtype, build_log):
+    def fresh():
+        return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    with torch.no_grad():
+        expected = _as_list(reference.run(*fresh()), n_outputs)
+    def prepare():
+        inputs = fresh()
+        outs = [torch.empty_like(t) for t in expected] if dps else []
+        return inputs, outs
+    def call(inputs, outs):
+        if dps:
+            function(*inputs, *outs)
+            return outs
+        return _as_list(function(*inputs), n_outputs)
+    try:
+        with torch.no_grad():
+            got = call(*prepare())
+        sync()
+    except BaseException as error:
+        return _evaluation("RUNTIME_ERROR", device, build_log + traceback.format_exc())
+    if len(got) != len(expected):
+        return _evaluation("INCORRECT_SHAPE", device, "returned %d outputs, expected %d"
+                           % (len(got), len(expected)))
+    worst_abs, worst_rel, numerical = 0.0, 0.0, []
+    for index, (g, e) in enumerate(zip(got, expected)):
+        if not isinstance(g, torch.Tensor) or tuple(g.shape) != tuple(e.shape):
+            return _evaluation("INCORRECT_SHAPE", device, "output %d: shape %s, expected %s"
+                               % (index, tuple(getattr(g, "shape", ())), tuple(e.shape)))
+        if g.dtype != e.dtype:
+            return _evaluation("INCORRECT_DTYPE", device, "output %d: dtype %s, expected %s"
+                               % (index, g.dtype, e.dtype))
+        a, b = g.detach().double().cpu(), e.detach().double().cpu()
+        diff = (a - b).abs()
+        if diff.numel():
+            worst_abs = max(worst_abs, float(diff.max()))
+            worst_rel = max(worst_rel, float((diff / b.abs().clamp_min(1e-12)).max()))
+        dtype = str(e.dtype).replace("torch.", "")
+        tol_abs, tol_rel, ratio = _TOLERANCES.get(dtype, (atol, rtol, 1.0)) if per_dtype else (atol, rtol, 1.0)
+        close = torch.isclose(a, b, atol=tol_abs, rtol=tol_rel)
+        hit = float(close.double().mean()) if close.numel() else 1.0
+        if hit < ratio or (ratio == 1.0 and not bool(close.all())):
+            numerical.append("output %d: %.1f%% of the values within atol=%g, rtol=%g"
+                             % (index, 100 * hit, tol_abs, tol_rel))
+    correctness = {"max_relative_error": worst_rel, "max_absolute_error": worst_abs, "extra": None}
+    if numerical:
+        return _evaluation("INCORRECT_NUMERICAL", device, "\n".join(numerical), correctness)
+    def timed(run):
+        with torch.no_grad():
+            for _ in range(warmup):
+                run(*prepare())
+            sync()
+            samples = []
+            for _ in range(max(iterations, 1)):
+                inputs, outs = prepare()
+                sync()
+                start = time.perf_counter()
+                run(inputs, outs)
+                sync()
+                samples.append((time.perf_counter() - start) * 1000.0)
+        return statistics.median(samples)
+    try:
+        latency = timed(call)
+        reference_latency = timed(lambda inputs, outs: reference.run(*inputs))
+    except BaseException:
+        return _evaluation("RUNTIME_ERROR", device, traceback.format_exc())
+    performance = {"latency_ms": latency, "reference_latency_ms": reference_latency,
+                   "speedup_factor": reference_latency / latency if latency > 0 else 0.0}
+    return _evaluation("PASSED", device, build_log, correctness, performance)
+
+def evaluate_job(reference, cache, solution, args, n_outputs, warmup, iterations, device, atol,
+                 rtol, per_dtype):
+    """One evaluation, as the trace's Evaluation JSON text."""
+    import json
+    function, log = build_solution(cache, solution["key"], solution["language"],
+                                   solution.get("binding"), solution["entry_file"],
+                                   solution["entry_symbol"],
+                                   [(f["path"], f["content"]) for f in solution["sources"]])
+    if function is None:
+        result = _evaluation("COMPILE_ERROR", device, log)
+    else:
+        result = evaluate(reference, function, list(args), n_outputs, solution["dps"], warmup,
+                          iterations, device, atol, rtol, per_dtype, log)
+    return json.dumps(result)
+
 def input_axes(args, axis_names):
     """Axis values read off the tensors actually passed (first use wins)."""
     bound = {}
@@ -224,6 +436,8 @@ struct Sandbox::Impl {
   pyb::object call;
   pyb::object init_args;
   pyb::object input_axes;
+  pyb::object build_solution;
+  pyb::object evaluate_job;
   std::string python_version;
   TorchCapabilities torch;
 };
@@ -236,6 +450,8 @@ Sandbox::~Sandbox() {
     m_impl->call = pyb::object();
     m_impl->init_args = pyb::object();
     m_impl->input_axes = pyb::object();
+    m_impl->build_solution = pyb::object();
+    m_impl->evaluate_job = pyb::object();
   }
 }
 
@@ -261,6 +477,8 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     m_impl->call = scope["call"];
     m_impl->init_args = scope["init_args"];
     m_impl->input_axes = scope["input_axes"];
+    m_impl->build_solution = scope["build_solution"];
+    m_impl->evaluate_job = scope["evaluate_job"];
     m_impl->python_version =
         pyb::str(pyb::module_::import("platform").attr("python_version")()).cast<std::string>();
     m_impl->torch = torch_capabilities();
@@ -307,6 +525,40 @@ Json Sandbox::run_job(const Json& request, bool& built_ok) {
                    Json::array({diagnostic(codes::k_reference_build_failed, message)}));
     }
     built_ok = true;
+    if (job == "evaluate") {
+      auto plan = smoke_plan_from_json(request.at("plan"));
+      if (!plan) {
+        return reply(request, "failed",
+                     Json::array({diagnostic(codes::k_worker_protocol, plan.error().message)}));
+      }
+      const bool cuda = request.value("device", "cpu") == "cuda";
+      std::string reason;
+      auto objects = make_inputs(*plan, cuda, request.value("seed", std::uint64_t{0}), reason);
+      if (objects.size() != plan->inputs.size()) {
+        Json out =
+            reply(request, "skipped",
+                  Json::array({diagnostic(codes::k_run_inputs,
+                                          "the workload's inputs cannot be built: " + reason)}));
+        return out;
+      }
+      pyb::list args;
+      for (PyObject* object : objects) {
+        args.append(pyb::reinterpret_steal<pyb::object>(object));
+      }
+      const auto solution = pyb::module_::import("json").attr("loads")(
+          request.at("solution").dump(-1, ' ', false, Json::error_handler_t::replace));
+      const auto text =
+          m_impl
+              ->evaluate_job(built[0], request.at("cache").get<std::string>(), solution, args,
+                             outputs.size(), request.value("warmup", 3),
+                             request.value("iterations", 10), cuda ? "cuda" : "cpu",
+                             request.value("atol", 1e-2), request.value("rtol", 1e-2),
+                             request.value("tolerance_table", false))
+              .cast<std::string>();
+      Json out = reply(request, "ok", Json::array());
+      out["evaluation"] = Json::parse(text);
+      return out;
+    }
     if (job == "build") {
       return reply(request, "ok",
                    Json::array({diagnostic(codes::k_reference_ok, "reference build: ok")}));

@@ -4,6 +4,8 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/version.h>
 
+#include <fib/safetensors.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -83,9 +85,37 @@ at::Tensor fill(const PlannedInput& input, at::ScalarType type, const at::Tensor
     return at::ones(shape, options.dtype(type));
   case InputFill::zeros:
   case InputFill::scalar:
+  case InputFill::safetensors: // read in make_inputs
     return at::zeros(shape, options.dtype(type));
   }
   return at::zeros(shape, options.dtype(type));
+}
+
+// A safetensors input: its values as the declared dtype and shape; "" reason when it worked.
+std::optional<at::Tensor> read_blob(const PlannedInput& input, at::ScalarType type,
+                                    std::string& reason) {
+  auto header = read_safetensors_header(input.file);
+  if (!header) {
+    reason = header.error().message;
+    return std::nullopt;
+  }
+  auto values = read_tensor_values(input.file, *header, input.key, std::size_t{1} << 31);
+  if (!values) {
+    reason = values.error().message;
+    return std::nullopt;
+  }
+  std::int64_t expected = 1;
+  for (const auto dim : input.shape) {
+    expected *= dim;
+  }
+  if (static_cast<std::int64_t>(values->size()) != expected) {
+    reason = fmt::format("tensor '{}' of {} has {} elements, the definition's shape needs {}",
+                         input.key, input.file, values->size(), expected);
+    return std::nullopt;
+  }
+  return at::tensor(*values, at::TensorOptions().dtype(at::kDouble))
+      .reshape(at::IntArrayRef(input.shape))
+      .to(type);
 }
 
 } // namespace
@@ -135,7 +165,18 @@ std::vector<PyObject*> make_inputs(const SmokePlan& plan, bool cuda, std::uint64
       release();
       return {};
     }
-    at::Tensor tensor = fill(input, *type, at::TensorOptions().device(at::kCPU), generator);
+    at::Tensor tensor;
+    if (input.fill == InputFill::safetensors) {
+      auto blob = read_blob(input, *type, reason);
+      if (!blob) {
+        skip_reason = fmt::format("input '{}': {}", input.name, reason);
+        release();
+        return {};
+      }
+      tensor = std::move(*blob);
+    } else {
+      tensor = fill(input, *type, at::TensorOptions().device(at::kCPU), generator);
+    }
     if (cuda) {
       tensor = tensor.to(options.device());
     }

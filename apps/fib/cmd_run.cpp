@@ -1,0 +1,158 @@
+// `fib run`: evaluates solutions against the reference on the dataset's workloads and writes
+// traces.
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "render.hpp"
+
+#include <fib/codes.hpp>
+#include <fib/run.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace fib::app {
+
+struct RunCommand {
+  CLI::App* subcommand = nullptr;
+  std::string dataset;
+  std::vector<std::string> definitions;
+  std::vector<std::string> solutions;
+  std::string device = "cpu";
+  int warmup = 3;
+  int iterations = 10;
+  double atol = 1e-2;
+  double rtol = 1e-2;
+  bool tolerance_table = false;
+  double timeout_seconds = 300;
+  std::uintmax_t memory_limit = k_default_worker_address_space;
+  bool dry_run = false;
+};
+
+namespace {
+
+constexpr const char* k_run_footer =
+    R"TXT(Each selected solution runs on every workload of its definition inside
+fib-worker (libtorch + the Python that has torch): python and triton solutions
+are imported, cpp/cuda solutions with binding "torch" are compiled (g++ and
+nvcc) into an extension; builds are cached under $FIB_CACHE_PATH (default
+~/.cache/fib) by content hash, with a file lock. The reference runs on the same
+inputs; outputs are compared (count, shape, dtype, values within --atol/--rtol,
+or the per-dtype table of --tolerance-table) and both are timed (--warmup, then
+the median of --iterations). Compile errors, exceptions, crashes and timeouts
+become COMPILE_ERROR, RUNTIME_ERROR and TIMEOUT evaluations; the run goes on.
+Traces are appended to DATASET/traces/<author>/<op_type>/<definition>.jsonl.
+
+Exit status: 0 every evaluation PASSED, 1 some did not (or a workload could not
+be run), 2 usage, 3 I/O or environment (no worker, unwritable dataset).)TXT";
+
+} // namespace
+
+std::shared_ptr<RunCommand> register_run(CLI::App& app) {
+  auto command = std::make_shared<RunCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "run", "Evaluate solutions against the reference on the workloads and write traces");
+  command->subcommand = sub;
+  sub->add_option("--dataset", command->dataset, "The dataset root")->required();
+  sub->add_option("--definitions", command->definitions, "Only these definitions");
+  sub->add_option("--solutions", command->solutions, "Only these solutions");
+  sub->add_option("--device", command->device, "cpu (default) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  sub->add_option("--warmup", command->warmup, "Untimed runs first (default 3)")
+      ->check(CLI::Range(0, 100000));
+  sub->add_option("--iterations", command->iterations, "Timed runs; the median counts (default 10)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--atol", command->atol, "Absolute tolerance (default 1e-2)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--rtol", command->rtol, "Relative tolerance (default 1e-2)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--tolerance-table", command->tolerance_table,
+                "Per-dtype tolerances (fp32 1e-5, fp16 1e-3, bf16 8e-3/1e-2, fp8 1e-1/2e-1 with "
+                "85% of values)");
+  sub->add_option("--timeout", command->timeout_seconds,
+                  "Seconds one evaluation may take, build included (default 300)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--memory-limit", command->memory_limit,
+                  "Address-space limit of the worker in bytes (default 8 GiB; none with cuda)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--dry-run", command->dry_run, "Evaluate and print; write no trace");
+  sub->footer(k_run_footer);
+  return command;
+}
+
+bool run_selected(const RunCommand& command) {
+  return command.subcommand != nullptr && command.subcommand->parsed();
+}
+
+int run_run(const RunCommand& command) {
+  ReferenceRunnerOptions runner_options;
+  runner_options.job_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(command.timeout_seconds * 1000.0));
+  runner_options.device = command.device == "cuda" ? SmokeDevice::cuda : SmokeDevice::cpu;
+  runner_options.address_space = command.memory_limit;
+  if (runner_options.device == SmokeDevice::cuda &&
+      command.subcommand->count("--memory-limit") == 0) {
+    runner_options.address_space = 0;
+  }
+  ReferenceRunner runner(runner_options);
+  RunOptions options;
+  options.dataset = command.dataset;
+  options.definitions = command.definitions;
+  options.solutions = command.solutions;
+  options.evaluate.warmup = command.warmup;
+  options.evaluate.iterations = command.iterations;
+  options.evaluate.atol = command.atol;
+  options.evaluate.rtol = command.rtol;
+  options.evaluate.tolerance_table =
+      command.tolerance_table ? ToleranceTable::on : ToleranceTable::off;
+  options.evaluate.cache = default_build_cache();
+  options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
+  const auto on_evaluation = [](const RunEvaluation& e) {
+    const Json& evaluation = e.trace["evaluation"];
+    std::string detail;
+    if (evaluation.contains("performance") && evaluation["performance"].is_object()) {
+      const auto& p = evaluation["performance"];
+      detail =
+          fmt::format("{:.4f} ms, reference {:.4f} ms, speedup {:.2f}x", p.value("latency_ms", 0.0),
+                      p.value("reference_latency_ms", 0.0), p.value("speedup_factor", 0.0));
+    } else if (evaluation.contains("correctness") && evaluation["correctness"].is_object()) {
+      const auto& c = evaluation["correctness"];
+      detail = fmt::format("max abs error {:g}, max rel error {:g}",
+                           c.value("max_absolute_error", 0.0), c.value("max_relative_error", 0.0));
+    } else {
+      std::string log = evaluation.value("log", "");
+      while (!log.empty() && log.back() == '\n') {
+        log.pop_back();
+      }
+      const auto last = log.rfind('\n');
+      detail = text_excerpt(last == std::string::npos ? log : log.substr(last + 1));
+    }
+    write_line(stdout, fmt::format("{:<20}{} / {} / {}  {}", evaluation.value("status", "?"),
+                                   e.definition, e.solution, e.workload_uuid.substr(0, 8), detail));
+  };
+  const RunResult result = run_solutions(options, runner, on_evaluation);
+  for (const auto& d : result.diagnostics) {
+    write_line(stderr, render_text(d));
+  }
+  std::string counts;
+  for (const auto& [status, count] : result.statuses) {
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count, status);
+  }
+  write_line(stderr, fmt::format("fib run: {} evaluation{}{}{}; {} trace file{} written{}",
+                                 result.evaluations, result.evaluations == 1 ? "" : "s",
+                                 counts.empty() ? "" : ": ", counts, result.trace_files.size(),
+                                 result.trace_files.size() == 1 ? "" : "s",
+                                 command.dry_run ? " (dry run)" : ""));
+  if (result.environment_failed) {
+    return k_exit_environment;
+  }
+  const bool all_passed = result.statuses.size() == 1 && result.statuses.count("PASSED") == 1;
+  const bool errors =
+      std::any_of(result.diagnostics.begin(), result.diagnostics.end(),
+                  [](const Diagnostic& d) { return d.severity == Severity::error; });
+  return (result.evaluations > 0 && !all_passed) || errors ? k_exit_findings : k_exit_ok;
+}
+
+} // namespace fib::app

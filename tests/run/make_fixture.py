@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Writes the `fib run` fixture dataset: one definition (y = x * w, bfloat16 → float32 here so the
+CPU of torch 1.13 can run everything), two random workloads, and one solution per outcome.
+
+    python3 tests/run/make_fixture.py DIR [--only NAME ...]
+
+Solutions (author `fixture` unless noted):
+  py_correct        python, returns x * w                                   → PASSED
+  py_dps            python, destination-passing style, writes into out      → PASSED
+  cpp_correct       cpp, binding torch, returns x * w                        → PASSED
+  py_wrong_values   python, returns x * w + 1                               → INCORRECT_NUMERICAL
+  py_wrong_shape    python, returns (x * w)[:, :4]                          → INCORRECT_SHAPE
+  py_wrong_dtype    python, returns (x * w).double()                        → INCORRECT_DTYPE
+  cpp_broken        cpp, binding torch, does not compile                    → COMPILE_ERROR
+  py_raises         python, raises ValueError                               → RUNTIME_ERROR
+  py_segfault       python, dereferences NULL through ctypes (kills worker) → RUNTIME_ERROR
+  py_hangs          python, loops forever                                   → TIMEOUT
+  baseline_py       author `baseline`, python, returns x * w                → PASSED
+"""
+import argparse
+import json
+import os
+
+DEFINITION = {
+    "name": "scale_h64", "op_type": "scale", "description": "y = x * w",
+    "axes": {"n": {"type": "var", "description": "rows"},
+             "h": {"type": "const", "value": 64, "description": "columns"}},
+    "inputs": {"x": {"shape": ["n", "h"], "dtype": "float32", "description": "x"},
+               "w": {"shape": ["h"], "dtype": "float32", "description": "w"}},
+    "outputs": {"y": {"shape": ["n", "h"], "dtype": "float32", "description": "y"}},
+    "reference": "import torch\n\ndef run(x, w):\n    return x * w\n",
+}
+
+WORKLOADS = [
+    {"definition": "scale_h64", "solution": None, "evaluation": None,
+     "workload": {"uuid": "11111111-aaaa-4000-8000-000000000001", "axes": {"n": 8},
+                  "inputs": {"x": {"type": "random"}, "w": {"type": "random"}}}},
+    {"definition": "scale_h64", "solution": None, "evaluation": None,
+     "workload": {"uuid": "22222222-bbbb-4000-8000-000000000002", "axes": {"n": 32},
+                  "inputs": {"x": {"type": "random"}, "w": {"type": "random"}}}},
+]
+
+CPP_CORRECT = """#include <torch/extension.h>
+
+torch::Tensor run(torch::Tensor x, torch::Tensor w) {
+  return x * w;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("run", &run, "y = x * w");
+}
+"""
+
+SOLUTIONS = {
+    "py_correct": ("python", None, False, {"main.py": "def run(x, w):\n    return x * w\n"}),
+    "py_dps": ("python", None, True,
+               {"main.py": "def run(x, w, y):\n    y.copy_(x * w)\n"}),
+    "cpp_correct": ("cpp", "torch", False, {"main.cpp": CPP_CORRECT}),
+    "py_wrong_values": ("python", None, False,
+                        {"main.py": "def run(x, w):\n    return x * w + 1\n"}),
+    "py_wrong_shape": ("python", None, False,
+                       {"main.py": "def run(x, w):\n    return (x * w)[:, :4]\n"}),
+    "py_wrong_dtype": ("python", None, False,
+                       {"main.py": "def run(x, w):\n    return (x * w).double()\n"}),
+    "cpp_broken": ("cpp", "torch", False,
+                   {"main.cpp": "#include <torch/extension.h>\n\nthis is not C++;\n"}),
+    "py_raises": ("python", None, False,
+                  {"main.py": "def run(x, w):\n    raise ValueError('no kernel for you')\n"}),
+    "py_segfault": ("python", None, False,
+                    {"main.py": "import ctypes\n\ndef run(x, w):\n    return ctypes.string_at(0)\n"}),
+    "py_hangs": ("python", None, False,
+                 {"main.py": "def run(x, w):\n    while True:\n        pass\n"}),
+    "baseline_py": ("python", None, False, {"main.py": "def run(x, w):\n    return w * x\n"}),
+}
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("root")
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    root = args.root
+    write(os.path.join(root, "definitions", "scale", "scale_h64.json"),
+          json.dumps(DEFINITION, indent=2) + "\n")
+    write(os.path.join(root, "workloads", "scale", "scale_h64.jsonl"),
+          "".join(json.dumps(w) + "\n" for w in WORKLOADS))
+    for name, (language, binding, dps, files) in SOLUTIONS.items():
+        if args.only is not None and name not in args.only:
+            continue
+        author = "baseline" if name.startswith("baseline") else "fixture"
+        entry = next(iter(files))
+        solution = {
+            "name": name, "definition": "scale_h64", "author": author,
+            "spec": {"language": language, "target_hardware": ["cpu"],
+                     "entry_point": entry + "::run", "destination_passing_style": dps,
+                     "binding": binding},
+            "sources": [{"path": p, "content": c} for p, c in files.items()],
+        }
+        write(os.path.join(root, "solutions", author, "scale", "scale_h64", name + ".json"),
+              json.dumps(solution, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
