@@ -52,4 +52,9 @@ bool dump_selected(const DumpCommand& command);
 // Python starts only for Path A (--stage).
 int run_dump(const DumpCommand& command, python::Runtime& python);
 
+struct ReportCommand;
+std::shared_ptr<ReportCommand> register_report(CLI::App& app);
+bool report_selected(const ReportCommand& command);
+int run_report(const ReportCommand& command);
+
 } // namespace fib::app

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
     auto stage = register_stage(app);
     auto tag = register_tag(app);
     auto dump = register_dump(app);
+    auto report = register_report(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -98,6 +99,9 @@ int main(int argc, char** argv) {
     }
     if (dump_selected(*dump)) {
       return run_dump(*dump, python);
+    }
+    if (report_selected(*report)) {
+      return run_report(*report);
     }
     return k_exit_usage;
   } catch (const std::exception& e) {
