@@ -210,6 +210,9 @@ public:
     return merge_file(std::move(entry), std::move(*existing));
   }
 
+  // Copies dropped so far because an identical one was kept.
+  std::size_t identical_copies() const { return m_identical_copies; }
+
 private:
   MergeEntry fail(MergeEntry entry, Diagnostic diagnostic) {
     entry.action = MergeAction::failed;
@@ -312,10 +315,6 @@ private:
     return entry;
   }
 
-public:
-  std::size_t identical_copies() const { return m_identical_copies; }
-
-private:
   const MergeOptions& m_options;
   DiagnosticSink& m_sink;
   std::size_t m_identical_copies = 0;
