@@ -84,6 +84,13 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_json_parse, error, L, D,
      "the text is not JSON (NaN, Infinity and -Infinity are allowed)"},
     {codes::k_json_too_deep, error, F, D, "the document nests deeper than fib's limit"},
+    {codes::k_merge_conflict, error, F, D,
+     "report merge: an input's copy of a file differs from the copy already kept (the first wins)"},
+    {codes::k_merge_not_copied, warning, F, D,
+     "report merge: a symbolic link or special file inside an input is neither followed nor "
+     "copied"},
+    {codes::k_merge_output_is_input, error, F, U,
+     "report merge: the output is an input, lies inside one or contains one"},
     {codes::k_normalize_a3b_1, note, F, D,
      "normalize: the reference gets a top-level `def run` that forwards to its entry function"},
     {codes::k_normalize_a3b_2, note, F, D,

@@ -57,4 +57,9 @@ std::shared_ptr<RunCommand> register_run(CLI::App& app);
 bool run_selected(const RunCommand& command);
 int run_run(const RunCommand& command);
 
+struct ReportCommand;
+std::shared_ptr<ReportCommand> register_report(CLI::App& app);
+bool report_selected(const ReportCommand& command);
+int run_report(const ReportCommand& command);
+
 } // namespace fib::app

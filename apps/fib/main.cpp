@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
     auto tag = register_tag(app);
     auto dump = register_dump(app);
     auto run = register_run(app);
+    auto report = register_report(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -102,6 +103,9 @@ int main(int argc, char** argv) {
     }
     if (run_selected(*run)) {
       return run_run(*run);
+    }
+    if (report_selected(*report)) {
+      return run_report(*report);
     }
     return k_exit_usage;
   } catch (const std::exception& e) {

@@ -1,0 +1,217 @@
+// `fib report summary|best|merge`: scores, best traces and merging of loaded datasets.
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "render.hpp"
+
+#include <fib/codes.hpp>
+#include <fib/merge.hpp>
+#include <fib/trace_report.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace fib::app {
+
+struct ReportCommand {
+  CLI::App* subcommand = nullptr;
+  CLI::App* summary = nullptr;
+  CLI::App* best = nullptr;
+  CLI::App* merge = nullptr;
+  std::vector<std::string> datasets;
+  std::string baseline_author = std::string(k_default_baseline_author);
+  std::vector<std::string> definitions;
+  double atol = ErrorBounds{}.max_absolute_error;
+  double rtol = ErrorBounds{}.max_relative_error;
+  std::string format = "text";
+  std::string output;
+  std::vector<std::string> inputs;
+};
+
+namespace {
+
+constexpr const char* k_report_footer =
+    R"TXT(summary  trace counts (total, passed, failed) and the author ranking of each
+         dataset: per author the mean speedup of its best solution per definition
+         over the baseline author's solution, win rate, success rate, definitions
+         and workloads. A scoring error (a definition with solutions but no
+         baseline solution: score.no-baseline) is reported with its code; the
+         counts still print, the ranking does not, exit 1.
+best     per definition, the PASSED trace with the highest recorded speedup
+         within --atol/--rtol: its solution, author, latency and workload.
+merge    copies definitions/ solutions/ workloads/ traces/ blob/ of each input
+         into OUT. Identical files collapse; *.jsonl files are merged line by
+         line without duplicate lines; any other file that differs is a conflict
+         (merge.conflict): the first copy is kept, exit 1. Links inside inputs
+         are not followed; nothing is written outside OUT; writes are atomic.
+
+Each --dataset is loaded on its own (files at any depth, grouped by their JSON
+`definition`) and reported in its own section. See docs/report.md.
+
+Exit status: 0 ok, 1 a load, scoring or merge conflict error, 2 usage,
+3 I/O or environment (missing dataset, failed write).
+
+Examples:
+  fib report summary --dataset ds --dataset other-ds --format json
+  fib report best --dataset ds --definitions gemm_n4096_k4096 --atol 1e-3
+  fib report merge merged ds-a ds-b)TXT";
+
+// The exit status the error diagnostics of `list` call for: usage, then environment, then
+// findings.
+int exit_for(const DiagnosticList& list) {
+  bool environment = false;
+  bool finding = false;
+  for (const Diagnostic& d : list.items()) {
+    if (d.severity != Severity::error) {
+      continue;
+    }
+    const CodeInfo* info = find_code(d.code);
+    if (info != nullptr && info->exit_class == ExitClass::usage) {
+      return k_exit_usage;
+    }
+    environment = environment || (info != nullptr && info->exit_class == ExitClass::environment);
+    finding = true;
+  }
+  return environment ? k_exit_environment : finding ? k_exit_findings : k_exit_ok;
+}
+
+void print_diagnostics(const DiagnosticList& list) {
+  for (const Diagnostic& d : list.items()) {
+    write_line(stderr, render_text(d));
+  }
+}
+
+std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& items) {
+  return {items.begin(), items.end()};
+}
+
+int run_summary(const ReportCommand& command) {
+  SummaryReportOptions options;
+  options.datasets = to_paths(command.datasets);
+  options.baseline_author = command.baseline_author;
+  DiagnosticList diagnostics;
+  const SummaryReport report = summarize_datasets(options, diagnostics);
+  print_diagnostics(diagnostics);
+  write_all(stdout, command.format == "json" ? summary_to_json(report).dump(2) + "\n"
+                                             : render_summary_text(report));
+  return exit_for(diagnostics);
+}
+
+int run_best(const ReportCommand& command) {
+  BestReportOptions options;
+  options.datasets = to_paths(command.datasets);
+  options.definitions = command.definitions;
+  options.bounds = ErrorBounds{command.atol, command.rtol};
+  DiagnosticList diagnostics;
+  const BestReport report = best_traces(options, diagnostics);
+  print_diagnostics(diagnostics);
+  write_all(stdout, command.format == "json" ? best_to_json(report).dump(2) + "\n"
+                                             : render_best_text(report));
+  return exit_for(diagnostics);
+}
+
+int run_merge(const ReportCommand& command) {
+  MergeOptions options;
+  options.output = command.output;
+  options.inputs = to_paths(command.inputs);
+  DiagnosticList diagnostics;
+  const MergeResult result = merge_datasets(options, diagnostics);
+  print_diagnostics(diagnostics);
+  for (const MergeEntry& entry : result.entries) {
+    std::string line = fmt::format("{:<10}  {}", to_string(entry.action), entry.path.string());
+    if (entry.action == MergeAction::merged || entry.duplicate_lines > 0) {
+      line += fmt::format("  (+{} line{}, {} duplicate{} dropped)", entry.lines_added,
+                          entry.lines_added == 1 ? "" : "s", entry.duplicate_lines,
+                          entry.duplicate_lines == 1 ? "" : "s");
+    }
+    write_line(stdout, line);
+  }
+  const int status = exit_for(diagnostics);
+  if (status == k_exit_usage) {
+    return status;
+  }
+  const MergeSummary& s = result.summary;
+  write_line(stderr,
+             fmt::format("fib report merge: {} file{}: {} added, {} merged, {} unchanged, "
+                         "{} conflict{}, {} failed; {} identical cop{} and {} duplicate "
+                         "line{} dropped, {} not copied",
+                         result.entries.size(), result.entries.size() == 1 ? "" : "s", s.added,
+                         s.merged, s.unchanged, s.conflicts, s.conflicts == 1 ? "" : "s", s.failed,
+                         s.identical_copies, s.identical_copies == 1 ? "y" : "ies",
+                         s.duplicate_lines, s.duplicate_lines == 1 ? "" : "s", s.not_copied));
+  return status;
+}
+
+void add_format(CLI::App& sub, ReportCommand& command) {
+  sub.add_option("--format", command.format, "text (default) or json (a stable document)")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "json"}));
+}
+
+void add_datasets(CLI::App& sub, ReportCommand& command) {
+  sub.add_option("--dataset", command.datasets, "A dataset root (repeatable)")
+      ->type_name("DIR")
+      ->required();
+}
+
+} // namespace
+
+std::shared_ptr<ReportCommand> register_report(CLI::App& app) {
+  auto command = std::make_shared<ReportCommand>();
+  CLI::App* sub =
+      app.add_subcommand("report", "Summarize, pick the best traces of, or merge datasets");
+  command->subcommand = sub;
+  sub->require_subcommand(1);
+  sub->footer(k_report_footer);
+
+  command->summary = sub->add_subcommand("summary", "Trace counts and the author ranking");
+  add_datasets(*command->summary, *command);
+  command->summary
+      ->add_option("--baseline-author", command->baseline_author,
+                   "The author whose solutions every speedup is measured against (default "
+                   "baseline)")
+      ->type_name("NAME");
+  add_format(*command->summary, *command);
+  command->summary->footer("See `fib report --help` and docs/report.md.");
+
+  command->best = sub->add_subcommand("best", "The best trace of each definition");
+  add_datasets(*command->best, *command);
+  command->best->add_option("--definitions", command->definitions, "Only these definitions")
+      ->type_name("NAME");
+  command->best
+      ->add_option("--atol", command->atol, "Largest absolute error that counts (default 0.01)")
+      ->check(CLI::NonNegativeNumber);
+  command->best
+      ->add_option("--rtol", command->rtol, "Largest relative error that counts (default 0.01)")
+      ->check(CLI::NonNegativeNumber);
+  add_format(*command->best, *command);
+  command->best->footer("See `fib report --help` and docs/report.md.");
+
+  command->merge = sub->add_subcommand("merge", "Merge datasets into OUT");
+  command->merge->add_option("output", command->output, "The merged dataset (created if missing)")
+      ->type_name("OUT")
+      ->required();
+  command->merge->add_option("inputs", command->inputs, "Dataset roots, earliest first")
+      ->type_name("DIR")
+      ->required();
+  command->merge->footer("See `fib report --help` and docs/report.md.");
+  return command;
+}
+
+bool report_selected(const ReportCommand& command) {
+  return command.subcommand != nullptr && command.subcommand->parsed();
+}
+
+int run_report(const ReportCommand& command) {
+  if (command.summary->parsed()) {
+    return run_summary(command);
+  }
+  if (command.best->parsed()) {
+    return run_best(command);
+  }
+  return run_merge(command);
+}
+
+} // namespace fib::app
