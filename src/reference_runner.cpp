@@ -484,8 +484,6 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
       {"atol", options.atol},
       {"rtol", options.rtol},
       {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
-  const auto timeout = m_impl->options().job_timeout;
-  ReferenceOutcome outcome = m_impl->run_job(std::move(request), timeout);
   const auto written_by_fib = [&](std::string status, std::string log) {
     return Json{{"status", std::move(status)},
                 {"environment", Json{{"hardware", cpu_model()}, {"libs", Json::object()}}},
@@ -494,9 +492,53 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
                 {"correctness", nullptr},
                 {"performance", nullptr}};
   };
+  // The build first, as its own job (and once per solution: a failure is remembered).
+  const std::string key = solution.content_hash();
+  if (const auto failed = m_failed_builds.find(key); failed != m_failed_builds.end()) {
+    out.evaluation = written_by_fib("COMPILE_ERROR", failed->second);
+    return out;
+  }
+  Json build_request{{"job", "build_solution"},
+                     {"name", definition.name},
+                     {"reference", ""},
+                     {"inputs", Json::array()},
+                     {"outputs", Json::array()},
+                     {"solution", request["solution"]},
+                     {"cache", options.cache.string()}};
+  ReferenceOutcome built = m_impl->run_job(std::move(build_request), options.build_timeout);
+  for (const auto& d : built.diagnostics) {
+    if (d.code == codes::k_smoke_timeout) {
+      const std::string log =
+          fmt::format("the build ran past {:g} s and was stopped",
+                      static_cast<double>(options.build_timeout.count()) / 1000.0);
+      m_failed_builds[key] = log;
+      out.evaluation = written_by_fib("COMPILE_ERROR", log);
+      return out;
+    }
+    if (d.code == codes::k_worker_crashed) {
+      m_failed_builds[key] = d.message;
+      out.evaluation = written_by_fib("COMPILE_ERROR", d.message);
+      return out;
+    }
+  }
+  if (built.verdict == ReferenceVerdict::unavailable) {
+    out.diagnostics = std::move(built.diagnostics);
+    return out;
+  }
+  if (built.verdict == ReferenceVerdict::failed) {
+    const std::string log = m_impl->last_reply().value("log", std::string());
+    m_failed_builds[key] = log;
+    out.evaluation = written_by_fib("COMPILE_ERROR", log);
+    return out;
+  }
+  const auto timeout = m_impl->options().job_timeout;
+  ReferenceOutcome outcome = m_impl->run_job(std::move(request), timeout);
   for (const auto& d : outcome.diagnostics) {
     if (d.code == codes::k_smoke_timeout) {
-      out.evaluation = written_by_fib("TIMEOUT", d.message);
+      out.evaluation = written_by_fib(
+          "TIMEOUT", fmt::format("the evaluation ran past the {:g} s timeout; the worker was "
+                                 "stopped and restarted",
+                                 static_cast<double>(timeout.count()) / 1000.0));
       return out;
     }
     if (d.code == codes::k_worker_crashed) {

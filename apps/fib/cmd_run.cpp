@@ -29,6 +29,7 @@ struct RunCommand {
   double timeout_seconds = 300;
   std::uintmax_t memory_limit = k_default_worker_address_space;
   bool dry_run = false;
+  bool quiet = false;
 };
 
 namespace {
@@ -78,6 +79,8 @@ std::shared_ptr<RunCommand> register_run(CLI::App& app) {
                   "Address-space limit of the worker in bytes (default 8 GiB; none with cuda)")
       ->check(CLI::PositiveNumber);
   sub->add_flag("--dry-run", command->dry_run, "Evaluate and print; write no trace");
+  sub->add_flag("--quiet", command->quiet,
+                "No line per evaluation; diagnostics and the summary only");
   sub->footer(k_run_footer);
   return command;
 }
@@ -109,7 +112,10 @@ int run_run(const RunCommand& command) {
       command.tolerance_table ? ToleranceTable::on : ToleranceTable::off;
   options.evaluate.cache = default_build_cache();
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
-  const auto on_evaluation = [](const RunEvaluation& e) {
+  const auto on_evaluation = [&command](const RunEvaluation& e) {
+    if (command.quiet) {
+      return;
+    }
     const Json& evaluation = e.trace["evaluation"];
     std::string detail;
     if (evaluation.contains("performance") && evaluation["performance"].is_object()) {

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +86,9 @@ struct EvaluateOptions {
   ToleranceTable tolerance_table = ToleranceTable::off;
   std::filesystem::path cache;        // builds go to CACHE/solutions/<content hash>/
   std::filesystem::path dataset_root; // safetensors paths are relative to it
+  // The build of a solution is its own job with this limit (compiling a torch extension takes
+  // tens of seconds); the evaluation after it has the runner's job timeout.
+  std::chrono::milliseconds build_timeout{900'000};
 };
 
 // An evaluation as the dataset stores it (contract §2.5), or why there is none.
@@ -133,6 +137,7 @@ public:
 private:
   class Impl;
   std::unique_ptr<Impl> m_impl;
+  std::map<std::string, std::string> m_failed_builds; // solution hash → compile log
 };
 
 enum class ReferenceChecks { none, build, build_and_smoke };

@@ -228,9 +228,14 @@ def build_solution(cache, key, language, binding, entry_file, entry_symbol, sour
                     extra = objects + flags
                 build = os.path.join(root, "build")
                 os.makedirs(build, exist_ok=True)
+                includes = [src]
+                if cu or language == "cuda":
+                    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+                    includes.append(os.path.join(cuda_home, "include"))
+                    extra.append("-Wl,-rpath," + os.path.join(cuda_home, "lib64"))
                 try:
                     module = cpp_extension.load(
-                        name="fib_" + key[:16], sources=cpp, extra_include_paths=[src],
+                        name="fib_" + key[:16], sources=cpp, extra_include_paths=includes,
                         extra_ldflags=extra, build_directory=build, verbose=False,
                         with_cuda=False)
                 except BaseException as error:
@@ -349,14 +354,30 @@ def evaluate(reference, function, args, n_outputs, dps, warmup, iterations, devi
                    "speedup_factor": reference_latency / latency if latency > 0 else 0.0}
     return _evaluation("PASSED", device, build_log, correctness, performance)
 
+_BUILT = {}
+
+def built_solution(cache, solution):
+    """(callable, log) from this worker's memory, else built (and remembered when it worked)."""
+    key = solution["key"]
+    if key not in _BUILT:
+        function, log = build_solution(cache, key, solution["language"], solution.get("binding"),
+                                       solution["entry_file"], solution["entry_symbol"],
+                                       [(f["path"], f["content"]) for f in solution["sources"]])
+        if function is None:
+            return (None, log)
+        _BUILT[key] = (function, log)
+    return _BUILT[key]
+
+def build_job(cache, solution):
+    """(ok, log) of building a solution."""
+    function, log = built_solution(cache, solution)
+    return (function is not None, log)
+
 def evaluate_job(reference, cache, solution, args, n_outputs, warmup, iterations, device, atol,
                  rtol, per_dtype):
     """One evaluation, as the trace's Evaluation JSON text."""
     import json
-    function, log = build_solution(cache, solution["key"], solution["language"],
-                                   solution.get("binding"), solution["entry_file"],
-                                   solution["entry_symbol"],
-                                   [(f["path"], f["content"]) for f in solution["sources"]])
+    function, log = built_solution(cache, solution)
     if function is None:
         result = _evaluation("COMPILE_ERROR", device, log)
     else:
@@ -437,6 +458,7 @@ struct Sandbox::Impl {
   pyb::object init_args;
   pyb::object input_axes;
   pyb::object build_solution;
+  pyb::object build_job;
   pyb::object evaluate_job;
   std::string python_version;
   TorchCapabilities torch;
@@ -451,6 +473,7 @@ Sandbox::~Sandbox() {
     m_impl->init_args = pyb::object();
     m_impl->input_axes = pyb::object();
     m_impl->build_solution = pyb::object();
+    m_impl->build_job = pyb::object();
     m_impl->evaluate_job = pyb::object();
   }
 }
@@ -478,6 +501,7 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     m_impl->init_args = scope["init_args"];
     m_impl->input_axes = scope["input_axes"];
     m_impl->build_solution = scope["build_solution"];
+    m_impl->build_job = scope["build_job"];
     m_impl->evaluate_job = scope["evaluate_job"];
     m_impl->python_version =
         pyb::str(pyb::module_::import("platform").attr("python_version")()).cast<std::string>();
@@ -514,6 +538,14 @@ Json Sandbox::run_job(const Json& request, bool& built_ok) {
     const std::string reference = request.at("reference").get<std::string>();
     const auto inputs = request.at("inputs").get<std::vector<std::string>>();
     const auto outputs = request.at("outputs").get<std::vector<std::string>>();
+    if (job == "build_solution") {
+      const auto solution = pyb::module_::import("json").attr("loads")(
+          request.at("solution").dump(-1, ' ', false, Json::error_handler_t::replace));
+      const pyb::tuple result = m_impl->build_job(request.at("cache").get<std::string>(), solution);
+      Json out = reply(request, result[0].cast<bool>() ? "ok" : "failed", Json::array());
+      out["log"] = result[1].cast<std::string>();
+      return out;
+    }
     const pyb::tuple built = m_impl->build(name, reference, inputs.size(), outputs.size());
     if (built[0].is_none()) {
       std::string message = "reference build failed: " + built[1].cast<std::string>();

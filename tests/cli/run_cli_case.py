@@ -7,6 +7,8 @@ A case is a directory tests/cli/cases/<name>/ holding:
   expected.stdout  what fib must print on standard output
   expected.exit    its exit status
   expected.stderr  optional: what fib must print on standard error (compared only when present)
+  requires-worker  optional, empty: the case needs fib-worker (fib built with torch); without it
+                   the case is skipped (exit status 77)
   setup            optional Python script run before fib (argument: the scratch directory)
   check            optional Python script run after fib (argument: the scratch directory); what it
                    prints is compared too, after a line "--- check ---", and it must exit 0
@@ -70,7 +72,16 @@ def main() -> int:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE for these cases
+
+
 def run_case(fib, case, scratch) -> int:
+    # A case that needs the reference worker (fib built with torch) skips without it.
+    if os.path.exists(os.path.join(case, "requires-worker")):
+        worker = os.path.join(os.path.dirname(os.path.dirname(fib)), "fib-worker", "fib-worker")
+        if not os.path.exists(worker):
+            print(f"skipped: {worker} was not built (FIB_WITH_TORCH)")
+            return SKIPPED
     with open(os.path.join(case, "cmd"), encoding="utf-8") as f:
         argv = [a.replace(SCRATCH, scratch) for a in shlex.split(f.read())]
     env = dict(os.environ)

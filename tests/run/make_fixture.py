@@ -15,6 +15,8 @@ Solutions (author `fixture` unless noted):
   py_raises         python, raises ValueError                               → RUNTIME_ERROR
   py_segfault       python, dereferences NULL through ctypes (kills worker) → RUNTIME_ERROR
   py_hangs          python, loops forever                                   → TIMEOUT
+  cuda_scale        cuda, binding torch: kernel.cu (nvcc) + main.cpp           → compiles here;
+                    without a GPU its launch fails                          → RUNTIME_ERROR
   baseline_py       author `baseline`, python, returns x * w                → PASSED
 """
 import argparse
@@ -51,6 +53,43 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 }
 """
 
+CUDA_KERNEL = """#include "kernel.h"
+
+__global__ void scale_kernel(const float* x, const float* w, float* y, long n, long h) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i < n * h) {
+    y[i] = x[i] * w[i % h];
+  }
+}
+
+int scale_launch(const float* x, const float* w, float* y, long n, long h) {
+  const long total = n * h;
+  scale_kernel<<<static_cast<unsigned>((total + 255) / 256), 256>>>(x, w, y, n, h);
+  return static_cast<int>(cudaDeviceSynchronize());
+}
+"""
+
+CUDA_HEADER = """#pragma once
+#include <cuda_runtime.h>
+int scale_launch(const float* x, const float* w, float* y, long n, long h);
+"""
+
+CUDA_MAIN = """#include <torch/extension.h>
+#include "kernel.h"
+
+torch::Tensor run(torch::Tensor x, torch::Tensor w) {
+  auto y = torch::empty_like(x);
+  const int status = scale_launch(x.data_ptr<float>(), w.data_ptr<float>(), y.data_ptr<float>(),
+                                  x.size(0), x.size(1));
+  TORCH_CHECK(status == 0, "CUDA error ", status, ": ", cudaGetErrorString(static_cast<cudaError_t>(status)));
+  return y;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("run", &run, "y = x * w on the GPU");
+}
+"""
+
 SOLUTIONS = {
     "py_correct": ("python", None, False, {"main.py": "def run(x, w):\n    return x * w\n"}),
     "py_dps": ("python", None, True,
@@ -70,6 +109,8 @@ SOLUTIONS = {
                     {"main.py": "import ctypes\n\ndef run(x, w):\n    return ctypes.string_at(0)\n"}),
     "py_hangs": ("python", None, False,
                  {"main.py": "def run(x, w):\n    while True:\n        pass\n"}),
+    "cuda_scale": ("cuda", "torch", False,
+                   {"main.cpp": CUDA_MAIN, "kernel.h": CUDA_HEADER, "kernel.cu": CUDA_KERNEL}),
     "baseline_py": ("python", None, False, {"main.py": "def run(x, w):\n    return w * x\n"}),
 }
 
