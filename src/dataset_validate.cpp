@@ -10,6 +10,7 @@
 #include <fib/constraint.hpp>
 #include <fib/definition.hpp>
 #include <fib/json_io.hpp>
+#include <fib/run.hpp>
 #include <fib/safetensors.hpp>
 #include <fib/solution.hpp>
 #include <fib/trace.hpp>
@@ -191,6 +192,9 @@ struct DefinitionJob {
   std::vector<std::string> fib_definition_errors; // from the Python phase (fib-origin errors)
   // From the reference phase: the build check (and smoke run), in the definition category.
   std::optional<std::vector<CheckMessage>> reference_messages;
+  // From the same phase: the builds of the baseline solutions, and the benchmark category.
+  std::optional<std::vector<CheckMessage>> baseline_build_messages;
+  std::optional<CheckResult> benchmark;
   DefinitionReport report;
 };
 
@@ -844,9 +848,13 @@ CheckResult check_baseline(const DefinitionJob& job, GpuChecks gpu) {
       stems.push_back(s->file->name);
     }
     r.add(CheckLevel::info, fmt::format("solution: {}", fmt::join(stems, ", ")));
-    if (gpu == GpuChecks::enabled && job.definition->loaded()) {
-      r.add(CheckLevel::info, fib_message("baseline builds not run: fib does not build solutions "
-                                          "yet (use --disable-gpu to silence this)"));
+    if (job.baseline_build_messages) {
+      for (const CheckMessage& message : *job.baseline_build_messages) {
+        r.add(message.level, message.message);
+      }
+    } else if (gpu == GpuChecks::enabled && job.definition->loaded()) {
+      r.add(CheckLevel::info, fib_message("baseline builds not run: the reference worker is not "
+                                          "available (use --disable-gpu to silence this)"));
     }
   }
   const LoadedTraceFile* trace = nullptr;
@@ -1119,6 +1127,147 @@ void run_reference_checks_of(LoadedChunk& chunk, const ValidateDatasetOptions& o
   }
 }
 
+// The last non-empty line of a build log: what the old tool's exception text would say.
+std::string last_line(const std::string& log) {
+  std::size_t end = log.size();
+  while (end > 0) {
+    const std::size_t start = log.rfind('\n', end - 1);
+    const std::size_t from = start == std::string::npos ? 0 : start + 1;
+    if (end > from) {
+      return log.substr(from, end - from);
+    }
+    if (start == std::string::npos) {
+      break;
+    }
+    end = start;
+  }
+  return log;
+}
+
+// Baseline builds (baseline category) and the benchmark category (contract §3.2), through the
+// worker: the baseline solutions and the reference as a pseudo-solution on every workload.
+void run_solution_checks_of(LoadedChunk& chunk, const ValidateDatasetOptions& options,
+                            const std::set<Category>& enabled) {
+  const std::filesystem::path cache = default_build_cache();
+  for (DefinitionJob& job : chunk.jobs) {
+    if (job.definition == nullptr || !job.definition->parsed()) {
+      continue;
+    }
+    std::vector<const LoadedSolution*> baselines;
+    for (const LoadedSolution* s : job.solutions) {
+      if (s->file->author == "baseline" && s->parsed) {
+        baselines.push_back(s);
+      }
+    }
+    if (enabled.contains(Category::baseline)) {
+      std::vector<CheckMessage> messages;
+      bool unavailable = false;
+      for (const LoadedSolution* s : baselines) {
+        auto built = options.runner->build_solution(s->solution, cache);
+        if (built.verdict == ReferenceVerdict::unavailable) {
+          unavailable = true;
+          break;
+        }
+        messages.push_back(
+            built.verdict == ReferenceVerdict::ok
+                ? CheckMessage{CheckLevel::info, fmt::format("build {}: ok", s->file->name)}
+                : CheckMessage{CheckLevel::error, fmt::format("build {} failed: {}", s->file->name,
+                                                              last_line(built.log))});
+      }
+      if (!unavailable) {
+        job.baseline_build_messages = std::move(messages);
+      }
+    }
+    if (!enabled.contains(Category::benchmark)) {
+      continue;
+    }
+    CheckResult r;
+    if (!job.definition->loaded()) {
+      r.add(CheckLevel::error, "cannot benchmark: definition failed to load");
+      job.benchmark = r;
+      continue;
+    }
+    std::vector<const Workload*> workloads;
+    if (job.workload != nullptr && job.workload->parsed) {
+      for (const TraceLine& line : job.workload->lines) {
+        workloads.push_back(&line.trace.workload);
+      }
+    }
+    if (workloads.empty()) {
+      r.add(CheckLevel::warning, "no workloads to benchmark");
+      job.benchmark = r;
+      continue;
+    }
+    if (baselines.empty()) {
+      r.add(CheckLevel::warning, "no baseline solutions for benchmark");
+      job.benchmark = r;
+      continue;
+    }
+    const Definition& definition = job.definition->definition;
+    Solution reference;
+    reference.name = definition.name + "__reference";
+    reference.definition = definition.name;
+    reference.author = "__reference__";
+    reference.spec.language = Language::python;
+    reference.spec.target_hardware = {"cuda"};
+    reference.spec.entry_point = "main.py::run";
+    reference.spec.destination_passing_style = DestinationPassing::no;
+    reference.sources = {SourceFile{"main.py", definition.reference}};
+    EvaluateOptions evaluate;
+    evaluate.warmup = 2;
+    evaluate.iterations = 5;
+    evaluate.cache = cache;
+    evaluate.dataset_root = options.root;
+    bool baseline_failed = false;
+    bool reference_failed = false;
+    bool unavailable = false;
+    const auto status_of = [&](const SolutionEvaluation& e) -> std::optional<std::string> {
+      if (!e.evaluation) {
+        for (const auto& d : e.diagnostics) {
+          if (d.code == codes::k_worker_unavailable || d.code == codes::k_worker_protocol) {
+            unavailable = true;
+          }
+        }
+        return std::nullopt; // skipped: no trace, as the old runner's skipped workloads
+      }
+      return e.evaluation->value("status", std::string("?"));
+    };
+    for (const LoadedSolution* s : baselines) {
+      for (const Workload* workload : workloads) {
+        const auto status =
+            status_of(options.runner->evaluate(definition, s->solution, *workload, evaluate));
+        if (status && *status != "PASSED") {
+          r.add(CheckLevel::error, fmt::format("baseline failed: {} on {}: {}", s->solution.name,
+                                               workload->uuid, *status));
+          baseline_failed = true;
+        }
+      }
+    }
+    for (const Workload* workload : workloads) {
+      const auto status =
+          status_of(options.runner->evaluate(definition, reference, *workload, evaluate));
+      if (status && *status != "PASSED") {
+        r.add(CheckLevel::error,
+              fmt::format("reference failed: workload {}: {}", workload->uuid, *status));
+        reference_failed = true;
+      }
+    }
+    if (unavailable) {
+      r = CheckResult{};
+      r.add(CheckLevel::error, "benchmark failed: the reference worker is not available");
+      job.benchmark = r;
+      continue;
+    }
+    if (!baseline_failed) {
+      r.add(CheckLevel::info, "baseline: PASS");
+    }
+    if (!reference_failed) {
+      r.add(CheckLevel::info, "reference: PASS");
+    }
+    job.benchmark = r;
+  }
+}
+
 // Runs the enabled categories of one definition, in their fixed order, and sets its status.
 void run_categories(DefinitionJob& job, const std::set<Category>& enabled,
                     const std::filesystem::path& root, GpuChecks gpu) {
@@ -1148,7 +1297,10 @@ void run_categories(DefinitionJob& job, const std::set<Category>& enabled,
       job.report[category] = check_baseline(job, gpu);
       break;
     case Category::benchmark:
-      // Accepted, and reported as skipped ("None (skipped)") until fib executes kernels.
+      // Run in the reference phase; "None (skipped)" when the worker was not available.
+      if (job.benchmark) {
+        job.report[category] = *job.benchmark;
+      }
       break;
     }
   }
@@ -1175,8 +1327,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
     }
   }
 
-  if (enabled.contains(Category::benchmark)) {
-    spdlog::warn("the benchmark category is reported as skipped: fib does not execute kernels yet");
+  if (enabled.contains(Category::benchmark) && options.runner == nullptr) {
+    spdlog::warn("the benchmark category is reported as skipped: no reference worker to run it");
   }
   spdlog::info("Scanning dataset at {}", root.string());
   const DatasetScan scan = scan_dataset(root);
@@ -1243,6 +1395,10 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
     // Phase 2b (this thread): reference execution through the worker, when asked for.
     if (options.reference_checks != ReferenceChecks::none && options.runner != nullptr) {
       run_reference_checks_of(chunk, options, worker_unavailable_reported, environment);
+    }
+    if (options.gpu == GpuChecks::enabled && options.runner != nullptr &&
+        (enabled.contains(Category::baseline) || enabled.contains(Category::benchmark))) {
+      run_solution_checks_of(chunk, options, enabled);
     }
     // Phase 3 (parallel): the categories of each definition.
     parallel_for(chunk.jobs.size(), [&](std::size_t i) {

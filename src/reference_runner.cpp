@@ -563,6 +563,41 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
   return out;
 }
 
+ReferenceRunner::BuildResult ReferenceRunner::build_solution(const Solution& solution,
+                                                             const std::filesystem::path& cache) {
+  BuildResult result;
+  Json sources = Json::array();
+  for (const auto& source : solution.sources) {
+    sources.push_back(Json{{"path", source.path}, {"content", source.content}});
+  }
+  const std::string binding =
+      solution.spec.binding ? std::string(to_string(*solution.spec.binding)) : std::string();
+  Json request{
+      {"job", "build_solution"},
+      {"name", solution.definition},
+      {"reference", ""},
+      {"inputs", Json::array()},
+      {"outputs", Json::array()},
+      {"solution", Json{{"key", solution.content_hash()},
+                        {"language", std::string(to_string(solution.spec.language))},
+                        {"binding", binding.empty() ? Json(nullptr) : Json(binding)},
+                        {"entry_file", solution.spec.entry_file()},
+                        {"entry_symbol", solution.spec.entry_symbol()},
+                        {"dps", solution.spec.destination_passing_style == DestinationPassing::yes},
+                        {"sources", sources}}},
+      {"cache", cache.string()}};
+  ReferenceOutcome outcome = m_impl->run_job(std::move(request), std::chrono::minutes(15));
+  result.verdict = outcome.verdict;
+  result.diagnostics = std::move(outcome.diagnostics);
+  if (outcome.verdict == ReferenceVerdict::failed) {
+    result.log = m_impl->last_reply().value("log", std::string());
+    if (result.log.empty() && !result.diagnostics.empty()) {
+      result.log = result.diagnostics.front().message;
+    }
+  }
+  return result;
+}
+
 const std::optional<WorkerInfo>& ReferenceRunner::worker_info() const {
   return m_impl->info();
 }

@@ -208,10 +208,12 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
                                    ? ReferenceChecks::build
                                    : ReferenceChecks::none;
     options.reference_checks_requested = command.exec || command.smoke;
-    if (options.reference_checks != ReferenceChecks::none) {
-      runner.emplace(runner_options(command));
-      options.runner = &*runner;
-    }
+  }
+  // The worker also builds baseline solutions and runs the benchmark category (not under
+  // --disable-gpu, as the old tool).
+  if (options.reference_checks != ReferenceChecks::none || options.gpu == GpuChecks::enabled) {
+    runner.emplace(runner_options(command));
+    options.runner = &*runner;
   }
   auto targets = parse_report_targets(command.outputs);
   if (!targets) {

@@ -128,6 +128,15 @@ public:
   SolutionEvaluation evaluate(const Definition& definition, const Solution& solution,
                               const Workload& workload, const EvaluateOptions& options);
 
+  // Builds `solution` as `evaluate` would (same cache), without running it: ok, or failed with
+  // the compile log in the outcome's `log`; unavailable when the worker cannot be used.
+  struct BuildResult {
+    ReferenceVerdict verdict = ReferenceVerdict::unavailable;
+    std::string log;
+    std::vector<Diagnostic> diagnostics;
+  };
+  BuildResult build_solution(const Solution& solution, const std::filesystem::path& cache);
+
   // Set once the worker has started (nullopt before, or when it could not start).
   const std::optional<WorkerInfo>& worker_info() const;
 
