@@ -156,7 +156,9 @@ import fcntl, importlib, os, platform, statistics, subprocess, sys, time
 
 def _write_sources(directory, sources):
     for path, content in sources:
-        target = os.path.join(directory, path)
+        target = os.path.normpath(os.path.join(directory, path))
+        if os.path.isabs(path) or not target.startswith(os.path.normpath(directory) + os.sep):
+            raise ValueError("source path %r leaves the build directory" % path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         temporary = "%s.fib-%d" % (target, os.getpid())
         with open(temporary, "w") as f:

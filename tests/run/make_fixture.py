@@ -40,7 +40,24 @@ WORKLOADS = [
     {"definition": "scale_h64", "solution": None, "evaluation": None,
      "workload": {"uuid": "22222222-bbbb-4000-8000-000000000002", "axes": {"n": 32},
                   "inputs": {"x": {"type": "random"}, "w": {"type": "random"}}}},
+    # w read from a safetensors blob by fib's own reader (no Python involved).
+    {"definition": "scale_h64", "solution": None, "evaluation": None,
+     "workload": {"uuid": "33333333-cccc-4000-8000-000000000003", "axes": {"n": 4},
+                  "inputs": {"x": {"type": "random"},
+                             "w": {"type": "safetensors",
+                                   "path": "blob/workloads/scale/scale_h64/w.safetensors",
+                                   "tensor_key": "w"}}}},
 ]
+
+
+def safetensors_bytes(name, values):
+    """A safetensors file holding one float32 vector, written by hand (no library needed)."""
+    import struct
+    data = struct.pack("<%df" % len(values), *values)
+    header = json.dumps({name: {"dtype": "F32", "shape": [len(values)],
+                                "data_offsets": [0, len(data)]}}).encode()
+    header += b" " * (-len(header) % 8)
+    return struct.pack("<Q", len(header)) + header + data
 
 CPP_CORRECT = """#include <torch/extension.h>
 
@@ -131,6 +148,10 @@ def main():
           json.dumps(DEFINITION, indent=2) + "\n")
     write(os.path.join(root, "workloads", "scale", "scale_h64.jsonl"),
           "".join(json.dumps(w) + "\n" for w in WORKLOADS))
+    blob = os.path.join(root, "blob", "workloads", "scale", "scale_h64", "w.safetensors")
+    os.makedirs(os.path.dirname(blob), exist_ok=True)
+    with open(blob, "wb") as f:
+        f.write(safetensors_bytes("w", [0.5 + i / 64 for i in range(64)]))
     for name, (language, binding, dps, files) in SOLUTIONS.items():
         if args.only is not None and name not in args.only:
             continue

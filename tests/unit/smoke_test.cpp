@@ -141,3 +141,55 @@ TEST(SmokePlan, RoundTripsThroughTheRequestJson) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+Workload workload_of(const std::string& json) {
+  DiagnosticList sink;
+  const auto document = testing::parse_or_die(json);
+  Workload w = parse_workload(document, document.root, "", sink);
+  EXPECT_FALSE(sink.has_errors()) << testing::describe(sink);
+  return w;
+}
+
+TEST(WorkloadPlan, UsesTheWorkloadsAxesScalarsAndBlobs) {
+  const auto definition = definition_of(k_paged);
+  const auto plan = plan_workload_run(definition, workload_of(R"JSON({"uuid": "u1",
+        "axes": {"batch_size": 3, "len_indptr": 4, "num_kv_indices": 9, "num_pages": 12},
+        "inputs": {"q": {"type": "random"}, "k_cache": {"type": "random"},
+                   "kv_indptr": {"type": "safetensors", "path": "blob/a.safetensors",
+                                 "tensor_key": "kv_indptr"},
+                   "kv_indices": {"type": "random"}, "kv_last_page_len": {"type": "random"},
+                   "sm_scale": {"type": "scalar", "value": 0.125}}})JSON"),
+                                      "/data/ds");
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  EXPECT_EQ(plan->axes.at("batch_size"), 3);
+  EXPECT_EQ(plan->axes.at("page_size"), 16);
+  EXPECT_EQ(input_named(*plan, "q").shape, (std::vector<std::int64_t>{3, 8, 64}));
+  const auto& blob = input_named(*plan, "kv_indptr");
+  EXPECT_EQ(blob.fill, InputFill::safetensors);
+  EXPECT_EQ(blob.file, "/data/ds/blob/a.safetensors");
+  EXPECT_EQ(blob.key, "kv_indptr");
+  EXPECT_EQ(input_named(*plan, "kv_indices").bound, 12);
+  EXPECT_EQ(input_named(*plan, "sm_scale").scalar_value, 0.125);
+  const auto back = smoke_plan_from_json(to_json(*plan));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(input_named(*back, "kv_indptr").file, "/data/ds/blob/a.safetensors");
+}
+
+TEST(WorkloadPlan, AMissingVarAxisIsAnError) {
+  const auto plan = plan_workload_run(definition_of(k_paged),
+                                      workload_of(R"JSON({"uuid": "u2", "axes": {"batch_size": 3},
+        "inputs": {"q": {"type": "random"}, "k_cache": {"type": "random"},
+                   "kv_indptr": {"type": "random"}, "kv_indices": {"type": "random"},
+                   "kv_last_page_len": {"type": "random"}, "sm_scale": {"type": "scalar", "value": 1}}})JSON"),
+                                      "/data/ds");
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_EQ(plan.error().code, codes::k_shape_missing_axes);
+  EXPECT_NE(plan.error().message.find("len_indptr, num_kv_indices, num_pages"), std::string::npos)
+      << plan.error().message;
+}
+
+} // namespace
+} // namespace fib
