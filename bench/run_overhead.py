@@ -10,7 +10,7 @@ into the repository.
 
 1. Overhead per evaluation. The fixture of tests/run/make_fixture.py with `py_correct` and
    `baseline_py` (two python solutions of y = x * w) gets --workloads more random workloads (n in
-   1..64, distinct uuids) beside its two. `fib run --dataset DS --quiet --warmup 0 --iterations 1`
+   1..64, distinct uuids) beside its own. `fib run --dataset DS --quiet --warmup 0 --iterations 1`
    runs once to warm up, then --runs times (DS/traces removed before each). The worker's start
    (spawn fib-worker with one end of a socketpair as its standard input, until its greeting line)
    is timed on its own, 5 times; per-evaluation wall = (wall - worker start) / evaluations. The
@@ -168,7 +168,7 @@ def main():
         cache = os.path.join(work, "cache-build")
         env = dict(os.environ, FIB_CACHE_PATH=cache)
         ds = os.path.join(work, "build")
-        make_fixture(ds, here, ["cpp_correct", "baseline_py"], 0)
+        build_workloads = make_fixture(ds, here, ["cpp_correct", "baseline_py"], 0)
         cmd = [args.fib, "run", "--dataset", ds, "--quiet", "--warmup", "0", "--iterations", "1"]
         cold = warm = None
         warm_walls = []
@@ -185,11 +185,11 @@ def main():
             else:
                 warm_walls.append(wall)
         warm = statistics.median(warm_walls)
-        print(f"\n2. cpp_correct + baseline_py, 2 workloads each")
+        print(f"\n2. cpp_correct + baseline_py, {build_workloads} workloads each")
         print(f"   cold cache (compiles the extension): {cold * 1000:.0f} ms")
         print(f"   warm cache, median of {args.warm_runs}: {warm * 1000:.0f} ms "
               f"(min {min(warm_walls) * 1000:.0f}, max {max(warm_walls) * 1000:.0f})")
-        print(f"   difference (the compile): {(cold - warm) * 1000:.0f} ms")
+        print(f"   difference (the compile saved by the cache): {(cold - warm) * 1000:.0f} ms")
         print(f"   cache on disk: {disk_usage(cache) / 1024:.0f} KiB "
               f"({len(os.listdir(os.path.join(cache, 'solutions')))} entries in solutions/)")
     finally:

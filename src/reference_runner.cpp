@@ -106,7 +106,11 @@ public:
         outcome.diagnostics.push_back(std::move(d));
         return outcome;
       }
-      return crashed("the worker died while running the reference");
+      return crashed(request.value("job", "") == "evaluate"
+                         ? "the worker died while running the solution or the reference"
+                     : request.value("job", "") == "build_solution"
+                         ? "the worker died while building the solution"
+                         : "the worker died while running the reference");
     }
     DiagnosticList sink;
     auto document = parse_json(*reply, "<worker>", sink, 1, LineIndex::skipped);

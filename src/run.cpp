@@ -136,6 +136,15 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
                                                definition.op_type / (name + ".jsonl");
       for (const auto& workload_trace : workloads_it->second) {
         auto evaluated = runner.evaluate(definition, *solution, workload_trace.workload, evaluate);
+        // Without a worker nothing can run: say so once and stop.
+        const auto unavailable =
+            std::find_if(evaluated.diagnostics.begin(), evaluated.diagnostics.end(),
+                         [](const Diagnostic& d) { return d.code == codes::k_worker_unavailable; });
+        if (unavailable != evaluated.diagnostics.end()) {
+          result.diagnostics.push_back(*unavailable);
+          result.environment_failed = true;
+          return result;
+        }
         for (auto& d : evaluated.diagnostics) {
           const auto* info = find_code(d.code);
           if (info != nullptr && info->exit_class == ExitClass::environment) {

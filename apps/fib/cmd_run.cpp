@@ -72,8 +72,9 @@ std::shared_ptr<RunCommand> register_run(CLI::App& app) {
   sub->add_flag("--tolerance-table", command->tolerance_table,
                 "Per-dtype tolerances (fp32 1e-5, fp16 1e-3, bf16 8e-3/1e-2, fp8 1e-1/2e-1 with "
                 "85% of values)");
-  sub->add_option("--timeout", command->timeout_seconds,
-                  "Seconds one evaluation may take, build included (default 300)")
+  sub->add_option(
+         "--timeout", command->timeout_seconds,
+         "Seconds one evaluation may run (default 300; a build has its own 15-minute limit)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--memory-limit", command->memory_limit,
                   "Address-space limit of the worker in bytes (default 8 GiB; none with cuda)")

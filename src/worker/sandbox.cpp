@@ -160,6 +160,12 @@ def _write_sources(directory, sources):
         if os.path.isabs(path) or not target.startswith(os.path.normpath(directory) + os.sep):
             raise ValueError("source path %r leaves the build directory" % path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
+        try:
+            with open(target) as f:
+                if f.read() == content:
+                    continue  # unchanged: keep its time, so the build tool sees nothing to redo
+        except OSError:
+            pass
         temporary = "%s.fib-%d" % (target, os.getpid())
         with open(temporary, "w") as f:
             f.write(content)
