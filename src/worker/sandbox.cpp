@@ -348,10 +348,18 @@ def evaluate(reference, function, args, n_outputs, dps, warmup, iterations, devi
             for _ in range(max(iterations, 1)):
                 inputs, outs = prepare()
                 sync()
-                start = time.perf_counter()
-                run(inputs, outs)
-                sync()
-                samples.append((time.perf_counter() - start) * 1000.0)
+                if device == "cuda":  # CUDA events on a GPU, a steady clock on the CPU
+                    begin = torch.cuda.Event(enable_timing=True)
+                    end = torch.cuda.Event(enable_timing=True)
+                    begin.record()
+                    run(inputs, outs)
+                    end.record()
+                    sync()
+                    samples.append(begin.elapsed_time(end))
+                else:
+                    start = time.perf_counter()
+                    run(inputs, outs)
+                    samples.append((time.perf_counter() - start) * 1000.0)
         return statistics.median(samples)
     try:
         latency = timed(call)
