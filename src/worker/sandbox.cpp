@@ -296,8 +296,12 @@ def evaluate(reference, function, args, n_outputs, dps, warmup, iterations, devi
     def fresh():
         return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    with torch.no_grad():
-        expected = _as_list(reference.run(*fresh()), n_outputs)
+    try:
+        with torch.no_grad():
+            expected = _as_list(reference.run(*fresh()), n_outputs)
+    except BaseException:
+        # Nothing to compare with: not the solution's fault, and no evaluation.
+        return {"reference_error": traceback.format_exc()}
     def prepare():
         inputs = fresh()
         outs = [torch.empty_like(t) for t in expected] if dps else []
@@ -603,8 +607,16 @@ Json Sandbox::run_job(const Json& request, bool& built_ok) {
                              request.value("atol", 1e-2), request.value("rtol", 1e-2),
                              request.value("tolerance_table", false))
               .cast<std::string>();
+      Json evaluation = Json::parse(text);
+      if (evaluation.contains("reference_error")) {
+        return reply(request, "failed",
+                     Json::array({diagnostic(
+                         codes::k_run_reference,
+                         "the reference raised on this workload, so nothing was compared:\n" +
+                             evaluation["reference_error"].get<std::string>())}));
+      }
       Json out = reply(request, "ok", Json::array());
-      out["evaluation"] = Json::parse(text);
+      out["evaluation"] = std::move(evaluation);
       return out;
     }
     if (job == "build") {
