@@ -442,6 +442,23 @@ std::string cpu_model() {
   return "cpu";
 }
 
+// The solution as the worker's build_solution/evaluate jobs take it.
+Json solution_request(const Solution& solution) {
+  Json sources = Json::array();
+  for (const auto& source : solution.sources) {
+    sources.push_back(Json{{"path", source.path}, {"content", source.content}});
+  }
+  const std::string binding =
+      solution.spec.binding ? std::string(to_string(*solution.spec.binding)) : std::string();
+  return Json{{"key", solution.content_hash()},
+              {"language", std::string(to_string(solution.spec.language))},
+              {"binding", binding.empty() ? Json(nullptr) : Json(binding)},
+              {"entry_file", solution.spec.entry_file()},
+              {"entry_symbol", solution.spec.entry_symbol()},
+              {"dps", solution.spec.destination_passing_style == DestinationPassing::yes},
+              {"sources", sources}};
+}
+
 std::string now_iso8601() {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
@@ -462,32 +479,19 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
     out.diagnostics.push_back(plan.error());
     return out;
   }
-  Json sources = Json::array();
-  for (const auto& source : solution.sources) {
-    sources.push_back(Json{{"path", source.path}, {"content", source.content}});
-  }
-  const std::string binding =
-      solution.spec.binding ? std::string(to_string(*solution.spec.binding)) : std::string();
-  Json request{
-      {"job", "evaluate"},
-      {"name", definition.name},
-      {"reference", definition.reference},
-      {"inputs", names_of(definition.inputs)},
-      {"outputs", names_of(definition.outputs)},
-      {"plan", to_json(*plan)},
-      {"solution", Json{{"key", solution.content_hash()},
-                        {"language", std::string(to_string(solution.spec.language))},
-                        {"binding", binding.empty() ? Json(nullptr) : Json(binding)},
-                        {"entry_file", solution.spec.entry_file()},
-                        {"entry_symbol", solution.spec.entry_symbol()},
-                        {"dps", solution.spec.destination_passing_style == DestinationPassing::yes},
-                        {"sources", sources}}},
-      {"cache", options.cache.string()},
-      {"warmup", options.warmup},
-      {"iterations", options.iterations},
-      {"atol", options.atol},
-      {"rtol", options.rtol},
-      {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
+  Json request{{"job", "evaluate"},
+               {"name", definition.name},
+               {"reference", definition.reference},
+               {"inputs", names_of(definition.inputs)},
+               {"outputs", names_of(definition.outputs)},
+               {"plan", to_json(*plan)},
+               {"solution", solution_request(solution)},
+               {"cache", options.cache.string()},
+               {"warmup", options.warmup},
+               {"iterations", options.iterations},
+               {"atol", options.atol},
+               {"rtol", options.rtol},
+               {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
   const auto written_by_fib = [&](std::string status, std::string log) {
     return Json{{"status", std::move(status)},
                 {"environment", Json{{"hardware", cpu_model()}, {"libs", Json::object()}}},
@@ -570,26 +574,10 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
 ReferenceRunner::BuildResult ReferenceRunner::build_solution(const Solution& solution,
                                                              const std::filesystem::path& cache) {
   BuildResult result;
-  Json sources = Json::array();
-  for (const auto& source : solution.sources) {
-    sources.push_back(Json{{"path", source.path}, {"content", source.content}});
-  }
-  const std::string binding =
-      solution.spec.binding ? std::string(to_string(*solution.spec.binding)) : std::string();
-  Json request{
-      {"job", "build_solution"},
-      {"name", solution.definition},
-      {"reference", ""},
-      {"inputs", Json::array()},
-      {"outputs", Json::array()},
-      {"solution", Json{{"key", solution.content_hash()},
-                        {"language", std::string(to_string(solution.spec.language))},
-                        {"binding", binding.empty() ? Json(nullptr) : Json(binding)},
-                        {"entry_file", solution.spec.entry_file()},
-                        {"entry_symbol", solution.spec.entry_symbol()},
-                        {"dps", solution.spec.destination_passing_style == DestinationPassing::yes},
-                        {"sources", sources}}},
-      {"cache", cache.string()}};
+  Json request{{"job", "build_solution"},  {"name", solution.definition},
+               {"reference", ""},          {"inputs", Json::array()},
+               {"outputs", Json::array()}, {"solution", solution_request(solution)},
+               {"cache", cache.string()}};
   ReferenceOutcome outcome = m_impl->run_job(std::move(request), std::chrono::minutes(15));
   result.verdict = outcome.verdict;
   result.diagnostics = std::move(outcome.diagnostics);
