@@ -6,6 +6,7 @@
 #include <fib/smoke.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
