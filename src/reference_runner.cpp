@@ -492,13 +492,24 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
                {"atol", options.atol},
                {"rtol", options.rtol},
                {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
+  // The environment of an evaluation fib writes itself (the worker could not): what the worker
+  // said about itself at start.
+  const auto fib_environment = [&] {
+    Json libs = Json::object();
+    const auto& info = m_impl->info();
+    if (info && !info->torch_version.empty()) {
+      libs["torch"] = info->torch_version;
+    }
+    if (info && !info->python_version.empty()) {
+      libs["python"] = info->python_version;
+    }
+    const bool cuda = m_impl->options().device == SmokeDevice::cuda && info && info->cuda;
+    return Json{{"hardware", cuda ? std::string("CUDA device") : cpu_model()}, {"libs", libs}};
+  };
   const auto written_by_fib = [&](std::string status, std::string log) {
-    return Json{{"status", std::move(status)},
-                {"environment", Json{{"hardware", cpu_model()}, {"libs", Json::object()}}},
-                {"timestamp", now_iso8601()},
-                {"log", std::move(log)},
-                {"correctness", nullptr},
-                {"performance", nullptr}};
+    return Json{{"status", std::move(status)}, {"environment", fib_environment()},
+                {"timestamp", now_iso8601()},  {"log", std::move(log)},
+                {"correctness", nullptr},      {"performance", nullptr}};
   };
   // The build first, as its own job (and once per solution: a failure is remembered).
   const std::string key = solution.content_hash();
