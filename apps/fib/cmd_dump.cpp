@@ -261,11 +261,8 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     }
     if (command.normalize) {
       options.normalize = StageNormalize::yes;
-      if (auto error = apply_disabled_rules(command.disabled_rules, options.normalize_options)) {
-        write_line(stderr, render_text(*error));
-        return k_exit_usage;
-      }
-      if (auto stop = load_decisions(command.decisions, decisions, options.normalize_options)) {
+      if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
+                                            options.normalize_options)) {
         return *stop;
       }
     }

@@ -135,13 +135,10 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
   for (const auto& path : command.paths) {
     options.paths.emplace_back(path);
   }
-  if (auto error = apply_disabled_rules(command.disabled_rules, options.rules)) {
-    write_line(stderr, render_text(*error));
-    return k_exit_usage;
-  }
   options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
   NormalizeDecisions decisions;
-  if (auto stop = load_decisions(command.decisions, decisions, options.rules)) {
+  if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
+                                        options.rules)) {
     return *stop;
   }
   NormalizeMode mode = NormalizeMode::stdout_json;

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 namespace fib::app {
+namespace {
 
 std::optional<Diagnostic> apply_disabled_rules(const std::vector<std::string>& ids,
                                                NormalizeOptions& options) {
@@ -62,6 +63,18 @@ std::optional<int> load_decisions(const std::string& file, NormalizeDecisions& d
   decisions = std::move(*parsed);
   options.decisions = &decisions;
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<int> apply_normalize_flags(const std::vector<std::string>& disabled_rules,
+                                         const std::string& decisions_file,
+                                         NormalizeDecisions& decisions, NormalizeOptions& options) {
+  if (auto error = apply_disabled_rules(disabled_rules, options)) {
+    write_line(stderr, render_text(*error));
+    return k_exit_usage;
+  }
+  return load_decisions(decisions_file, decisions, options);
 }
 
 } // namespace fib::app

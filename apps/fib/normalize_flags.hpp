@@ -2,7 +2,6 @@
 // The normalize flags that `fib normalize` and `fib stage --normalize` share: --no-rule IDs and the
 // --decisions file, turned into NormalizeOptions.
 
-#include <fib/diagnostic.hpp>
 #include <fib/normalize.hpp>
 
 #include <optional>
@@ -11,15 +10,12 @@
 
 namespace fib::app {
 
-// Fills `options.disabled_rules` from the --no-rule values. The error names the first id that is
-// unknown, N20, or not a W rule (a usage error).
-std::optional<Diagnostic> apply_disabled_rules(const std::vector<std::string>& ids,
-                                               NormalizeOptions& options);
-
-// Reads the --decisions file into `decisions` and points `options.decisions` at it; "" means none.
-// Diagnostics of the file (its parse errors and invalid keys) are printed to stderr. Returns the
+// Applies the --no-rule values (`options.disabled_rules`) and reads the --decisions file ("" means
+// none) into `decisions`, pointing `options.decisions` at it. Problems are printed to stderr (an
+// unknown id, N20 or a non-W rule; the decision file's parse errors and invalid keys). Returns the
 // exit status to stop with, or std::nullopt to go on.
-std::optional<int> load_decisions(const std::string& file, NormalizeDecisions& decisions,
-                                  NormalizeOptions& options);
+std::optional<int> apply_normalize_flags(const std::vector<std::string>& disabled_rules,
+                                         const std::string& decisions_file,
+                                         NormalizeDecisions& decisions, NormalizeOptions& options);
 
 } // namespace fib::app
