@@ -1,11 +1,11 @@
 // fib-worker: runs references for fib (docs/execution.md). Started by fib with a socket as its
-// standard input; speaks one JSON object per line on it (include/fib/reference_runner.hpp).
+// standard input; speaks one JSON object per line on it (include/fib/exec/worker_client.hpp).
 // Python's own output goes to standard error so that a reference's print() cannot corrupt the
 // protocol. The only executable that loads libtorch.
 
 #include <sandbox.hpp>
 
-#include <fib/json_io.hpp>
+#include <fib/io/json_io.hpp>
 
 #include <cerrno>
 #include <cstdio>

@@ -6,9 +6,9 @@
 #include "normalize_flags.hpp"
 #include "render.hpp"
 
-#include <fib/codes.hpp>
-#include <fib/dump.hpp>
-#include <fib/tags.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/dump/dump.hpp>
+#include <fib/tag/tags.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -4,9 +4,9 @@
 #include "exit_codes.hpp"
 #include "render.hpp"
 
-#include <fib/codes.hpp>
-#include <fib/merge.hpp>
-#include <fib/trace_report.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/report/merge.hpp>
+#include <fib/report/summary.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -5,8 +5,8 @@
 #include "exit_codes.hpp"
 #include "render.hpp"
 
-#include <fib/codes.hpp>
-#include <fib/run.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/run/run.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

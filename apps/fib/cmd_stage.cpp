@@ -5,10 +5,10 @@
 #include "normalize_flags.hpp"
 #include "render.hpp"
 
-#include <fib/atomic_file.hpp>
-#include <fib/codes.hpp>
-#include <fib/stage.hpp>
-#include <fib/text_diff.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/stage/stage.hpp>
+#include <fib/util/atomic_file.hpp>
+#include <fib/util/text_diff.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

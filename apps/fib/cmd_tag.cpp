@@ -4,9 +4,9 @@
 #include "exit_codes.hpp"
 #include "render.hpp"
 
-#include <fib/codes.hpp>
-#include <fib/tags.hpp>
-#include <fib/text_diff.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/tag/tags.hpp>
+#include <fib/util/text_diff.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -5,10 +5,10 @@
 #include "exit_codes.hpp"
 #include "render.hpp"
 
-#include <fib/codes.hpp>
-#include <fib/dataset.hpp>
-#include <fib/report.hpp>
-#include <fib/validate.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/validate/dataset.hpp>
+#include <fib/validate/files.hpp>
+#include <fib/validate/report.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

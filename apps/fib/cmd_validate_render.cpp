@@ -4,10 +4,10 @@
 #include "exit_codes.hpp"
 #include "render.hpp"
 
-#include <fib/atomic_file.hpp>
-#include <fib/codes.hpp>
-#include <fib/json_io.hpp>
-#include <fib/report.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/util/atomic_file.hpp>
+#include <fib/validate/report.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // Subcommand registration. Each cmd_X.cpp pairs `register_X` (declares the options on the app) with
 // `run_X` (calls the library entry point, renders, maps the exit status). No domain logic here.
 
-#include <fib/python_runtime.hpp>
+#include <fib/python/runtime.hpp>
 
 #include <memory>
 

@@ -4,7 +4,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 
-#include <fib/python_runtime.hpp>
+#include <fib/python/runtime.hpp>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/pattern_formatter.h>

@@ -3,8 +3,8 @@
 #include "exit_codes.hpp"
 #include "render.hpp"
 
-#include <fib/codes.hpp>
-#include <fib/json_io.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/io/json_io.hpp>
 
 #include <fmt/format.h>
 

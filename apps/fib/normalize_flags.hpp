@@ -2,7 +2,7 @@
 // The normalize flags that `fib normalize` and `fib stage --normalize` share: --no-rule IDs and the
 // --decisions file, turned into NormalizeOptions.
 
-#include <fib/normalize.hpp>
+#include <fib/normalize/normalize.hpp>
 
 #include <optional>
 #include <string>

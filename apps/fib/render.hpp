@@ -1,10 +1,10 @@
 #pragma once
 // Rendering diagnostics for people (text) and programs (json).
 
-#include <fib/diagnostic.hpp>
-#include <fib/report.hpp>
-#include <fib/stage.hpp>
-#include <fib/tags.hpp>
+#include <fib/base/diagnostic.hpp>
+#include <fib/stage/stage.hpp>
+#include <fib/tag/tags.hpp>
+#include <fib/validate/report.hpp>
 
 #include <cstdio>
 #include <string>

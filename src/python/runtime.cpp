@@ -1,6 +1,6 @@
-#include "fib/python_runtime.hpp"
+#include "fib/python/runtime.hpp"
 
-#include <fib/codes.hpp>
+#include <fib/base/codes.hpp>
 
 #include <fmt/format.h>
 #include <pybind11/embed.h>

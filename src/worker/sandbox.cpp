@@ -2,8 +2,8 @@
 
 #include "tensors.hpp"
 
-#include <fib/codes.hpp>
-#include <fib/smoke.hpp>
+#include <fib/base/codes.hpp>
+#include <fib/exec/smoke.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,10 +1,10 @@
 #pragma once
 // The Python side of the worker: one embedded interpreter with torch, in which each job gets a
 // fresh module namespace for the reference (its source registered with linecache, so tracebacks
-// show reference lines). Jobs are the protocol's requests (include/fib/reference_runner.hpp);
+// show reference lines). Jobs are the protocol's requests (include/fib/exec/worker_client.hpp);
 // replies are built here. No torch headers.
 
-#include <fib/json_io.hpp>
+#include <fib/io/json_io.hpp>
 
 #include <filesystem>
 #include <memory>

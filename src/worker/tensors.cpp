@@ -4,7 +4,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/version.h>
 
-#include <fib/safetensors.hpp>
+#include <fib/io/safetensors.hpp>
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // Python as torch.Tensor objects (THPVariable_Wrap, zero copy). The only TU with torch headers;
 // this header shows none of them.
 
-#include <fib/smoke.hpp>
+#include <fib/exec/smoke.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -1,9 +1,9 @@
 #pragma once
 // Shared helpers for fib's GoogleTest binaries.
 
-#include <fib/diagnostic.hpp>
-#include <fib/json_io.hpp>
-#include <fib/python_runtime.hpp>
+#include <fib/base/diagnostic.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/python/runtime.hpp>
 
 #include <filesystem>
 #include <string>

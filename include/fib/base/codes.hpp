@@ -1,0 +1,173 @@
+#pragma once
+// The codes table: every diagnostic code fib can emit, with its default severity, where the check
+// comes from and a one-line summary. docs/diagnostics.md is generated from this table
+// (FIB_UPDATE_DOCS=1 with the CodesTable.DiagnosticsDocIsCurrent test), and that test fails
+// when the checked-in file is stale.
+
+#include <fib/base/diagnostic.hpp>
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace fib {
+
+// --- Interface ---
+
+// Who owns a check: `legacy` checks reproduce a verdict of flashinfer-bench (same accept/reject
+// and, where it has one, the same message); `fib` checks are fib's own additions.
+enum class CheckOrigin { legacy, fib };
+
+// How a code affects the exit status: `finding` is about the data (exit 1 when an error),
+// `environment` means fib could not do its job (I/O, Python start-up; exit 3), `usage` is a bad
+// command line (exit 2).
+enum class ExitClass { finding, environment, usage };
+
+struct CodeInfo {
+  std::string_view code;
+  Severity severity;
+  CheckOrigin origin;
+  ExitClass exit_class;
+  std::string_view summary;
+};
+
+// Every code, sorted by code.
+std::span<const CodeInfo> all_codes();
+
+// The entry for `code`, or nullptr when there is none.
+const CodeInfo* find_code(std::string_view code);
+
+// docs/diagnostics.md, rendered from the table.
+std::string render_codes_markdown();
+
+// Code names, shared by the checks and the tests so that they cannot drift apart.
+namespace codes {
+inline constexpr std::string_view k_io_read = "io.read";
+inline constexpr std::string_view k_io_not_found = "io.not-found";
+inline constexpr std::string_view k_io_too_large = "io.too-large";
+inline constexpr std::string_view k_io_unsafe_path = "io.unsafe-path";
+inline constexpr std::string_view k_io_write = "io.write";
+inline constexpr std::string_view k_json_parse = "json.parse";
+inline constexpr std::string_view k_json_too_deep = "json.too-deep";
+inline constexpr std::string_view k_json_duplicate_key = "json.duplicate-key";
+inline constexpr std::string_view k_file_kind_unknown = "file.kind-unknown";
+inline constexpr std::string_view k_schema_required = "schema.required";
+inline constexpr std::string_view k_schema_type = "schema.type";
+inline constexpr std::string_view k_schema_empty = "schema.empty";
+inline constexpr std::string_view k_schema_choice = "schema.choice";
+inline constexpr std::string_view k_schema_range = "schema.range";
+inline constexpr std::string_view k_schema_too_short = "schema.too-short";
+inline constexpr std::string_view k_schema_coerced = "schema.coerced";
+inline constexpr std::string_view k_schema_unknown_key = "schema.unknown-key";
+inline constexpr std::string_view k_reference_syntax = "definition.reference.syntax";
+inline constexpr std::string_view k_reference_no_run = "definition.reference.no-run";
+inline constexpr std::string_view k_run_arity = "definition.run.arity";
+inline constexpr std::string_view k_io_overlap = "definition.io.overlap";
+inline constexpr std::string_view k_constraint_syntax = "definition.constraint.syntax";
+inline constexpr std::string_view k_axis_undefined = "definition.axis.undefined";
+inline constexpr std::string_view k_shape_expression = "definition.shape.expression";
+inline constexpr std::string_view k_dtype_invalid = "definition.dtype.invalid";
+inline constexpr std::string_view k_axis_unbound = "definition.axis.unbound";
+inline constexpr std::string_view k_axis_unused = "definition.axis.unused";
+inline constexpr std::string_view k_tag_format = "definition.tag.format";
+inline constexpr std::string_view k_description_missing = "definition.description.missing";
+inline constexpr std::string_view k_source_duplicate = "solution.source.duplicate";
+inline constexpr std::string_view k_source_absolute = "solution.source.absolute";
+inline constexpr std::string_view k_source_traversal = "solution.source.traversal";
+inline constexpr std::string_view k_entry_format = "solution.entry.format";
+inline constexpr std::string_view k_entry_missing_source = "solution.entry.missing-source";
+inline constexpr std::string_view k_correctness_missing = "evaluation.correctness.missing";
+inline constexpr std::string_view k_correctness_unexpected = "evaluation.correctness.unexpected";
+inline constexpr std::string_view k_performance_missing = "evaluation.performance.missing";
+inline constexpr std::string_view k_performance_unexpected = "evaluation.performance.unexpected";
+inline constexpr std::string_view k_workload_not_workload_only = "workload.not-workload-only";
+inline constexpr std::string_view k_trace_not_evaluated = "trace.not-evaluated";
+inline constexpr std::string_view k_shape_missing_axis_value = "shape.missing-axis-value";
+inline constexpr std::string_view k_shape_rank_mismatch = "shape.rank-mismatch";
+inline constexpr std::string_view k_shape_axis_conflict = "shape.axis-conflict";
+inline constexpr std::string_view k_shape_missing_axes = "shape.missing-axes";
+inline constexpr std::string_view k_call_too_many_arguments = "call.too-many-arguments";
+inline constexpr std::string_view k_call_duplicate_argument = "call.duplicate-argument";
+inline constexpr std::string_view k_trace_set_duplicate_definition =
+    "trace-set.duplicate-definition";
+inline constexpr std::string_view k_trace_set_duplicate_solution = "trace-set.duplicate-solution";
+inline constexpr std::string_view k_trace_set_misplaced_line = "trace-set.misplaced-line";
+inline constexpr std::string_view k_score_no_baseline = "score.no-baseline";
+inline constexpr std::string_view k_score_multiple_baselines = "score.multiple-baselines";
+inline constexpr std::string_view k_score_invalid_performance = "score.invalid-performance";
+inline constexpr std::string_view k_score_scope_conflict = "score.scope-conflict";
+inline constexpr std::string_view k_score_unknown_definition = "score.unknown-definition";
+inline constexpr std::string_view k_merge_conflict = "merge.conflict";
+inline constexpr std::string_view k_merge_not_copied = "merge.not-copied";
+inline constexpr std::string_view k_merge_output_is_input = "merge.output-is-input";
+inline constexpr std::string_view k_python_unavailable = "python.unavailable";
+inline constexpr std::string_view k_dataset_root_missing = "dataset.root-missing";
+inline constexpr std::string_view k_usage = "cli.usage";
+inline constexpr std::string_view k_report_exists = "report.exists";
+inline constexpr std::string_view k_report_invalid = "report.invalid";
+inline constexpr std::string_view k_python_exception = "python.exception";
+inline constexpr std::string_view k_blob_not_found = "blob.not-found";
+inline constexpr std::string_view k_blob_lfs_pointer = "blob.lfs-pointer";
+inline constexpr std::string_view k_blob_malformed = "blob.malformed";
+inline constexpr std::string_view k_blob_unreadable = "blob.unreadable";
+inline constexpr std::string_view k_normalize_a3b_1 = "normalize.a3b-1";
+inline constexpr std::string_view k_normalize_a3b_2 = "normalize.a3b-2";
+inline constexpr std::string_view k_normalize_a3b_3 = "normalize.a3b-3";
+inline constexpr std::string_view k_normalize_n0 = "normalize.n0";
+inline constexpr std::string_view k_normalize_n1 = "normalize.n1";
+inline constexpr std::string_view k_normalize_n2 = "normalize.n2";
+inline constexpr std::string_view k_normalize_n3 = "normalize.n3";
+inline constexpr std::string_view k_normalize_n4 = "normalize.n4";
+inline constexpr std::string_view k_normalize_n5 = "normalize.n5";
+inline constexpr std::string_view k_normalize_n6 = "normalize.n6";
+inline constexpr std::string_view k_normalize_n7 = "normalize.n7";
+inline constexpr std::string_view k_normalize_n8 = "normalize.n8";
+inline constexpr std::string_view k_normalize_n9 = "normalize.n9";
+inline constexpr std::string_view k_normalize_n10 = "normalize.n10";
+inline constexpr std::string_view k_normalize_n11 = "normalize.n11";
+inline constexpr std::string_view k_normalize_n12 = "normalize.n12";
+inline constexpr std::string_view k_normalize_n13 = "normalize.n13";
+inline constexpr std::string_view k_normalize_n14 = "normalize.n14";
+inline constexpr std::string_view k_normalize_n15 = "normalize.n15";
+inline constexpr std::string_view k_normalize_n16 = "normalize.n16";
+inline constexpr std::string_view k_normalize_n17 = "normalize.n17";
+inline constexpr std::string_view k_normalize_n18 = "normalize.n18";
+inline constexpr std::string_view k_normalize_n19 = "normalize.n19";
+inline constexpr std::string_view k_normalize_n20 = "normalize.n20";
+inline constexpr std::string_view k_normalize_n21 = "normalize.n21";
+inline constexpr std::string_view k_normalize_decision = "normalize.decision";
+inline constexpr std::string_view k_normalize_decisions_invalid = "normalize.decisions-invalid";
+inline constexpr std::string_view k_normalize_not_definition = "normalize.not-a-definition";
+inline constexpr std::string_view k_normalize_output_collision = "normalize.output-collision";
+inline constexpr std::string_view k_child_launch_failed = "child.launch-failed";
+inline constexpr std::string_view k_dump_child_failed = "dump.child-failed";
+inline constexpr std::string_view k_dump_left_processes = "dump.left-processes";
+inline constexpr std::string_view k_dump_not_clean = "dump.not-clean";
+inline constexpr std::string_view k_dump_nothing_dumped = "dump.nothing-dumped";
+inline constexpr std::string_view k_dump_timeout = "dump.timeout";
+inline constexpr std::string_view k_reference_build_failed = "reference.build-failed";
+inline constexpr std::string_view k_reference_ok = "reference.ok";
+inline constexpr std::string_view k_run_inputs = "run.inputs";
+inline constexpr std::string_view k_run_reference = "run.reference";
+inline constexpr std::string_view k_smoke_exception = "smoke.exception";
+inline constexpr std::string_view k_smoke_missing_helper = "smoke.missing-helper";
+inline constexpr std::string_view k_smoke_output_count = "smoke.output-count";
+inline constexpr std::string_view k_smoke_output_dtype = "smoke.output-dtype";
+inline constexpr std::string_view k_smoke_output_shape = "smoke.output-shape";
+inline constexpr std::string_view k_smoke_skipped = "smoke.skipped";
+inline constexpr std::string_view k_smoke_timeout = "smoke.timeout";
+inline constexpr std::string_view k_worker_crashed = "worker.crashed";
+inline constexpr std::string_view k_worker_protocol = "worker.protocol";
+inline constexpr std::string_view k_worker_unavailable = "worker.unavailable";
+inline constexpr std::string_view k_stage_conflict = "stage.conflict";
+inline constexpr std::string_view k_stage_name_taken = "stage.name-taken";
+inline constexpr std::string_view k_stage_not_definition = "stage.not-a-definition";
+inline constexpr std::string_view k_stage_unsafe_name = "stage.unsafe-name";
+inline constexpr std::string_view k_tag_clash = "tag.clash";
+inline constexpr std::string_view k_tag_malformed = "tag.malformed";
+inline constexpr std::string_view k_tag_manifest_invalid = "tag.manifest-invalid";
+inline constexpr std::string_view k_tag_not_definition = "tag.not-a-definition";
+inline constexpr std::string_view k_tag_unknown_namespace = "tag.unknown-namespace";
+} // namespace codes
+
+} // namespace fib

@@ -1,0 +1,148 @@
+#pragma once
+// `fib dump`: runs a command with FlashInfer's trace dumper switched on, collects what it wrote,
+// and (Path A of the onboarding workflow) normalizes, stages, tags and validates the result
+// (docs/dump.md).
+//
+// The dumper (../shared/spec/dumper.md §1) reads FLASHINFER_TRACE_DUMP and
+// FLASHINFER_TRACE_DUMP_DIR at every traced call and has no default directory; the child gets
+// both in its environment before it starts, so before any import. Its writes are plain (not
+// atomic) and happen before the kernel runs, so a crash can leave a truncated file: every file is
+// checked and a bad one is reported by name, never fatal.
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/base/expected.hpp>
+#include <fib/model/python_checks.hpp>
+#include <fib/model/python_source.hpp>
+#include <fib/normalize/normalize.hpp>
+#include <fib/stage/stage.hpp>
+#include <fib/tag/tags.hpp>
+#include <fib/util/child_process.hpp>
+#include <fib/validate/report.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+inline constexpr std::string_view k_trace_dump_variable = "FLASHINFER_TRACE_DUMP";
+inline constexpr std::string_view k_trace_dump_dir_variable = "FLASHINFER_TRACE_DUMP_DIR";
+
+// What a file of the dump directory looked like, to tell new and rewritten dumps from old ones.
+struct FileStamp {
+  std::uintmax_t size = 0;
+  std::filesystem::file_time_type modified;
+  friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+using DumpSnapshot = std::map<std::string, FileStamp>; // file name → stamp (*.json only)
+
+enum class ExistingDumps { keep, clean };
+
+// Creates `directory` when missing. ExistingDumps::clean removes its *.json files, but only when
+// it holds nothing else (no other file, no subdirectory, no link): otherwise nothing is removed
+// and the error is `dump.not-clean`, naming what is in the way. Returns the *.json files left
+// (empty after a clean). Errors: `dump.not-clean`, `io.write` (cannot create or clean), `io.read`.
+Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& directory,
+                                              ExistingDumps existing);
+
+enum class DumpFileState {
+  created,   // not there before the run
+  rewritten, // there before, written again (a later process re-dumps: no cross-process dedup)
+  kept,      // there before and untouched by this run
+};
+
+// "new", "rewritten", "kept".
+std::string_view to_string(DumpFileState state);
+
+struct DumpedFile {
+  std::filesystem::path file;
+  DumpFileState state = DumpFileState::created;
+  std::string name;    // from the JSON; "" when it could not be read
+  std::string op_type; // from the JSON; "" when it could not be read
+  // Why the file is unusable (`json.parse` for a truncated write, `stage.not-a-definition`, …).
+  std::optional<Diagnostic> problem;
+};
+
+// The *.json files of `directory` (sorted), each compared with `before` and parsed.
+std::vector<DumpedFile> collect_dump(const std::filesystem::path& directory,
+                                     const DumpSnapshot& before);
+
+// --- The SGLang harness (step A2) ---
+
+struct SglangHarness {
+  std::string model;            // Hugging Face id or local path
+  int tp = 1;                   // tp_size
+  std::optional<int> ep;        // ep_size, when given
+  std::optional<int> page_size; // page_size, when given
+  std::string prompt = "The capital of France is";
+  int max_new_tokens = 4;
+  double mem_fraction = 0.5;            // mem_fraction_static
+  std::filesystem::path dump_directory; // absolute
+};
+
+// A Python script that sets the dumper's variables before any import, starts an SGLang Engine
+// with attention_backend "flashinfer", CUDA graphs and the radix cache disabled, generates
+// greedily from one prompt and shuts the engine down. Every user value is written as a Python
+// literal (strings through repr rules), so no value can break out of its literal.
+std::string render_sglang_harness(const SglangHarness& harness);
+
+// `model:<slug>` for a model id: the last path segment, lower-cased, with runs of characters
+// other than [a-z0-9._-] turned into '-' ("meta-llama/Llama-3.2-3B-Instruct" →
+// "llama-3.2-3b-instruct"); "" when nothing is left.
+std::string model_slug(std::string_view model);
+
+// --- The whole run ---
+
+enum class DumpSource { command, sglang };
+
+struct DumpOptions {
+  std::filesystem::path out; // the dump directory (made absolute for the child)
+  ExistingDumps existing = ExistingDumps::keep;
+  std::optional<std::chrono::milliseconds> timeout;
+  DumpSource source = DumpSource::command;
+  std::vector<std::string> command; // DumpSource::command
+  SglangHarness sglang;             // DumpSource::sglang (dump_directory is filled in)
+  std::string python = "python3";   // runs the SGLang harness
+  // Path A: stage (and optionally normalize) what this run dumped into `dataset`, tag it, and
+  // validate exactly those definitions. Empty: stop after the dump.
+  std::filesystem::path dataset;
+  StageNormalize normalize = StageNormalize::no;
+  NormalizeOptions normalize_options;
+  std::vector<std::string> tags; // checked with check_tag by the caller
+};
+
+struct DumpResult {
+  std::filesystem::path out; // absolute
+  ChildOutcome child;
+  std::vector<DumpedFile> files;
+  // Problems of the run itself: `dump.child-failed`, `dump.timeout`, `dump.nothing-dumped` (with
+  // the likely causes in its hint), `dump.left-processes`, `child.launch-failed`, I/O.
+  std::vector<Diagnostic> diagnostics;
+  bool environment_failed = false;
+  // Path A, when asked for and something usable was dumped.
+  std::optional<StageResult> staged;
+  std::optional<TagSummary> tagged;
+  std::vector<TaggedFile> tagged_files;
+  std::optional<DatasetReport> validation;
+  std::vector<Diagnostic> validation_environment;
+};
+
+// Called as the run advances, for progress lines ("running: …", "staging 12 definitions").
+using DumpProgress = std::function<void(std::string_view)>;
+
+// Prepares the directory, runs the child (or the generated harness, written to a temporary file
+// outside the dump directory and removed afterwards), collects the dump, and for Path A stages
+// the files created or rewritten by this run (normalized with `analyzer` when asked), adds the
+// tags to the staged definitions, and validates them (`checker`, layout and definition checks).
+// `analyzer`/`checker` may be null when not needed. Never throws.
+DumpResult run_trace_dump(const DumpOptions& options, SourceAnalyzer* analyzer,
+                          PythonChecker* checker, const DumpProgress& progress);
+
+} // namespace fib

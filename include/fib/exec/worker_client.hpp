@@ -1,0 +1,160 @@
+#pragma once
+// Running references for real (docs/execution.md): the build check and the smoke run, done by
+// `fib-worker`, a separate process that links libtorch and embeds Python with torch. fib itself
+// never loads libtorch; this class only starts the worker, speaks its line protocol and survives
+// it: a job past its timeout gets the worker killed (and restarted for the next job), a worker
+// that dies is a diagnostic, never a crash of fib.
+//
+// Protocol (one JSON object per line over a socket that is the worker's standard input):
+//   worker → fib, once at start: {"fib_worker": 1, "torch": "1.13.0a0", "python": "3.11.2",
+//                                  "cuda": false, "float8": false}
+//   fib → worker: {"id": 7, "job": "build" | "smoke", "name": "...", "reference": "...",
+//                  "inputs": ["x", ...], "outputs": ["y", ...], "plan": {...}, "init": "...",
+//                  "device": "cpu", "seed": 0}
+//   worker → fib: {"id": 7, "outcome": "ok" | "failed" | "skipped",
+//                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}]}
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/exec/smoke.hpp>
+#include <fib/model/definition.hpp>
+#include <fib/model/solution.hpp>
+#include <fib/model/workload.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+inline constexpr std::uintmax_t k_default_smoke_max_bytes = std::uintmax_t{256} << 20;
+inline constexpr std::uintmax_t k_default_worker_address_space = std::uintmax_t{8} << 30;
+
+enum class SmokeDevice { cpu, cuda };
+
+// "cpu", "cuda".
+std::string_view to_string(SmokeDevice device);
+
+struct ReferenceRunnerOptions {
+  // The worker executable; empty: find_worker_executable().
+  std::filesystem::path worker;
+  std::chrono::milliseconds job_timeout{60'000};
+  std::chrono::milliseconds startup_timeout{120'000}; // starting Python and importing torch
+  std::uintmax_t address_space = k_default_worker_address_space; // RLIMIT_AS of the worker
+  SmokeDevice device = SmokeDevice::cpu;
+  std::uintmax_t max_bytes = k_default_smoke_max_bytes; // inputs + outputs of one smoke run
+  std::uint64_t seed = 0;
+};
+
+// What the worker said about itself at start.
+struct WorkerInfo {
+  std::string torch_version;
+  std::string python_version;
+  bool cuda = false;
+  bool float8 = false;
+};
+
+enum class ReferenceVerdict { ok, failed, skipped, unavailable };
+
+struct ReferenceOutcome {
+  ReferenceVerdict verdict = ReferenceVerdict::unavailable;
+  // Errors (build failed, mismatch, exception, timeout, crash), notes (skipped, ok) and the
+  // environment error when the worker could not be used. No `file` set.
+  std::vector<Diagnostic> diagnostics;
+};
+
+// The worker: $FIB_WORKER, else `fib-worker` beside the running executable, else the build tree's
+// `apps/fib-worker/fib-worker` next to `apps/fib/`. nullopt when none exists.
+std::optional<std::filesystem::path> find_worker_executable();
+
+enum class ToleranceTable { off, on };
+
+// How `fib run` evaluates a solution on one workload.
+struct EvaluateOptions {
+  int warmup = 3;
+  int iterations = 10;
+  double atol = 1e-2; // the old tool's default
+  double rtol = 1e-2;
+  // on: per-dtype atol/rtol of contract §7.5 instead (fp32 1e-5, fp16 1e-3, bf16 8e-3/1e-2,
+  // fp8 1e-1/2e-1 with an 85% hit ratio).
+  ToleranceTable tolerance_table = ToleranceTable::off;
+  std::filesystem::path cache;        // builds go to CACHE/solutions/<content hash>/
+  std::filesystem::path dataset_root; // safetensors paths are relative to it
+  // The build of a solution is its own job with this limit (compiling a torch extension takes
+  // tens of seconds); the evaluation after it has the runner's job timeout.
+  std::chrono::milliseconds build_timeout{900'000};
+};
+
+// An evaluation as the dataset stores it (contract §2.5), or why there is none.
+struct SolutionEvaluation {
+  std::optional<Json> evaluation; // {"status", "environment", "timestamp", "log", ...}
+  // Why nothing could be evaluated (`run.inputs`, `run.reference`, `worker.unavailable`, …).
+  std::vector<Diagnostic> diagnostics;
+};
+
+class ReferenceRunner {
+public:
+  explicit ReferenceRunner(ReferenceRunnerOptions options);
+  ~ReferenceRunner();
+  ReferenceRunner(const ReferenceRunner&) = delete;
+  ReferenceRunner& operator=(const ReferenceRunner&) = delete;
+
+  // The old tool's reference build (contract §3.2 definition step 6): the reference imports in a
+  // fresh namespace, `run` exists and is callable, binds len(inputs) positional arguments, and a
+  // return annotation fits the outputs. Errors: `reference.build-failed`, `smoke.timeout`,
+  // `worker.crashed`; `worker.unavailable` / `worker.protocol` when the worker cannot be used.
+  ReferenceOutcome check_build(const Definition& definition);
+
+  // The smoke run: plans tiny inputs (plan_smoke_run), skips above max_bytes, and has the worker
+  // build them, call `run`, and compare count, shapes and dtypes with `outputs`. With an `init`
+  // source (the dumper's extra key; "" when none) the worker first tries the inputs it builds
+  // (dumper notes §4.4: device "cpu", the seed, the planned var axes it requires, every const
+  // axis it accepts; names mapped to the definition's inputs); when init cannot run or map,
+  // the synthesized inputs are used and the note says why. The build check runs first (in the
+  // same worker job) and its note or error comes first in the outcome.
+  ReferenceOutcome smoke_run(const Definition& definition, std::string_view init = "");
+
+  // Builds `solution` (cached by its content hash; python/triton imported, cpp/cuda with binding
+  // torch compiled into an extension, .cu files by nvcc), runs it and the reference on the inputs
+  // of `workload`, compares (count, shape, dtype, values within atol/rtol) and times both. A
+  // compile error, an exception, a crash of the worker (RUNTIME_ERROR) and the job timeout
+  // (TIMEOUT; the worker is restarted) all become evaluations; the run goes on.
+  SolutionEvaluation evaluate(const Definition& definition, const Solution& solution,
+                              const Workload& workload, const EvaluateOptions& options);
+
+  // Builds `solution` as `evaluate` would (same cache), without running it: ok, or failed with
+  // the compile log in the outcome's `log`; unavailable when the worker cannot be used.
+  struct BuildResult {
+    ReferenceVerdict verdict = ReferenceVerdict::unavailable;
+    std::string log;
+    std::vector<Diagnostic> diagnostics;
+  };
+  BuildResult build_solution(const Solution& solution, const std::filesystem::path& cache);
+
+  // Set once the worker has started (nullopt before, or when it could not start).
+  const std::optional<WorkerInfo>& worker_info() const;
+
+  // How many times a worker process was started (restarts after timeouts and crashes count).
+  std::size_t worker_starts() const;
+
+private:
+  class Impl;
+  std::unique_ptr<Impl> m_impl;
+  std::map<std::string, std::string> m_failed_builds; // solution hash → compile log
+};
+
+enum class ReferenceChecks { none, build, build_and_smoke };
+
+// The build check, then (ReferenceChecks::build_and_smoke, and only when the build passed) the
+// smoke run; their diagnostics in order. Nothing for ReferenceChecks::none.
+// `init` as for smoke_run.
+std::vector<Diagnostic> run_reference_checks(const Definition& definition, ReferenceChecks checks,
+                                             ReferenceRunner& runner, std::string_view init = "");
+
+} // namespace fib

@@ -1,0 +1,93 @@
+#pragma once
+// Reading JSON and JSON Lines the way the old tool's parser (pydantic-core) does, with positions.
+//
+// - `NaN`, `Infinity` and `-Infinity` are accepted as number tokens (Python's json writes them).
+// - Duplicate keys: the last value wins (kept at the first key's position, as in a Python dict),
+//   and each repeat is reported as a `json.duplicate-key` warning.
+// - Trailing commas, comments and trailing characters are rejected (`json.parse`).
+// - Object key order is preserved (ordered_json): the order of `inputs` is the kernel's argument
+// order.
+// - Nesting deeper than k_max_json_depth is rejected (`json.too-deep`), never a stack overflow.
+// - Strings must be valid UTF-8; `\u` escapes are decoded, lone surrogates rejected.
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/base/expected.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr std::size_t k_max_json_depth = 200;
+inline constexpr std::uintmax_t k_default_max_file_bytes = std::uintmax_t{512} << 20;
+
+// Where a value starts, and when it was recorded (parse order), to tell stale records apart.
+struct LineRecord {
+  int line = 0;
+  std::uint32_t order = 0;
+};
+
+// A parsed document and where its values start.
+struct JsonDocument {
+  std::filesystem::path file;
+  Json root;
+  // Line (1-based, in the file) where values start, by RFC 6901 pointer ("" is the root); for
+  // object members, the line of the key. Scalars inside arrays are not recorded (their array's line
+  // is close enough), nor are pointers longer than k_max_recorded_pointer, which keeps the index
+  // small for huge arrays and hostile keys.
+  std::unordered_map<std::string, LineRecord> lines;
+  // Members whose key was repeated, with the parse order at which the winning value started:
+  // records below them made earlier belong to the value that lost.
+  std::unordered_map<std::string, std::uint32_t> replaced;
+
+  // Line of `pointer`, or of its nearest recorded ancestor (a missing key reports its parent's
+  // line). 0 when nothing is known. Costs O(depth) hash lookups.
+  int line_of(std::string_view pointer) const;
+};
+
+inline constexpr std::size_t k_max_recorded_pointer = 4096;
+
+// Whether to index the line of every value. Dataset validation reports no lines and skips it;
+// then the pointers of parse errors and duplicate-key warnings are left empty too.
+enum class LineIndex { recorded, skipped };
+
+// Parses one JSON document. `first_line` is the file line on which `text` starts (JSON Lines).
+// Syntax problems come back as the error (`json.parse` / `json.too-deep`, with file, line and the
+// pointer of the innermost container); duplicate keys are reported to `sink` as warnings.
+Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::path& file,
+                                  DiagnosticSink& sink, int first_line = 1,
+                                  LineIndex index = LineIndex::recorded);
+
+// One non-blank line of a JSON Lines file.
+struct JsonlLine {
+  int line;              // 1-based physical line number; blank lines count
+  std::string_view text; // stripped of surrounding whitespace
+};
+
+// Splits like Python's str.splitlines() (\n, \r\n, \r, \v, \f, \x1c-\x1e, U+0085, U+2028,
+// U+2029), strips each line and drops blank ones, as the old tool's JSONL loader does.
+std::vector<JsonlLine> split_jsonl_lines(std::string_view text);
+
+// Reads a whole file. Errors: `io.not-found`, `io.read` (including directories), `io.too-large`
+// when it is bigger than `max_bytes`.
+Expected<std::string> read_text_file(const std::filesystem::path& file,
+                                     std::uintmax_t max_bytes = k_default_max_file_bytes);
+
+// A short rendering of a JSON value for messages: compact, truncated to 80 characters.
+std::string json_excerpt(const Json& value);
+
+// `text` cut to 80 bytes (at a UTF-8 character boundary) with "..." appended when it was longer:
+// how user text is echoed in messages.
+std::string text_excerpt(std::string_view text);
+
+} // namespace fib

@@ -1,0 +1,98 @@
+#pragma once
+// Trace, Evaluation and friends (contract §2.5), and JSON Lines files of them.
+
+#include <fib/io/json_io.hpp>
+#include <fib/model/definition.hpp>
+#include <fib/model/workload.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+enum class EvaluationStatus {
+  passed,
+  incorrect_shape,
+  incorrect_numerical,
+  incorrect_dtype,
+  runtime_error,
+  compile_error,
+  timeout,
+};
+
+// "PASSED", "INCORRECT_SHAPE", …, "TIMEOUT".
+std::string_view to_string(EvaluationStatus status);
+std::optional<EvaluationStatus> parse_evaluation_status(std::string_view name);
+
+// max errors are ≥ 0 or NaN (+inf allowed).
+struct Correctness {
+  double max_relative_error = 0.0;
+  double max_absolute_error = 0.0;
+  std::optional<Json> extra;
+};
+
+// Each ≥ 0, NaN rejected, +inf allowed.
+struct Performance {
+  double latency_ms = 0.0;
+  double reference_latency_ms = 0.0;
+  double speedup_factor = 0.0;
+};
+
+struct Environment {
+  std::string hardware;
+  OrderedMap<std::string> libs;
+};
+
+struct Evaluation {
+  EvaluationStatus status = EvaluationStatus::passed;
+  Environment environment;
+  std::string timestamp;
+  std::string log;
+  std::optional<Correctness> correctness;
+  std::optional<Performance> performance;
+};
+
+struct Trace {
+  std::string definition;
+  Workload workload;
+  std::optional<std::string> solution; // "" counts as present
+  std::optional<Evaluation> evaluation;
+
+  // Neither a solution nor an evaluation.
+  bool is_workload_trace() const { return !solution.has_value() && !evaluation.has_value(); }
+  bool is_successful() const {
+    return !is_workload_trace() && evaluation.has_value() &&
+           evaluation->status == EvaluationStatus::passed;
+  }
+};
+
+// Reads one Trace object (one JSON Lines line).
+Trace parse_trace(const JsonDocument& document, DiagnosticSink& sink);
+
+// One parsed line of a JSON Lines file.
+struct TraceLine {
+  int line = 0;
+  Trace trace;
+  bool valid = false; // no error was reported for this line
+};
+
+// Which JSON Lines file: under workloads/ every line must be a workload trace, under traces/ every
+// line needs a solution and an evaluation; `any` checks only the Trace model itself.
+enum class TraceFileKind { workload, trace, any };
+
+// Parses every line of a workload or trace file. Lines that are not JSON are reported and skipped;
+// every other line is checked in full. For TraceFileKind::workload a line with a solution or an
+// evaluation gets `workload.not-workload-only`.
+std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::filesystem::path& file,
+                                         TraceFileKind kind, DiagnosticSink& sink,
+                                         LineIndex index = LineIndex::recorded);
+
+// JSON in the old tool's dump order. Correctness NaN/±inf become "NaN"/"Infinity"/"-Infinity";
+// Performance +inf becomes null (as the old tool writes it). Workload traces keep explicit nulls.
+Json to_json(const Evaluation& evaluation);
+Json to_json(const Trace& trace);
+
+} // namespace fib

@@ -1,0 +1,181 @@
+#pragma once
+// `fib normalize`: repairs the definitions FlashInfer's trace dumper writes so that they validate
+// and run (rules N0–N21 and A3b-1′/2′/3′ of the dumper notes, documented in docs/normalize.md).
+//
+// Every rule has a level: mechanical rules (M) are applied and listed; heuristic rules (W) are
+// applied with a warning and can be switched off one by one; human rules (H) never guess: they
+// report the file, the JSON pointer and the decision to make, which a decisions file answers on the
+// next run. Normalizing is idempotent: normalizing a normalized document changes nothing.
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/base/expected.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/model/python_checks.hpp>
+#include <fib/model/python_source.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+enum class RuleLevel { mechanical, heuristic, human };
+
+// "M", "W" or "H".
+std::string_view to_string(RuleLevel level);
+
+struct NormalizeRule {
+  std::string_view id;   // "N0" … "N21", "A3b-1", "A3b-2", "A3b-3"
+  RuleLevel level;       // the level of its usual finding (a W rule may also ask a human)
+  std::string_view code; // the diagnostic code of its findings, e.g. "normalize.n5"
+  std::string_view title;
+  std::string_view text; // what it does, for docs/normalize.md and --list-rules
+};
+
+// Every rule, in the order they are applied.
+std::span<const NormalizeRule> all_normalize_rules();
+
+// The rule with `id`, case-insensitive; "A3b-1′" and "A3b-1'" name A3b-1. nullptr when unknown.
+const NormalizeRule* find_normalize_rule(std::string_view id);
+
+// The rule whose findings carry `code`; nullptr for other codes.
+const NormalizeRule* rule_of_code(std::string_view code);
+
+// The rules table of docs/normalize.md (Markdown), rendered from all_normalize_rules().
+std::string render_normalize_rules_markdown();
+
+// A human's answers for one definition (by its `name` before any rename).
+struct DefinitionDecisions {
+  std::optional<std::string> name;                   // new `name` (N19)
+  std::map<std::string, std::string> input_dtypes;   // input → dtype (N7, N11, …)
+  std::map<std::string, std::string> output_dtypes;  // output → dtype (N21)
+  std::set<std::string> drop_inputs;                 // inputs to remove (N6, N9, N11)
+  std::set<std::string> drop_outputs;                // outputs to remove (A3b-3)
+  std::map<std::string, std::string> rename_outputs; // output → new name (A3b-3)
+  std::map<std::string, std::int64_t> axis_values;   // const axis → value (N13, N14)
+  std::map<std::string, std::string> run_arguments;  // entry parameter → Python expression (N2)
+};
+
+struct NormalizeDecisions {
+  std::map<std::string, DefinitionDecisions> definitions;
+};
+
+// Reads a decisions file:
+//   {"definitions": {"<name>": {"name": "...", "input_dtypes": {"x": "int32"},
+//     "output_dtypes": {...}, "drop_inputs": ["..."], "drop_outputs": ["..."],
+//     "rename_outputs": {"old": "new"}, "axis_values": {"page_size": 16},
+//     "run_arguments": {"paged_kv_cache": "(k_cache, v_cache)"}}}}
+// Unknown keys and wrong types are errors (`normalize.decisions-invalid`, with their pointer), so a
+// typo never silently leaves a question open.
+Expected<NormalizeDecisions> parse_normalize_decisions(const JsonDocument& document,
+                                                       DiagnosticSink& sink);
+
+enum class StripExtras { no, yes };
+
+struct NormalizeOptions {
+  // Ids of W rules not to apply, as the rules table spells them ("N5", "A3b-3"): what they would
+  // change is left as it is and reported.
+  std::set<std::string> disabled_rules;
+  StripExtras strip_extras = StripExtras::no;
+  const NormalizeDecisions* decisions = nullptr; // may be null
+};
+
+// What a finding says: a rule changed the document (`applied`: M rules as notes, W rules as
+// warnings, answers from the decisions file as notes); a rule points something out and changes
+// nothing (`advice`, a warning or note); or a human must decide (`question`, a warning: the hint
+// names the decisions-file key that answers it, when one does).
+enum class FindingKind { applied, advice, question };
+
+// "applied", "advice", "question".
+std::string_view to_string(FindingKind kind);
+
+struct RuleFinding {
+  Diagnostic diagnostic; // code `normalize.<rule>` (or `normalize.decision`), pointer, message
+  FindingKind kind = FindingKind::applied;
+};
+
+struct NormalizedDefinition {
+  Json document;                     // the normalized definition
+  std::vector<RuleFinding> findings; // one per rule application or open question, in rule order
+  bool changed = false;              // whether `document` differs from the input (as JSON values)
+};
+
+// Normalizes one definition document. `python` analyses the reference; when it is unavailable the
+// reference rules are skipped and the environment diagnostic is returned as the error (the caller
+// decides whether to go on). Findings carry `file` and pointers but no lines.
+Expected<NormalizedDefinition> normalize_definition(const JsonDocument& input,
+                                                    const NormalizeOptions& options,
+                                                    SourceAnalyzer& python);
+
+// The canonical text of a definition: 2-space indent, UTF-8 written as is (never \u-escaped), keys
+// in document order, one trailing newline.
+std::string canonical_json_text(const Json& document);
+
+// --- Files ---
+
+enum class NormalizeWrite { nothing, in_place, output_dir };
+
+struct NormalizeFilesOptions {
+  // Files, or directories searched recursively for *.json (sorted; symbolic links to directories
+  // are not followed; `reports/` report files are skipped).
+  std::vector<std::filesystem::path> paths;
+  NormalizeOptions rules;
+  NormalizeWrite write = NormalizeWrite::nothing;
+  // For NormalizeWrite::output_dir: a file named on the command line lands at DIR/<its name>, a
+  // file found below a directory at DIR/<its path relative to that directory>.
+  std::filesystem::path output_dir;
+  std::uintmax_t max_file_bytes = k_default_max_file_bytes;
+};
+
+enum class NormalizeVerdict { valid, invalid, skipped };
+
+// "valid", "invalid", "skipped".
+std::string_view to_string(NormalizeVerdict verdict);
+
+struct NormalizedFile {
+  std::filesystem::path input;
+  std::optional<std::filesystem::path> written; // where the normalized text went, if written
+  NormalizeVerdict verdict = NormalizeVerdict::skipped;
+  bool changed = false;
+  std::string original_text;          // as read ("" when unreadable)
+  std::string normalized_text;        // canonical text ("" when skipped)
+  std::vector<RuleFinding> findings;  // rule findings, plus why a file was skipped
+  std::vector<Diagnostic> validation; // what the core validator reports on the normalized text
+  // An I/O or environment problem (unreadable input, failed write, no Python).
+  bool environment_failed = false;
+};
+
+struct NormalizeSummary {
+  std::size_t files = 0;
+  std::size_t changed = 0;
+  std::size_t valid = 0;
+  std::size_t invalid = 0;
+  std::size_t skipped = 0;
+  std::size_t decisions_needed = 0; // files with at least one open question (a warning)
+  bool environment_failed = false;
+};
+
+// Normalizes every file named by `options`, writes results as asked (atomically; never deletes or
+// renames an input), validates each result with the core validator, and hands each file to
+// `on_file` as soon as it is done. Malformed or unreadable inputs are reported and skipped; the run
+// goes on. Never throws.
+NormalizeSummary normalize_files(const NormalizeFilesOptions& options, SourceAnalyzer& analyzer,
+                                 PythonChecker& checker,
+                                 const std::function<void(const NormalizedFile&)>& on_file);
+
+// The `--report` document: per file the rules applied, warnings, open decisions, errors (why a
+// file was skipped or not written) and the verdict.
+Json normalize_report_entry(const NormalizedFile& file);
+Json normalize_report(const std::vector<Json>& entries, const NormalizeSummary& summary);
+
+} // namespace fib

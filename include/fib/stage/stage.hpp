@@ -1,0 +1,133 @@
+#pragma once
+// `fib stage`: puts definitions where they belong, `DATASET/definitions/<op_type>/<name>.json`,
+// without clobbering what is there (docs/stage.md).
+//
+// Staging is content-aware. A definition whose staged copy has the same content (parsed JSON
+// equal; formatting and the order of object keys ignored, except the order of `inputs` and
+// `outputs`, which is the kernel's argument order) is unchanged. A staged copy that differs is a
+// conflict, described field by field; the same name staged under another op_type is a conflict
+// too (the validator rejects duplicate stems). Inputs that share a name are grouped first (rule
+// N20): identical ones collapse, ones that differ only in their Python text (`reference`, `init`,
+// `check`) stage the first with a warning, others are a conflict.
+//
+// Everything is planned before anything is written. `name` and `op_type` must be single safe path
+// segments; every write goes through DirectoryHandle (no symbolic link is followed below the
+// dataset root) and is atomic.
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/model/python_source.hpp>
+#include <fib/normalize/normalize.hpp>
+#include <fib/util/atomic_file.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+// Why `segment` cannot be a directory or file name below the dataset ("" when it can): empty,
+// `.`/`..`, `/`, `\`, NUL or other control characters, a leading `-` or `.`, or longer than 200
+// bytes.
+std::string unsafe_segment_reason(std::string_view segment);
+
+// One difference between two definitions, for people: the JSON pointer where they differ and the
+// two sides, rendered short (`(absent)` when a side lacks the value; long or multi-line text is
+// summarized by their line counts, with a `detail`).
+struct FieldDifference {
+  std::string pointer;
+  std::string staged;   // the existing (or first) side
+  std::string incoming; // the side being staged
+  std::string detail;   // for texts: "N lines removed, M added"; "" otherwise
+};
+
+// Every difference between `staged` and `incoming`, in document order: keys only on one side,
+// changed values, the order of `inputs`/`outputs` keys, and `tags` as sets (tags only on one side).
+std::vector<FieldDifference> diff_definitions(const Json& staged, const Json& incoming);
+
+// Whether the two definitions have the same content by the rule above.
+bool same_definition_content(const Json& a, const Json& b);
+
+enum class OnConflict { fail, skip, overwrite };
+
+// "fail", "skip", "overwrite".
+std::string_view to_string(OnConflict mode);
+
+enum class StageNormalize { no, yes };
+
+struct StageOptions {
+  // Definition files, or directories searched recursively for *.json (sorted; symbolic links to
+  // directories not followed).
+  std::vector<std::filesystem::path> sources;
+  std::filesystem::path dataset; // the dataset root; must exist
+  OnConflict on_conflict = OnConflict::fail;
+  StageNormalize normalize = StageNormalize::no;
+  NormalizeOptions normalize_options; // used with StageNormalize::yes
+  DryRun dry_run = DryRun::no;
+  std::uintmax_t max_file_bytes = k_default_max_file_bytes;
+};
+
+enum class StageAction {
+  added,       // new in the dataset
+  unchanged,   // the staged copy has the same content
+  overwritten, // a conflict replaced under OnConflict::overwrite
+  conflict,    // differs and was not written (fail, or a conflict overwrite cannot settle)
+  skipped,     // a conflict left alone under OnConflict::skip
+  duplicate,   // another input of the same name stands for it
+  rejected,    // unreadable, not a definition, or an unsafe name
+};
+
+// "added", "unchanged", "overwritten", "conflict", "skipped", "duplicate", "rejected".
+std::string_view to_string(StageAction action);
+
+struct StageEntry {
+  std::filesystem::path source;
+  std::string name;    // "" when rejected before it was known
+  std::string op_type; // "" when rejected before it was known
+  // `definitions/<op_type>/<name>.json`, relative to the dataset root ("" when rejected).
+  std::filesystem::path target;
+  StageAction action = StageAction::rejected;
+  bool written = false;                     // whether the file was written in this run
+  std::vector<Diagnostic> diagnostics;      // why it conflicts or was rejected, open questions
+  std::vector<FieldDifference> differences; // for conflicts: staged (or first input) vs this one
+  std::string staged_text;                  // canonical text of the staged copy, for diffs
+  std::string incoming_text;                // canonical text of what would be written
+  std::size_t rules_applied = 0;            // normalize findings that changed the document
+};
+
+struct StageSummary {
+  std::size_t added = 0;
+  std::size_t unchanged = 0;
+  std::size_t overwritten = 0;
+  std::size_t conflicts = 0; // conflict + skipped entries
+  std::size_t duplicates = 0;
+  std::size_t rejected = 0;
+  // OnConflict::fail met a conflict: nothing was written.
+  bool blocked_by_conflicts = false;
+  // An I/O or environment problem (unreadable dataset, failed write, unsafe path, no Python).
+  bool environment_failed = false;
+};
+
+struct StageResult {
+  std::vector<StageEntry> entries; // one per input file, in input order
+  StageSummary summary;
+  std::vector<Diagnostic> diagnostics; // problems not tied to one input (the dataset root)
+};
+
+// Plans and (unless DryRun::yes) performs the staging. `python` is used only with
+// StageNormalize::yes and may be null otherwise. Never throws.
+StageResult stage_definitions(const StageOptions& options, SourceAnalyzer* python);
+
+// The `--manifest` document: the dataset root (absolute) and one entry per written file
+// (`path` relative to the root, `name`, `op_type`, `action` added|overwritten, `source`), the
+// input of `fib tag --manifest`:
+//   {"fib_stage_manifest": 1, "dataset": "/abs/root", "entries": [{"path": ..., ...}]}
+Json stage_manifest(const StageResult& result, const std::filesystem::path& dataset);
+
+} // namespace fib

@@ -1,0 +1,105 @@
+#pragma once
+// Atomic file writes: the content goes to a temporary file in the target's directory (a short
+// `.fib-XXXXXX` name, so that any valid target name works), is flushed to disk, and only then takes
+// the target's name; the directory is then flushed so that the new name is durable too. A kill at
+// any moment leaves either the old state or the complete new file, never a partial one (at worst a
+// stray `.fib-*` temporary).
+
+#include <fib/base/expected.hpp>
+
+#include <cstdint>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fib {
+
+// --- Interface ---
+
+enum class Overwrite { allowed, forbidden };
+
+// For commands that can show what they would write instead of writing it.
+enum class DryRun { no, yes };
+
+// Writes `content` to `target` atomically, creating missing parent directories. With
+// Overwrite::forbidden an existing target is left alone and the error is `report.exists`
+// (checked atomically: the final step is link(2), which fails if the name exists). Other
+// failures: `io.write`. The temporary file is removed on every failure path.
+Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,
+                                                      std::string_view content,
+                                                      Overwrite overwrite);
+
+// --- Writing below a directory without following symbolic links ---
+//
+// A tool that writes into a directory it does not own (a dataset clone) must not be led outside it
+// by a symbolic link placed there. A DirectoryHandle is an open directory; every step below it
+// goes through openat(2) with O_NOFOLLOW, so a link anywhere on the way is refused
+// (`io.unsafe-path`) instead of followed, and a link swapped in after a check cannot redirect the
+// write either.
+
+enum class CreateMissing { no, yes };
+
+class DirectoryHandle {
+public:
+  DirectoryHandle() = default;
+  DirectoryHandle(int fd, std::filesystem::path path) : m_fd(fd), m_path(std::move(path)) {}
+  ~DirectoryHandle();
+  DirectoryHandle(DirectoryHandle&& other) noexcept;
+  DirectoryHandle& operator=(DirectoryHandle&& other) noexcept;
+  DirectoryHandle(const DirectoryHandle&) = delete;
+  DirectoryHandle& operator=(const DirectoryHandle&) = delete;
+
+  int fd() const { return m_fd; }
+  // The path it was opened by, for messages.
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  int m_fd = -1;
+  std::filesystem::path m_path;
+};
+
+// Opens `root` itself, following links (the root is the caller's choice). Errors: `io.not-found`
+// when it does not exist, `io.read` when it is not a directory or cannot be opened.
+Expected<DirectoryHandle> open_directory(const std::filesystem::path& root);
+
+// Opens the subdirectory `name` (one path segment, checked by the caller) of `parent`, creating it
+// (mode 0777 & ~umask) with CreateMissing::yes. Returns std::nullopt when it is missing and
+// CreateMissing::no. Errors: `io.unsafe-path` when `name` is a symbolic link or not a directory,
+// `io.read` / `io.write` for other failures.
+Expected<std::optional<DirectoryHandle>>
+open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMissing create);
+
+// Reads the regular file `name` in `directory` without following a link. std::nullopt when it does
+// not exist. Errors: `io.unsafe-path` for a symbolic link or anything but a regular file,
+// `io.too-large` above `max_bytes`, `io.read`.
+Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
+                                                  std::string_view name, std::uintmax_t max_bytes);
+
+// write_file_atomically for the entry `name` of `directory`: the temporary `.fib-XXXXXX` is created
+// there with O_EXCL|O_NOFOLLOW and renamed (Overwrite::allowed) or linked (Overwrite::forbidden:
+// `io.write` "already exists" when the name is taken) onto `name`; renaming replaces a link named
+// `name` instead of writing through it. Returns the path of the written file.
+Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& directory,
+                                                         std::string_view name,
+                                                         std::string_view content,
+                                                         Overwrite overwrite);
+
+// write_file_atomically_in for `root / relative`: every directory of `relative` below `root` is
+// opened with open_subdirectory (links refused, `io.unsafe-path`; created with CreateMissing::yes,
+// else a missing one is `io.write`). `relative` must be relative and free of `..` (`io.unsafe-path`
+// otherwise).
+Expected<std::filesystem::path> write_file_atomically_below(const std::filesystem::path& root,
+                                                            const std::filesystem::path& relative,
+                                                            std::string_view content,
+                                                            Overwrite overwrite,
+                                                            CreateMissing create);
+
+// Test hook (docs/architecture.md): when the environment variable FIB_FAULT_INJECTION is
+// `kill-before-rename`, every atomic write kills its own process with SIGKILL after the temporary
+// file is complete and before it takes the target's name: the state a crash at the worst moment
+// leaves behind.
+inline constexpr std::string_view k_fault_injection_variable = "FIB_FAULT_INJECTION";
+
+} // namespace fib

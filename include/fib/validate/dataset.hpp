@@ -1,0 +1,109 @@
+#pragma once
+// Dataset scanning and whole-dataset validation: `fib validate --dataset DIR` (contract §1, §3).
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/exec/worker_client.hpp>
+#include <fib/model/python_checks.hpp>
+#include <fib/validate/report.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+// A file the old tool's scan finds, with the keys derived from its path.
+struct ScannedFile {
+  std::filesystem::path path; // root / relative, as the old tool builds it
+  std::string op_type;        // the op_type directory
+  std::string name;           // the stem: definition name, or solution name for solutions
+  std::string author;         // solutions and traces
+  std::string definition;     // solutions: the <definition_name> directory
+};
+
+struct DefinitionFile {
+  ScannedFile file;
+  // "duplicate definition name: {earlier} and {later}" when an earlier file had the same stem.
+  std::optional<std::string> duplicate_error;
+};
+
+// A file the old tool would silently skip, and why (fib reports these).
+struct IgnoredFile {
+  std::filesystem::path path;
+  std::string reason;
+};
+
+struct DatasetScan {
+  std::map<std::string, DefinitionFile> definitions; // by stem (last wins)
+  std::map<std::string, ScannedFile> workloads;      // by stem (last wins)
+  std::vector<ScannedFile> solutions;                // sorted by path, never de-duplicated
+  std::map<std::pair<std::string, std::string>, ScannedFile> traces; // by (author, stem)
+  std::vector<ScannedFile> shadowed; // workload and trace files replaced by a later duplicate
+  std::vector<IgnoredFile> ignored;  // wrong depth, wrong extension, unreadable directories
+};
+
+// The old tool's root as str(Path(text)): "." components and trailing slashes dropped.
+std::filesystem::path normalize_root(const std::filesystem::path& root);
+
+// Scans definitions/, workloads/, solutions/ and traces/ by exact depth, in sorted path order
+// (component-wise, by code point), with the old tool's last-wins rules (contract §1.2).
+DatasetScan scan_dataset(const std::filesystem::path& root);
+
+enum class GpuChecks { enabled, disabled };
+
+// 1-based shard K of N: a definition belongs to it when fnv1a64(name) % N == K - 1.
+struct Shard {
+  std::size_t index = 1;
+  std::size_t count = 1;
+};
+
+// Which definition a shard owns (deterministic across machines and runs).
+bool shard_owns(const Shard& shard, std::string_view definition_name);
+
+struct ValidateDatasetOptions {
+  std::filesystem::path root;
+  // As given on the command line (order and duplicates kept for the report's config); empty means
+  // the default set. Unknown names are a usage error, checked by resolve_checks.
+  std::vector<std::string> checks;
+  GpuChecks gpu = GpuChecks::enabled;
+  std::vector<std::string> op_types;
+  std::vector<std::string> definitions;
+  Shard shard;
+  // Reference execution (the old tool's reference build, plus fib's smoke run) through `runner`,
+  // for definitions that loaded; its messages go to the definition category. When the worker
+  // cannot be used, the definition category says so (an info), and with
+  // `reference_checks_requested` (--exec/--smoke given) the environment gets the error too.
+  ReferenceChecks reference_checks = ReferenceChecks::none;
+  ReferenceRunner* runner = nullptr;
+  bool reference_checks_requested = false;
+  // Called after each definition is checked, with (done, total); may be empty.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+// The checks to echo in the report: the default set when `requested` is empty (CPU set when GPU
+// checks are disabled), `benchmark` dropped when they are disabled. Error: the old tool's message
+// "unknown check '{c}', valid: [...]" (usage).
+Expected<std::vector<std::string>> resolve_checks(const std::vector<std::string>& requested,
+                                                  GpuChecks gpu);
+
+// Validates the dataset, 64 target definitions at a time (so peak memory does not grow with the
+// dataset), and fills report.definition_files for every target. `python` runs the Python-exact
+// definition checks (null: they are skipped and one python.unavailable diagnostic is reported to
+// `environment`). Problems that stop fib from judging (I/O, Python start-up) go to `environment`;
+// everything about the data is in the report.
+DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChecker* python,
+                               DiagnosticSink& environment);
+
+// Merges shard reports into one: definitions (and their definition_files) are united (a later
+// report wins on a name clash), dataset-level messages de-duplicated, the config taken from the
+// first report with its definitions filter united.
+DatasetReport merge_reports(const std::vector<DatasetReport>& reports);
+
+} // namespace fib

@@ -1,0 +1,129 @@
+#pragma once
+// The dataset validation report: the old tool's model (contract §2.8), its JSON file and its text
+// rendering (§3.5), plus fib's dataset-level section for files the old tool ignores.
+
+#include <fib/base/expected.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/util/atomic_file.hpp>
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fib {
+
+// --- Interface ---
+
+enum class CheckLevel { info, warning, error };
+enum class CheckStatus { ok, warning, error };
+
+std::string_view to_string(CheckLevel level);
+std::string_view to_string(CheckStatus status);
+
+struct CheckMessage {
+  CheckLevel level = CheckLevel::info;
+  std::string message;
+};
+
+// One category's result. `status` is the worst level of its messages (info never counts).
+struct CheckResult {
+  CheckStatus status = CheckStatus::ok;
+  std::vector<CheckMessage> messages;
+
+  void add(CheckLevel level, std::string message);
+  // Inserts at the front, as the old tool does for its summary lines ("N valid", "k solutions").
+  void add_front(CheckLevel level, std::string message);
+};
+
+// The seven categories, in the fixed order they run and print.
+enum class Category { layout, definition, workload, solution, trace, baseline, benchmark };
+inline constexpr std::array k_category_order = {
+    Category::layout, Category::definition, Category::workload, Category::solution,
+    Category::trace,  Category::baseline,   Category::benchmark};
+std::string_view to_string(Category category);
+std::optional<Category> parse_category(std::string_view name);
+
+struct DefinitionReport {
+  CheckStatus status = CheckStatus::ok;
+  // Indexed by Category; nullopt for a category that did not run.
+  std::array<std::optional<CheckResult>, 7> categories;
+
+  std::optional<CheckResult>& operator[](Category c) { return categories[static_cast<int>(c)]; }
+  const std::optional<CheckResult>& operator[](Category c) const {
+    return categories[static_cast<int>(c)];
+  }
+  // Recomputes `status`: the worst status of the categories that ran.
+  void update_status();
+};
+
+struct ReportConfig {
+  std::string dataset;
+  std::vector<std::string> checks;
+  bool disable_gpu = false;
+  std::vector<std::string> op_types;
+  std::vector<std::string> definitions;
+};
+
+struct DatasetReport {
+  ReportConfig config;
+  std::map<std::string, DefinitionReport> definitions; // sorted by name
+  // Definition name → its definition file as scanned (for annotations); not serialized.
+  std::map<std::string, std::filesystem::path> definition_files;
+  // fib's dataset-level findings (orphans, misplaced, unreadable files). When there are any, they
+  // are written to JSON under "fib_dataset" and printed after the definitions; the old tool has no
+  // such section.
+  std::optional<CheckResult> dataset;
+};
+
+// Counts of definitions per status.
+struct StatusCounts {
+  std::size_t ok = 0;
+  std::size_t warning = 0;
+  std::size_t error = 0;
+};
+StatusCounts count_statuses(const DatasetReport& report);
+
+// The JSON file, exactly as the old tool writes it: 2-space indent, declaration order, explicit
+// nulls for categories that did not run, raw non-ASCII, no trailing newline.
+std::string render_report_json(const DatasetReport& report);
+
+// The text report of §3.5, ending with exactly one "\n".
+std::string render_report_text(const DatasetReport& report);
+
+// Reads a report JSON (validate-render, validate-merge). Statuses and levels must be valid names;
+// unknown keys are ignored. Errors: `report.invalid` with the pointer of the bad value.
+Expected<DatasetReport> parse_report_json(std::string_view text, const std::filesystem::path& file);
+
+// Where a dataset report goes (`--outputs stdout,json,text`).
+struct ReportTargets {
+  bool stdout_text = true;
+  bool json_file = true;
+  bool text_file = true;
+};
+
+// Parses the comma-separated `--outputs` value; empty means all three. Error (`cli.usage`):
+// "unknown output target '{t}', valid: stdout, json, text".
+Expected<ReportTargets> parse_report_targets(std::string_view csv);
+
+struct ReportFiles {
+  std::filesystem::path json;
+  std::filesystem::path text;
+};
+
+// `folder`/report-{timestamp}.json and .txt; `timestamp` is local time as %Y%m%d-%H%M%S.
+ReportFiles report_files(const std::filesystem::path& folder, std::string_view timestamp);
+
+// `report.exists` when a file of an enabled target already exists (checked before scanning, as the
+// old tool does).
+std::optional<Diagnostic> check_report_files_free(const ReportFiles& files,
+                                                  const ReportTargets& targets);
+
+// Writes the enabled files atomically (JSON first, then text), never replacing an existing file.
+// Errors: `report.exists`, `io.write`.
+std::optional<Diagnostic> write_report_files(const DatasetReport& report, const ReportFiles& files,
+                                             const ReportTargets& targets);
+
+} // namespace fib

@@ -1,0 +1,278 @@
+#include "fib/base/codes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+namespace fib {
+namespace {
+
+using enum Severity;
+constexpr auto L = CheckOrigin::legacy;
+constexpr auto F = CheckOrigin::fib;
+constexpr auto D = ExitClass::finding;
+constexpr auto E = ExitClass::environment;
+constexpr auto U = ExitClass::usage;
+
+// Keep sorted by code (a test checks it).
+constexpr std::array k_code_table = std::to_array<CodeInfo>({
+    {codes::k_blob_lfs_pointer, error, L, D,
+     "a blob is a Git LFS pointer file, not the tensor data"},
+    {codes::k_blob_malformed, error, L, D, "a blob is not a valid safetensors file"},
+    {codes::k_blob_not_found, error, L, D, "a safetensors blob named by a workload does not exist"},
+    {codes::k_blob_unreadable, error, F, E, "a blob could not be read"},
+    {codes::k_call_duplicate_argument, error, L, D,
+     "a keyword argument repeats a positional one when building a call"},
+    {codes::k_call_too_many_arguments, error, L, D,
+     "more positional arguments than the definition has inputs and outputs"},
+    {codes::k_child_launch_failed, error, F, E, "a child process could not be started"},
+    {codes::k_usage, error, F, U,
+     "the command line asks for something that does not exist (an unknown check name, a bad "
+     "--shard)"},
+    {codes::k_dataset_root_missing, error, F, E,
+     "the dataset root does not exist or is not a directory"},
+    {codes::k_axis_unbound, warning, F, D,
+     "a var axis appears in no input shape, so no input can bind its value"},
+    {codes::k_axis_undefined, error, L, D,
+     "a shape entry names an axis that `axes` does not define"},
+    {codes::k_axis_unused, note, F, D, "an axis is used by no input or output shape"},
+    {codes::k_constraint_syntax, error, L, D, "a constraint does not parse as a Python expression"},
+    {codes::k_description_missing, warning, L, D,
+     "the definition, an axis, an input or an output has no description"},
+    {codes::k_dtype_invalid, error, L, D,
+     "a dtype is not one of the eleven allowed names (the dumper writes \"unknown\")"},
+    {codes::k_io_overlap, error, L, D, "the same name is both an input and an output"},
+    {codes::k_reference_no_run, error, L, D,
+     "the reference has no top-level plain `def run` (async, nested, lambda and class do not "
+     "count)"},
+    {codes::k_reference_syntax, error, L, D, "the reference does not parse as a Python module"},
+    {codes::k_run_arity, error, F, D,
+     "`run` cannot take exactly one positional argument per input (the old tool finds this only "
+     "when building)"},
+    {codes::k_shape_expression, error, L, D,
+     "a shape entry is an expression such as \"a + b\", not an axis name"},
+    {codes::k_tag_format, note, F, D,
+     "a tag is neither `namespace:value` nor a known flag (`fused`)"},
+    {codes::k_dump_child_failed, error, F, D,
+     "dump: the traced command exited non-zero or was ended by a signal"},
+    {codes::k_dump_left_processes, warning, F, D,
+     "dump: the traced command left processes behind; they were terminated"},
+    {codes::k_dump_not_clean, error, F, U,
+     "dump: --clean refused: the output directory holds more than *.json files"},
+    {codes::k_dump_nothing_dumped, error, F, D, "dump: the traced command wrote no definition"},
+    {codes::k_dump_timeout, error, F, D,
+     "dump: the traced command ran past --timeout and was killed"},
+    {codes::k_correctness_missing, error, L, D,
+     "the evaluation status needs correctness (PASSED, INCORRECT_NUMERICAL)"},
+    {codes::k_correctness_unexpected, error, L, D,
+     "the evaluation status forbids correctness (all but PASSED and INCORRECT_NUMERICAL)"},
+    {codes::k_performance_missing, error, L, D, "a PASSED evaluation has no performance"},
+    {codes::k_performance_unexpected, error, L, D,
+     "the evaluation status forbids performance (all but PASSED)"},
+    {codes::k_file_kind_unknown, error, F, D,
+     "fib cannot tell whether a file is a definition, solution, workload or trace file"},
+    {codes::k_io_not_found, error, F, E,
+     "a file or directory named on the command line does not exist"},
+    {codes::k_io_read, error, F, E, "a file could not be read"},
+    {codes::k_io_too_large, error, F, D, "a file is larger than fib's size limit for one document"},
+    {codes::k_io_unsafe_path, error, F, E,
+     "a write would go through a symbolic link or leave the target directory; nothing is written"},
+    {codes::k_io_write, error, F, E, "a file could not be written"},
+    {codes::k_json_duplicate_key, warning, F, D,
+     "an object repeats a key; the last value wins, as in Python"},
+    {codes::k_json_parse, error, L, D,
+     "the text is not JSON (NaN, Infinity and -Infinity are allowed)"},
+    {codes::k_json_too_deep, error, F, D, "the document nests deeper than fib's limit"},
+    {codes::k_merge_conflict, error, F, D,
+     "report merge: an input's copy of a file differs from the copy already kept (the first wins)"},
+    {codes::k_merge_not_copied, warning, F, D,
+     "report merge: a symbolic link or special file inside an input is neither followed nor "
+     "copied"},
+    {codes::k_merge_output_is_input, error, F, U,
+     "report merge: the output is an input, lies inside one or contains one"},
+    {codes::k_normalize_a3b_1, note, F, D,
+     "normalize: the reference gets a top-level `def run` that forwards to its entry function"},
+    {codes::k_normalize_a3b_2, note, F, D,
+     "normalize: an `unknown` plan-time index tensor becomes int32"},
+    {codes::k_normalize_a3b_3, warning, F, D,
+     "normalize: outputs that share an input's name are renamed or dropped by the reference's "
+     "return arity"},
+    {codes::k_normalize_decision, note, F, D,
+     "normalize: an answer from the decisions file was applied"},
+    {codes::k_normalize_decisions_invalid, error, F, U,
+     "normalize: the decisions file has an unknown key or a value of the wrong type"},
+    {codes::k_normalize_n0, note, F, D, "normalize: the definition is written as canonical JSON"},
+    {codes::k_normalize_n1, note, F, D,
+     "normalize: missing imports of torch, math or F are added to the reference"},
+    {codes::k_normalize_n10, warning, F, D, "normalize: uint8 packed FP4 data becomes float4_e2m1"},
+    {codes::k_normalize_n11, warning, F, D,
+     "normalize: a dtype flashinfer-bench lacks (scales, buffers, uint32, …)"},
+    {codes::k_normalize_n12, warning, F, D,
+     "normalize: a shape name that is not an axis gets a derived const axis"},
+    {codes::k_normalize_n13, warning, F, D, "normalize: a const axis without a value"},
+    {codes::k_normalize_n14, warning, F, D, "normalize: a var axis bound by no input"},
+    {codes::k_normalize_n15, warning, F, D,
+     "normalize: query heads not divisible by KV heads (const axes probably mis-extracted)"},
+    {codes::k_normalize_n16, warning, F, D, "normalize: the definition has no reference"},
+    {codes::k_normalize_n17, warning, F, D,
+     "normalize: a scalar input that controls semantics would be randomized"},
+    {codes::k_normalize_n18, note, F, D,
+     "normalize: extra keys (init, check, optional, param) kept or stripped"},
+    {codes::k_normalize_n19, warning, F, D,
+     "normalize: a name that FlashInfer routes by but the naming convention would not produce"},
+    {codes::k_normalize_n2, warning, F, D,
+     "normalize: the `run` wrapper repairs how inputs bind to the entry's parameters"},
+    {codes::k_normalize_n20, warning, F, D,
+     "normalize: two dumps share a name but differ (reported by fib stage)"},
+    {codes::k_normalize_n21, warning, F, D,
+     "normalize: an output dtype that contradicts its description"},
+    {codes::k_normalize_n3, warning, F, D,
+     "normalize: the reference reads names it never defines (helpers that were not inlined)"},
+    {codes::k_normalize_n4, note, F, D,
+     "normalize: an `unknown` input dtype is copied from the same-named output"},
+    {codes::k_normalize_n5, warning, F, D,
+     "normalize: an `unknown` dtype on an index-like input becomes int32"},
+    {codes::k_normalize_n6, warning, F, D,
+     "normalize: an optional input with `unknown` dtype (absent at trace time) is dropped"},
+    {codes::k_normalize_n7, warning, F, D, "normalize: a required input has dtype `unknown`"},
+    {codes::k_normalize_n8, note, F, D, "normalize: a float64 scalar becomes float32"},
+    {codes::k_normalize_n9, warning, F, D,
+     "normalize: an optional string or dtype scalar is dropped (or needs a decision)"},
+    {codes::k_normalize_not_definition, error, F, D,
+     "normalize: the file is not a definition (not a JSON object with inputs and outputs)"},
+    {codes::k_normalize_output_collision, error, F, E,
+     "normalize: two inputs would be written to the same output file"},
+    {codes::k_python_exception, error, F, E, "the embedded Python raised unexpectedly"},
+    {codes::k_python_unavailable, error, F, E,
+     "the embedded Python could not start, so Python-exact checks did not run"},
+    {codes::k_reference_build_failed, error, L, D,
+     "the reference does not import, has no callable `run`, or `run` cannot take one positional "
+     "argument per input (run by the worker)"},
+    {codes::k_reference_ok, note, F, D,
+     "the reference built (\"reference build: ok\") or its smoke run matched `outputs`"},
+    {codes::k_report_exists, error, F, E,
+     "a report file with this timestamp already exists (checked before scanning)"},
+    {codes::k_report_invalid, error, L, D, "a report JSON does not match the report model"},
+    {codes::k_run_inputs, error, F, D,
+     "run: a workload's inputs cannot be built (a blob is missing or does not fit the shape)"},
+    {codes::k_run_reference, error, F, D,
+     "run: the definition's reference does not build, so its solutions cannot be evaluated"},
+    {codes::k_schema_choice, error, L, D, "a value is not one of the allowed names"},
+    {codes::k_schema_coerced, warning, F, D,
+     "a value of the wrong JSON type was accepted by lax coercion (\"7\" or 7.0 for 7)"},
+    {codes::k_schema_empty, error, L, D, "a string that must be non-empty is empty"},
+    {codes::k_schema_range, error, L, D,
+     "a number is out of range (negative, or NaN where not allowed)"},
+    {codes::k_schema_required, error, L, D, "a required key is missing"},
+    {codes::k_schema_too_short, error, L, D, "a list has fewer items than required"},
+    {codes::k_schema_type, error, L, D, "a value has the wrong JSON type"},
+    {codes::k_schema_unknown_key, note, F, D,
+     "a key the model does not know; it is ignored (the dumper's extras are not reported)"},
+    {codes::k_score_invalid_performance, error, L, D,
+     "a PASSED trace has no usable latency, so it cannot be scored"},
+    {codes::k_score_multiple_baselines, error, L, D,
+     "the baseline author owns more than one solution of a definition"},
+    {codes::k_score_no_baseline, error, L, D,
+     "the baseline author owns no solution of a definition"},
+    {codes::k_score_scope_conflict, error, L, D,
+     "both an op_type and a definition scope were given"},
+    {codes::k_score_unknown_definition, error, L, D, "a scoring scope names an unknown definition"},
+    {codes::k_shape_axis_conflict, error, L, D, "two inputs give different values for one axis"},
+    {codes::k_shape_missing_axes, error, L, D,
+     "some var axes are bound by none of the given inputs"},
+    {codes::k_shape_missing_axis_value, error, L, D, "no value was given for a var axis"},
+    {codes::k_shape_rank_mismatch, error, L, D, "an input's rank differs from its definition"},
+    {codes::k_smoke_exception, error, F, D,
+     "smoke run: the reference raised (the traceback points into the reference text)"},
+    {codes::k_smoke_missing_helper, error, F, D,
+     "smoke run: the reference calls a name it never defines (a helper that was not inlined)"},
+    {codes::k_smoke_output_count, error, F, D,
+     "smoke run: the reference returned another number of values than `outputs` declares"},
+    {codes::k_smoke_output_dtype, error, F, D,
+     "smoke run: an output's dtype differs from its declaration"},
+    {codes::k_smoke_output_shape, error, F, D,
+     "smoke run: an output's shape differs from its declaration"},
+    {codes::k_smoke_skipped, note, F, D,
+     "smoke run: skipped, with the reason (torch too old for a dtype, over --max-bytes, no "
+     "CUDA, unsatisfiable constraints)"},
+    {codes::k_smoke_timeout, error, F, D,
+     "smoke run or build check: the reference ran past --timeout (the worker was restarted)"},
+    {codes::k_entry_format, error, L, D, "the entry point is not `<file>::<function>`"},
+    {codes::k_entry_missing_source, error, L, D, "the entry point's file is not among the sources"},
+    {codes::k_source_absolute, error, L, D, "a source path is absolute"},
+    {codes::k_source_duplicate, error, L, D, "two sources have the same path"},
+    {codes::k_source_traversal, error, L, D, "a source path has a `..` component"},
+    {codes::k_stage_conflict, error, F, D,
+     "stage: a definition differs from the staged file of its name, or from another input of "
+     "its name"},
+    {codes::k_stage_name_taken, error, F, D,
+     "stage: the name is already staged under another op_type directory"},
+    {codes::k_stage_not_definition, error, F, D,
+     "stage: an input is not a JSON object with a string `name` and `op_type`"},
+    {codes::k_stage_unsafe_name, error, F, D,
+     "stage: `name` or `op_type` is not a single safe path segment"},
+    {codes::k_tag_clash, warning, F, D, "tag: a `model:` tag sits beside a different `model:` tag"},
+    {codes::k_tag_malformed, error, F, D,
+     "tag: a tag of a controlled namespace has a malformed value"},
+    {codes::k_tag_manifest_invalid, error, F, U,
+     "tag: the --manifest file is not a stage manifest"},
+    {codes::k_tag_not_definition, error, F, D,
+     "tag: a selected file is not a JSON object with a list of string tags"},
+    {codes::k_tag_unknown_namespace, warning, F, D, "tag: a tag's namespace is not a known one"},
+    {codes::k_trace_set_duplicate_definition, error, L, D,
+     "two definitions of a loaded trace set share a name"},
+    {codes::k_trace_set_duplicate_solution, error, L, D,
+     "two solutions of a loaded trace set share a name"},
+    {codes::k_trace_set_misplaced_line, error, L, D,
+     "a workloads/ line has a solution or evaluation, or a traces/ line has neither"},
+    {codes::k_trace_not_evaluated, error, L, D,
+     "a line of a trace file has no solution or no evaluation"},
+    {codes::k_worker_crashed, error, F, D,
+     "the reference worker died while running a reference (a crash in native code, the memory "
+     "limit); it was restarted"},
+    {codes::k_worker_protocol, error, F, E, "the reference worker sent something unexpected"},
+    {codes::k_worker_unavailable, error, F, E,
+     "the reference worker (fib-worker, built with torch) could not be found or started"},
+    {codes::k_workload_not_workload_only, error, L, D,
+     "a workload line carries a solution or an evaluation"},
+});
+
+} // namespace
+
+std::span<const CodeInfo> all_codes() {
+  return k_code_table;
+}
+
+const CodeInfo* find_code(std::string_view code) {
+  const auto it = std::find_if(k_code_table.begin(), k_code_table.end(),
+                               [&](const CodeInfo& info) { return info.code == code; });
+  return it == k_code_table.end() ? nullptr : &*it;
+}
+
+std::string render_codes_markdown() {
+  std::string out =
+      "# Diagnostic codes\n\n"
+      "<!-- Generated from src/base/codes.cpp; do not edit by hand. Regenerate with "
+      "FIB_UPDATE_DOCS=1 "
+      "build/tests/fib_unit_tests --gtest_filter=CodesTable.DiagnosticsDocIsCurrent -->\n\n"
+      "Every problem fib reports carries one of these stable codes. *Origin* `legacy` means the\n"
+      "check reproduces a verdict of `flashinfer-bench validate` (same accept/reject, same "
+      "message\n"
+      "where it has one); `fib` marks fib's own checks (see compatibility.md). *Exit* tells which\n"
+      "exit status an error of that code leads to: `1` for findings in the data, `2` for a\n"
+      "bad command line, `3` when fib could not do its job (I/O, Python start-up).\n\n"
+      "| code | severity | origin | exit | meaning |\n"
+      "|---|---|---|---|---|\n";
+  for (const CodeInfo& info : k_code_table) {
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", info.code, to_string(info.severity),
+                       info.origin == CheckOrigin::legacy ? "legacy" : "fib",
+                       info.exit_class == ExitClass::finding
+                           ? "1"
+                           : (info.exit_class == ExitClass::environment ? "3" : "2"),
+                       info.summary);
+  }
+  return out;
+}
+
+} // namespace fib

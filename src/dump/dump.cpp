@@ -1,0 +1,563 @@
+// dump: the trace-dump pass (a child with the dumper's variables), its collection, and Path A
+// (stage, tag, validate) through the library entry points of those commands.
+
+#include "fib/dump/dump.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/util/atomic_file.hpp>
+#include <fib/validate/dataset.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <system_error>
+#include <unistd.h>
+
+namespace fib {
+namespace {
+
+constexpr std::size_t k_listed_offenders = 5;
+
+Diagnostic io_diagnostic(std::string_view code, const std::filesystem::path& file,
+                         std::string message) {
+  Diagnostic d = make_diagnostic(code, std::move(message));
+  d.file = file;
+  return d;
+}
+
+// Decodes one UTF-8 sequence at `i`; nullopt when invalid.
+std::optional<char32_t> next_code_point(std::string_view text, std::size_t& i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char first = byte(i);
+  std::size_t length = 0;
+  char32_t value = 0;
+  if (first < 0x80) {
+    ++i;
+    return first;
+  }
+  if ((first & 0xE0) == 0xC0) {
+    length = 2;
+    value = first & 0x1F;
+  } else if ((first & 0xF0) == 0xE0) {
+    length = 3;
+    value = first & 0x0F;
+  } else if ((first & 0xF8) == 0xF0) {
+    length = 4;
+    value = first & 0x07;
+  } else {
+    return std::nullopt;
+  }
+  if (i + length > text.size()) {
+    return std::nullopt;
+  }
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) {
+      return std::nullopt;
+    }
+    value = (value << 6) | (byte(i + k) & 0x3F);
+  }
+  const char32_t minimum = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
+  if (value < minimum || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
+    return std::nullopt;
+  }
+  i += length;
+  return value;
+}
+
+// A Python string literal of `text` in pure ASCII: printable ASCII as is, the rest as escapes.
+// Invalid UTF-8 bytes are replaced by U+FFFD (the CLI refuses such values before this).
+std::string python_literal(std::string_view text) {
+  std::string out = "\"";
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto code = next_code_point(text, i);
+    if (!code) {
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    const char32_t c = *code;
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else if (c <= 0xFFFF) {
+      out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(c));
+    } else {
+      out += fmt::format("\\U{:08x}", static_cast<std::uint32_t>(c));
+    }
+  }
+  out += '"';
+  return out;
+}
+
+DumpSnapshot snapshot(const std::filesystem::path& directory, std::error_code& ec) {
+  DumpSnapshot out;
+  for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code inner;
+    if (it->path().extension() != ".json" || !it->is_regular_file(inner)) {
+      continue;
+    }
+    out[it->path().filename().string()] =
+        FileStamp{it->file_size(inner), it->last_write_time(inner)};
+  }
+  return out;
+}
+
+// The likely causes of an empty dump, from the workflow's "Error handling" section.
+std::string nothing_dumped_hint(DumpSource source) {
+  std::string hint =
+      "likely causes: the variables were removed or changed after start-up (they must be "
+      "FLASHINFER_TRACE_DUMP=1 and FLASHINFER_TRACE_DUMP_DIR at every traced call); the run never "
+      "reached an API decorated with @flashinfer_api(trace=...)";
+  if (source == DumpSource::sglang) {
+    hint += "; SGLang did not use attention_backend=\"flashinfer\" or replayed CUDA graphs (the "
+            "harness disables them; check the model's own overrides); the model's kernels have "
+            "no trace template yet (Path B)";
+  } else {
+    hint += "; an SGLang engine with another attention backend or with CUDA graphs enabled; "
+            "the installed FlashInfer predates the trace dumper";
+  }
+  hint += ". To check the decorator: python3 -c 'import flashinfer; "
+          "print(flashinfer.norm.rmsnorm.fi_trace.__doc__)'";
+  return hint;
+}
+
+std::filesystem::path absolute_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto out = std::filesystem::absolute(path, ec);
+  return ec ? path : out.lexically_normal();
+}
+
+// A temporary file holding `text`, removed when the object dies.
+class TemporaryScript {
+public:
+  explicit TemporaryScript(const std::string& text) {
+    std::error_code ec;
+    auto directory = std::filesystem::temp_directory_path(ec);
+    if (ec) {
+      directory = "/tmp";
+    }
+    std::string name = (directory / "fib-harness-XXXXXX.py").string();
+    const int fd = ::mkstemps(name.data(), 3);
+    if (fd < 0) {
+      return;
+    }
+    std::size_t written = 0;
+    while (written < text.size()) {
+      const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+      if (n <= 0) {
+        break;
+      }
+      written += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    m_path = name;
+    m_ok = written == text.size();
+  }
+  ~TemporaryScript() {
+    if (!m_path.empty()) {
+      std::error_code ec;
+      std::filesystem::remove(m_path, ec);
+    }
+  }
+  TemporaryScript(const TemporaryScript&) = delete;
+  TemporaryScript& operator=(const TemporaryScript&) = delete;
+  bool ok() const { return m_ok; }
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  std::filesystem::path m_path;
+  bool m_ok = false;
+};
+
+void report_child(const DumpOptions& options, DumpResult& result) {
+  const auto& child = result.child;
+  if (child.launch_error) {
+    result.diagnostics.push_back(*child.launch_error);
+    result.environment_failed = true;
+    return;
+  }
+  if (child.timed_out) {
+    Diagnostic d =
+        make_diagnostic(codes::k_dump_timeout,
+                        fmt::format("the traced command was {}; what it dumped before that is kept",
+                                    describe_outcome(child)));
+    d.hint = "raise --timeout, or make the run shorter (fewer prompts, fewer new tokens)";
+    result.diagnostics.push_back(std::move(d));
+  } else if (child.signal || (child.exit_code && *child.exit_code != 0)) {
+    Diagnostic d = make_diagnostic(
+        codes::k_dump_child_failed,
+        fmt::format("the traced command ended with {}; what it dumped before is kept",
+                    describe_outcome(child)));
+    d.hint = options.source == DumpSource::sglang
+                 ? "read its output above (GPU out of memory: lower --mem-fraction or raise --tp)"
+                 : "read its output above";
+    result.diagnostics.push_back(std::move(d));
+  }
+  if (child.left_processes) {
+    result.diagnostics.push_back(make_diagnostic(
+        codes::k_dump_left_processes,
+        "the traced command left processes in its group; they were sent SIGTERM (then SIGKILL)"));
+  }
+}
+
+// Path A on the files this run created or rewrote.
+void harvest(const DumpOptions& options, SourceAnalyzer* analyzer, PythonChecker* checker,
+             const DumpProgress& progress, DumpResult& result) {
+  StageOptions stage;
+  for (const auto& file : result.files) {
+    if (file.state != DumpFileState::kept && !file.problem) {
+      stage.sources.push_back(file.file);
+    }
+  }
+  if (stage.sources.empty()) {
+    return;
+  }
+  stage.dataset = options.dataset;
+  stage.normalize = options.normalize;
+  stage.normalize_options = options.normalize_options;
+  stage.on_conflict = OnConflict::fail;
+  progress(fmt::format("staging {} definition{} into {}", stage.sources.size(),
+                       stage.sources.size() == 1 ? "" : "s", options.dataset.string()));
+  result.staged = stage_definitions(stage, analyzer);
+  if (result.staged->summary.environment_failed) {
+    result.environment_failed = true;
+  }
+  std::vector<SelectedFile> staged_files;
+  std::vector<std::string> names;
+  std::set<std::filesystem::path> seen;
+  for (const auto& entry : result.staged->entries) {
+    const bool in_dataset = entry.action == StageAction::added ||
+                            entry.action == StageAction::overwritten ||
+                            entry.action == StageAction::unchanged;
+    if (!in_dataset || (entry.action != StageAction::unchanged && !entry.written) ||
+        !seen.insert(entry.target).second) {
+      continue;
+    }
+    staged_files.push_back(
+        SelectedFile{options.dataset / entry.target, entry.target, options.dataset});
+    names.push_back(entry.name);
+  }
+  if (staged_files.empty()) {
+    return;
+  }
+  if (!options.tags.empty()) {
+    progress(fmt::format("tagging {} definition{}", staged_files.size(),
+                         staged_files.size() == 1 ? "" : "s"));
+    TagEditOptions tag;
+    tag.action = TagAction::add;
+    tag.tags = options.tags;
+    result.tagged = edit_tag_files(
+        staged_files, tag, [&](const TaggedFile& file) { result.tagged_files.push_back(file); });
+    if (result.tagged->environment_failed) {
+      result.environment_failed = true;
+    }
+  }
+  progress(fmt::format("validating {} definition{}", names.size(), names.size() == 1 ? "" : "s"));
+  ValidateDatasetOptions validate;
+  validate.root = options.dataset;
+  validate.checks = {"layout", "definition"};
+  validate.gpu = GpuChecks::disabled;
+  validate.definitions = names;
+  DiagnosticList environment;
+  result.validation = validate_dataset(validate, checker, environment);
+  result.validation_environment = environment.items();
+}
+
+} // namespace
+
+Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& directory,
+                                              ExistingDumps existing) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(directory, ec);
+  if (!std::filesystem::exists(status)) {
+    std::filesystem::create_directories(directory, ec);
+    if (ec) {
+      return unexpected(io_diagnostic(codes::k_io_write, directory,
+                                      fmt::format("cannot create the dump directory {}: {}",
+                                                  directory.string(), ec.message())));
+    }
+    return DumpSnapshot{};
+  }
+  if (!std::filesystem::is_directory(directory, ec)) {
+    return unexpected(
+        io_diagnostic(codes::k_io_write, directory,
+                      fmt::format("{} exists and is not a directory", directory.string())));
+  }
+  if (existing == ExistingDumps::keep) {
+    auto before = snapshot(directory, ec);
+    if (ec) {
+      return unexpected(
+          io_diagnostic(codes::k_io_read, directory,
+                        fmt::format("cannot list {}: {}", directory.string(), ec.message())));
+    }
+    return before;
+  }
+  std::vector<std::filesystem::path> dumps;
+  std::vector<std::string> offenders;
+  std::size_t offender_count = 0;
+  for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code inner;
+    const bool plain_json =
+        it->path().extension() == ".json" && it->is_regular_file(inner) && !it->is_symlink(inner);
+    if (plain_json) {
+      dumps.push_back(it->path());
+    } else {
+      ++offender_count;
+      if (offenders.size() < k_listed_offenders) {
+        offenders.push_back(it->path().filename().string() +
+                            (it->is_directory(inner) && !it->is_symlink(inner) ? "/" : ""));
+      }
+    }
+  }
+  if (ec) {
+    return unexpected(
+        io_diagnostic(codes::k_io_read, directory,
+                      fmt::format("cannot list {}: {}", directory.string(), ec.message())));
+  }
+  if (offender_count > 0) {
+    std::sort(offenders.begin(), offenders.end());
+    std::string listed;
+    for (const auto& name : offenders) {
+      listed += (listed.empty() ? "" : ", ") + name;
+    }
+    if (offender_count > offenders.size()) {
+      listed += fmt::format(" and {} more", offender_count - offenders.size());
+    }
+    Diagnostic d = io_diagnostic(
+        codes::k_dump_not_clean, directory,
+        fmt::format("--clean refused: {} holds {} that {} not a *.json dump ({}); nothing was "
+                    "removed",
+                    directory.string(), offender_count == 1 ? "an entry" : "entries",
+                    offender_count == 1 ? "is" : "are", listed));
+    d.hint = "use a directory of its own for the dump, or --keep";
+    return unexpected(std::move(d));
+  }
+  for (const auto& file : dumps) {
+    std::error_code remove_ec;
+    std::filesystem::remove(file, remove_ec);
+    if (remove_ec) {
+      return unexpected(
+          io_diagnostic(codes::k_io_write, file,
+                        fmt::format("cannot remove {}: {}", file.string(), remove_ec.message())));
+    }
+  }
+  return DumpSnapshot{};
+}
+
+std::string_view to_string(DumpFileState state) {
+  switch (state) {
+  case DumpFileState::created:
+    return "new";
+  case DumpFileState::rewritten:
+    return "rewritten";
+  case DumpFileState::kept:
+    return "kept";
+  }
+  return "new";
+}
+
+std::vector<DumpedFile> collect_dump(const std::filesystem::path& directory,
+                                     const DumpSnapshot& before) {
+  std::error_code ec;
+  const auto after = snapshot(directory, ec);
+  std::vector<DumpedFile> out;
+  for (const auto& [name, stamp] : after) {
+    DumpedFile file;
+    file.file = directory / name;
+    const auto old = before.find(name);
+    file.state = old == before.end()    ? DumpFileState::created
+                 : old->second == stamp ? DumpFileState::kept
+                                        : DumpFileState::rewritten;
+    auto text = read_text_file(file.file);
+    if (!text) {
+      file.problem = text.error();
+      out.push_back(std::move(file));
+      continue;
+    }
+    DiagnosticList sink;
+    auto document = parse_json(*text, file.file, sink, 1, LineIndex::skipped);
+    if (!document) {
+      file.problem = document.error();
+      file.problem->message += " (a truncated write? the dumper writes without a temporary file)";
+    } else if (!document->root.is_object() || !document->root.contains("name") ||
+               !document->root["name"].is_string() || !document->root.contains("op_type") ||
+               !document->root["op_type"].is_string()) {
+      file.problem = io_diagnostic(codes::k_stage_not_definition, file.file,
+                                   "not a definition: no string `name` and `op_type`");
+    } else {
+      file.name = document->root["name"].get<std::string>();
+      file.op_type = document->root["op_type"].get<std::string>();
+    }
+    out.push_back(std::move(file));
+  }
+  return out;
+}
+
+std::string render_sglang_harness(const SglangHarness& harness) {
+  std::string engine_arguments = fmt::format(
+      "        model_path={},\n"
+      "        attention_backend=\"flashinfer\",  # other backends bypass FlashInfer's APIs\n"
+      "        disable_cuda_graph=True,  # replayed graphs skip the Python path and the dumper\n"
+      "        disable_radix_cache=True,\n"
+      "        mem_fraction_static={},\n"
+      "        tp_size={},\n",
+      python_literal(harness.model), harness.mem_fraction, harness.tp);
+  if (harness.ep) {
+    engine_arguments += fmt::format("        ep_size={},\n", *harness.ep);
+  }
+  if (harness.page_size) {
+    engine_arguments += fmt::format("        page_size={},\n", *harness.page_size);
+  }
+  engine_arguments += "        log_level=\"warning\",\n";
+  return fmt::format(
+      "# Generated by `fib dump --sglang`: one short SGLang pass with FlashInfer's trace dumper\n"
+      "# on (step A2 of the onboarding workflow). The dumper writes one definition JSON per\n"
+      "# unique (op, shape) into the directory below, before each kernel runs.\n"
+      "import os\n"
+      "\n"
+      "# Before any flashinfer / sglang import.\n"
+      "os.environ[\"FLASHINFER_TRACE_DUMP\"] = \"1\"\n"
+      "os.environ[\"FLASHINFER_TRACE_DUMP_DIR\"] = {}\n"
+      "os.environ.setdefault(\"SGLANG_SKIP_CUBIN_DOWNLOAD\", \"1\")\n"
+      "\n"
+      "from sglang.srt.entrypoints.engine import Engine\n"
+      "\n"
+      "\n"
+      "def main():\n"
+      "    engine = Engine(\n"
+      "{}"
+      "    )\n"
+      "    try:\n"
+      "        outputs = engine.generate(\n"
+      "            [{}],\n"
+      "            {{\"temperature\": 0.0, \"max_new_tokens\": {}}},\n"
+      "        )\n"
+      "        for output in outputs:\n"
+      "            print(\"generated:\", repr(output.get(\"text\", \"\")), flush=True)\n"
+      "    finally:\n"
+      "        engine.shutdown()\n"
+      "\n"
+      "\n"
+      "if __name__ == \"__main__\":  # SGLang starts worker processes that re-import this file\n"
+      "    main()\n",
+      python_literal(harness.dump_directory.string()), engine_arguments,
+      python_literal(harness.prompt), harness.max_new_tokens);
+}
+
+std::string model_slug(std::string_view model) {
+  while (!model.empty() && model.back() == '/') {
+    model.remove_suffix(1);
+  }
+  if (const auto slash = model.rfind('/'); slash != std::string_view::npos) {
+    model.remove_prefix(slash + 1);
+  }
+  std::string slug;
+  bool pending_dash = false;
+  for (const char c : model) {
+    const char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    const bool keep = (lower >= 'a' && lower <= 'z') || (lower >= '0' && lower <= '9') ||
+                      lower == '.' || lower == '_' || lower == '-';
+    if (!keep) {
+      pending_dash = true;
+      continue;
+    }
+    if (pending_dash && !slug.empty()) {
+      slug += '-';
+    }
+    pending_dash = false;
+    slug += lower;
+  }
+  // A slug is [a-z0-9]+ parts joined by single separators: trim and squeeze the separators.
+  std::string out;
+  for (const char c : slug) {
+    const bool separator = c == '.' || c == '_' || c == '-';
+    if (separator && (out.empty() || out.back() == '.' || out.back() == '_' || out.back() == '-')) {
+      continue;
+    }
+    out += c;
+  }
+  while (!out.empty() && (out.back() == '.' || out.back() == '_' || out.back() == '-')) {
+    out.pop_back();
+  }
+  return out;
+}
+
+DumpResult run_trace_dump(const DumpOptions& options, SourceAnalyzer* analyzer,
+                          PythonChecker* checker, const DumpProgress& progress) {
+  DumpResult result;
+  result.out = absolute_path(options.out);
+  auto before = prepare_dump_directory(result.out, options.existing);
+  if (!before) {
+    const auto* info = find_code(before.error().code);
+    result.environment_failed = info != nullptr && info->exit_class == ExitClass::environment;
+    result.diagnostics.push_back(before.error());
+    return result;
+  }
+  ChildOptions child;
+  child.environment = {{std::string(k_trace_dump_variable), "1"},
+                       {std::string(k_trace_dump_dir_variable), result.out.string()}};
+  child.timeout = options.timeout;
+  std::optional<TemporaryScript> script;
+  if (options.source == DumpSource::sglang) {
+    SglangHarness harness = options.sglang;
+    harness.dump_directory = result.out;
+    script.emplace(render_sglang_harness(harness));
+    if (!script->ok()) {
+      result.diagnostics.push_back(make_diagnostic(codes::k_io_write,
+                                                   "cannot write the SGLang harness to a temporary "
+                                                   "file"));
+      result.environment_failed = true;
+      return result;
+    }
+    child.argv = {options.python, script->path().string()};
+  } else {
+    child.argv = options.command;
+  }
+  std::string shown;
+  if (options.source == DumpSource::sglang) {
+    shown = fmt::format("the generated SGLang harness with {}", options.python);
+  } else {
+    for (const auto& arg : child.argv) {
+      shown += (shown.empty() ? "" : " ") + arg;
+    }
+  }
+  progress(fmt::format("running: {} (FLASHINFER_TRACE_DUMP=1, FLASHINFER_TRACE_DUMP_DIR={})", shown,
+                       result.out.string()));
+  result.child = run_child_process(child);
+  report_child(options, result);
+  if (result.child.launch_error) {
+    return result;
+  }
+  result.files = collect_dump(result.out, *before);
+  const bool dumped_now =
+      std::any_of(result.files.begin(), result.files.end(),
+                  [](const DumpedFile& f) { return f.state != DumpFileState::kept; });
+  if (!dumped_now) {
+    Diagnostic d =
+        make_diagnostic(codes::k_dump_nothing_dumped,
+                        fmt::format("nothing was dumped into {} ({})", result.out.string(),
+                                    describe_outcome(result.child)));
+    d.hint = nothing_dumped_hint(options.source);
+    result.diagnostics.push_back(std::move(d));
+  }
+  if (!options.dataset.empty() && dumped_now) {
+    harvest(options, analyzer, checker, progress, result);
+  }
+  return result;
+}
+
+} // namespace fib

@@ -1,0 +1,904 @@
+// stage: plans where each definition goes in a dataset, compares with what is staged, and writes
+// atomically below the dataset root without following symbolic links.
+
+#include "fib/stage/stage.hpp"
+
+#include "util/file_walk.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/tag/tags.hpp>
+#include <fib/util/text_diff.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <system_error>
+
+namespace fib {
+namespace {
+
+constexpr std::size_t k_max_segment_bytes = 200;
+
+Diagnostic entry_diagnostic(std::string_view code, const std::filesystem::path& file,
+                            std::string message, std::string pointer = "") {
+  Diagnostic d = make_diagnostic(code, std::move(message));
+  d.file = file;
+  d.pointer = std::move(pointer);
+  return d;
+}
+
+bool is_environment(const Diagnostic& d) {
+  const auto* info = find_code(d.code);
+  return info != nullptr && info->exit_class == ExitClass::environment;
+}
+
+// --- Comparing definitions ---
+
+bool is_python_text_key(std::string_view key) {
+  return key == "reference" || key == "init" || key == "check";
+}
+
+// `tags` as a set of strings; std::nullopt when it is not a list of strings.
+std::optional<std::set<std::string>> tag_set(const Json& tags) {
+  if (!tags.is_array()) {
+    return std::nullopt;
+  }
+  std::set<std::string> out;
+  for (const auto& tag : tags) {
+    if (!tag.is_string()) {
+      return std::nullopt;
+    }
+    out.insert(tag.get<std::string>());
+  }
+  return out;
+}
+
+bool ordered_keys(std::string_view pointer) {
+  return pointer == "/inputs" || pointer == "/outputs";
+}
+
+std::vector<std::string> keys_of(const Json& object) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : object.items()) {
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+bool equal_at(const Json& a, const Json& b, const std::string& pointer) {
+  if (pointer == "/tags") {
+    const auto sa = tag_set(a);
+    const auto sb = tag_set(b);
+    if (sa && sb) {
+      return *sa == *sb;
+    }
+  }
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    if (ordered_keys(pointer) && keys_of(a) != keys_of(b)) {
+      return false;
+    }
+    for (const auto& [key, value] : a.items()) {
+      const auto it = b.find(key);
+      if (it == b.end() || !equal_at(value, *it, pointer_append(pointer, key))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!equal_at(a[i], b[i], pointer_append(pointer, i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return a == b;
+}
+
+// A copy of `definition` without the keys `drop` selects (top level only).
+template <typename Predicate> Json without_keys(const Json& definition, Predicate drop) {
+  if (!definition.is_object()) {
+    return definition;
+  }
+  Json out = Json::object();
+  for (const auto& [key, value] : definition.items()) {
+    if (!drop(key)) {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+std::size_t count_lines(std::string_view text) {
+  if (text.empty()) {
+    return 0;
+  }
+  const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  return text.back() == '\n' ? newlines : newlines + 1;
+}
+
+bool is_long_text(const Json& value) {
+  if (!value.is_string()) {
+    return false;
+  }
+  const auto& text = value.get_ref<const std::string&>();
+  return text.size() > 80 || text.find('\n') != std::string::npos;
+}
+
+std::string short_value(const Json& value) {
+  if (is_long_text(value)) {
+    const auto lines = count_lines(value.get_ref<const std::string&>());
+    return fmt::format("{} line{}", lines, lines == 1 ? "" : "s");
+  }
+  return json_excerpt(value);
+}
+
+// "3 lines removed, 5 added" between two texts, from their unified diff.
+std::string text_change_summary(const std::string& before, const std::string& after) {
+  const std::string diff = unified_diff(before, after, "a", "b", 0);
+  std::size_t removed = 0;
+  std::size_t added = 0;
+  std::size_t start = 0;
+  while (start < diff.size()) {
+    auto end = diff.find('\n', start);
+    if (end == std::string::npos) {
+      end = diff.size();
+    }
+    const std::string_view line(diff.data() + start, end - start);
+    if (line.starts_with("-") && !line.starts_with("--- ")) {
+      ++removed;
+    } else if (line.starts_with("+") && !line.starts_with("+++ ")) {
+      ++added;
+    }
+    start = end + 1;
+  }
+  return fmt::format("{} line{} removed, {} added", removed, removed == 1 ? "" : "s", added);
+}
+
+std::string join(const std::vector<std::string>& items) {
+  if (items.empty()) {
+    return "(none)";
+  }
+  std::string out;
+  for (const auto& item : items) {
+    out += out.empty() ? "" : ", ";
+    out += item;
+  }
+  return out;
+}
+
+void diff_at(const Json& a, const Json& b, const std::string& pointer,
+             std::vector<FieldDifference>& out) {
+  if (pointer == "/tags") {
+    const auto sa = tag_set(a);
+    const auto sb = tag_set(b);
+    if (sa && sb) {
+      std::vector<std::string> only_a;
+      std::vector<std::string> only_b;
+      std::set_difference(sa->begin(), sa->end(), sb->begin(), sb->end(),
+                          std::back_inserter(only_a));
+      std::set_difference(sb->begin(), sb->end(), sa->begin(), sa->end(),
+                          std::back_inserter(only_b));
+      if (!only_a.empty() || !only_b.empty()) {
+        out.push_back({pointer, "only " + join(only_a), "only " + join(only_b), ""});
+      }
+      return;
+    }
+  }
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [key, value] : a.items()) {
+      const auto child = pointer_append(pointer, key);
+      const auto it = b.find(key);
+      if (it == b.end()) {
+        out.push_back({child, short_value(value), "(absent)", ""});
+      } else {
+        diff_at(value, *it, child, out);
+      }
+    }
+    for (const auto& [key, value] : b.items()) {
+      if (!a.contains(key)) {
+        out.push_back({pointer_append(pointer, key), "(absent)", short_value(value), ""});
+      }
+    }
+    if (ordered_keys(pointer)) {
+      const auto ka = keys_of(a);
+      const auto kb = keys_of(b);
+      if (ka != kb && std::set<std::string>(ka.begin(), ka.end()) ==
+                          std::set<std::string>(kb.begin(), kb.end())) {
+        out.push_back({pointer, "order " + join(ka), "order " + join(kb), ""});
+      }
+    }
+    return;
+  }
+  if (a.is_array() && b.is_array() && a.size() == b.size()) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      diff_at(a[i], b[i], pointer_append(pointer, i), out);
+    }
+    return;
+  }
+  if (a == b) {
+    return;
+  }
+  if (a.is_string() && b.is_string() && (is_long_text(a) || is_long_text(b))) {
+    const auto& ta = a.get_ref<const std::string&>();
+    const auto& tb = b.get_ref<const std::string&>();
+    out.push_back({pointer, short_value(a), short_value(b), text_change_summary(ta, tb)});
+    return;
+  }
+  out.push_back({pointer, short_value(a), short_value(b), ""});
+}
+
+std::string render_differences(const std::vector<FieldDifference>& differences,
+                               std::string_view staged_label, std::string_view incoming_label) {
+  std::string out;
+  for (const auto& d : differences) {
+    out += fmt::format("\n{}: {} ({}) vs {} ({}){}", d.pointer.empty() ? "/" : d.pointer, d.staged,
+                       staged_label, d.incoming, incoming_label,
+                       d.detail.empty() ? "" : ": " + d.detail);
+  }
+  return out;
+}
+
+// Distinct `model:` tags of a definition.
+std::vector<std::string> model_tags(const Json& definition) {
+  std::vector<std::string> out;
+  if (const auto tags = definition.is_object() && definition.contains("tags")
+                            ? tag_set(definition["tags"])
+                            : std::nullopt) {
+    for (const auto& tag : *tags) {
+      if (tag.starts_with("model:")) {
+        out.push_back(tag);
+      }
+    }
+  }
+  return out;
+}
+
+// --- The dataset side ---
+
+// The names staged below `definitions/` (file stems of `<op_type>/<name>.json`, the validator's
+// pattern), each with the op_type directories that hold it.
+std::map<std::string, std::vector<std::string>>
+staged_names(const std::filesystem::path& definitions) {
+  std::map<std::string, std::vector<std::string>> names;
+  std::error_code ec;
+  std::filesystem::directory_iterator op_types(definitions, ec);
+  for (; !ec && op_types != std::filesystem::directory_iterator(); op_types.increment(ec)) {
+    const auto& dir = *op_types;
+    if (!dir.is_directory(ec) || dir.is_symlink(ec)) {
+      continue;
+    }
+    std::error_code inner;
+    std::filesystem::directory_iterator files(dir.path(), inner);
+    for (; !inner && files != std::filesystem::directory_iterator(); files.increment(inner)) {
+      const auto& file = files->path();
+      if (file.extension() == ".json") {
+        names[file.stem().string()].push_back(dir.path().filename().string());
+      }
+    }
+  }
+  for (auto& [name, dirs] : names) {
+    std::sort(dirs.begin(), dirs.end());
+  }
+  return names;
+}
+
+// Opens (and, for writing, creates) `definitions/<op_type>` below the root, refusing links; keeps
+// the handles for the run.
+class DatasetDirectories {
+public:
+  explicit DatasetDirectories(DirectoryHandle root) : m_root(std::move(root)) {}
+
+  // `definitions/`; nullptr when it is missing and CreateMissing::no.
+  Expected<const DirectoryHandle*> definitions(CreateMissing create) {
+    if (!m_definitions) {
+      auto definitions = open_subdirectory(m_root, "definitions", create);
+      if (!definitions) {
+        return unexpected(definitions.error());
+      }
+      if (!*definitions) {
+        return static_cast<const DirectoryHandle*>(nullptr);
+      }
+      m_definitions = std::move(**definitions);
+    }
+    return &*m_definitions;
+  }
+
+  // `definitions/<op_type>`; nullptr when it (or `definitions`) is missing and CreateMissing::no.
+  Expected<const DirectoryHandle*> op_type_directory(const std::string& op_type,
+                                                     CreateMissing create) {
+    if (const auto it = m_op_types.find(op_type); it != m_op_types.end()) {
+      return &it->second;
+    }
+    auto parent = definitions(create);
+    if (!parent || *parent == nullptr) {
+      return parent;
+    }
+    auto directory = open_subdirectory(**parent, op_type, create);
+    if (!directory) {
+      return unexpected(directory.error());
+    }
+    if (!*directory) {
+      return static_cast<const DirectoryHandle*>(nullptr);
+    }
+    return &m_op_types.emplace(op_type, std::move(**directory)).first->second;
+  }
+
+private:
+  DirectoryHandle m_root;
+  std::optional<DirectoryHandle> m_definitions;
+  std::map<std::string, DirectoryHandle> m_op_types;
+};
+
+// --- Planning ---
+
+struct Candidate {
+  std::size_t entry; // index into StageResult::entries
+  Json document;
+};
+
+class Stager {
+public:
+  Stager(const StageOptions& options, SourceAnalyzer* python)
+      : m_options(options), m_python(python) {}
+
+  StageResult run() {
+    auto root = open_directory(m_options.dataset);
+    if (!root) {
+      Diagnostic d = root.error();
+      d.code = std::string(codes::k_dataset_root_missing);
+      d.message = fmt::format("dataset root does not exist: {}", m_options.dataset.string());
+      m_result.diagnostics.push_back(std::move(d));
+      m_result.summary.environment_failed = true;
+      return std::move(m_result);
+    }
+    DatasetDirectories directories(std::move(*root));
+    for (const auto& file : expand_sources()) {
+      read_source(file);
+    }
+    group_by_name();
+    // `definitions/` itself must not be a link: checked once, before the index is read through it.
+    if (auto definitions = directories.definitions(CreateMissing::no); !definitions) {
+      m_result.diagnostics.push_back(definitions.error());
+      m_result.summary.environment_failed = true;
+      return finish();
+    }
+    const auto index = staged_names(m_options.dataset / "definitions");
+    for (auto& candidate : m_candidates) {
+      compare_with_dataset(candidate, index, directories);
+    }
+    const bool any_conflict =
+        std::any_of(m_result.entries.begin(), m_result.entries.end(),
+                    [](const StageEntry& e) { return e.action == StageAction::conflict; });
+    m_result.summary.blocked_by_conflicts =
+        any_conflict && m_options.on_conflict == OnConflict::fail;
+    if (m_options.dry_run == DryRun::no && !m_result.summary.blocked_by_conflicts) {
+      for (auto& candidate : m_candidates) {
+        write(candidate, directories);
+      }
+    }
+    return finish();
+  }
+
+private:
+  std::vector<std::filesystem::path> expand_sources() {
+    std::vector<std::filesystem::path> files;
+    for (const auto& source : m_options.sources) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(source, ec)) {
+        files.push_back(source);
+        continue;
+      }
+      auto found = detail::list_files_below(source, {".json"});
+      if (found.error) {
+        StageEntry& entry = new_entry(source);
+        reject(entry, std::move(*found.error));
+      }
+      files.insert(files.end(), found.files.begin(), found.files.end());
+    }
+    return files;
+  }
+
+  StageEntry& new_entry(const std::filesystem::path& source) {
+    m_result.entries.push_back(StageEntry{});
+    m_result.entries.back().source = source;
+    return m_result.entries.back();
+  }
+
+  void reject(StageEntry& entry, Diagnostic diagnostic) {
+    if (diagnostic.file.empty()) {
+      diagnostic.file = entry.source;
+    }
+    if (is_environment(diagnostic)) {
+      m_result.summary.environment_failed = true;
+    }
+    entry.action = StageAction::rejected;
+    entry.diagnostics.push_back(std::move(diagnostic));
+  }
+
+  // Checks `name` and `op_type` of a (possibly normalized) document; fills the entry's target.
+  bool accept_names(StageEntry& entry, const Json& document) {
+    if (!document.is_object()) {
+      reject(entry, entry_diagnostic(codes::k_stage_not_definition, entry.source,
+                                     "not a definition: the document is not a JSON object"));
+      return false;
+    }
+    for (const std::string_view key : {"name", "op_type"}) {
+      const auto pointer = pointer_append("", key);
+      const auto it = document.find(std::string(key));
+      if (it == document.end() || !it->is_string()) {
+        reject(entry,
+               entry_diagnostic(codes::k_stage_not_definition, entry.source,
+                                fmt::format("not a definition: `{}` is {}", key,
+                                            it == document.end() ? "missing" : "not a string"),
+                                pointer));
+        return false;
+      }
+      const auto& value = it->get_ref<const std::string&>();
+      if (const auto reason = unsafe_segment_reason(value); !reason.empty()) {
+        Diagnostic d = entry_diagnostic(
+            codes::k_stage_unsafe_name, entry.source,
+            fmt::format("`{}` {} cannot be a path segment: {}", key, json_excerpt(*it), reason),
+            pointer);
+        d.hint = "fix the definition (fib normalize --decisions can rename it); nothing of it is "
+                 "written";
+        reject(entry, std::move(d));
+        return false;
+      }
+    }
+    entry.name = document["name"].get<std::string>();
+    entry.op_type = document["op_type"].get<std::string>();
+    entry.target = std::filesystem::path("definitions") / entry.op_type / (entry.name + ".json");
+    return true;
+  }
+
+  void read_source(const std::filesystem::path& file) {
+    StageEntry& entry = new_entry(file);
+    const std::size_t index = m_result.entries.size() - 1;
+    auto text = read_text_file(file, m_options.max_file_bytes);
+    if (!text) {
+      reject(entry, text.error());
+      return;
+    }
+    DiagnosticList parse_sink;
+    auto document = parse_json(*text, file, parse_sink);
+    if (!document) {
+      reject(entry, document.error());
+      return;
+    }
+    if (!accept_names(entry, document->root)) {
+      return;
+    }
+    Json result = document->root;
+    if (m_options.normalize == StageNormalize::yes) {
+      if (m_python == nullptr) {
+        reject(entry, entry_diagnostic(codes::k_python_unavailable, file,
+                                       "no Python analyser was given to normalize with"));
+        return;
+      }
+      auto normalized = normalize_definition(*document, m_options.normalize_options, *m_python);
+      if (!normalized) {
+        reject(entry, normalized.error());
+        return;
+      }
+      for (auto& finding : normalized->findings) {
+        if (finding.kind == FindingKind::question) {
+          entry.diagnostics.push_back(std::move(finding.diagnostic));
+        } else if (finding.kind == FindingKind::applied) {
+          ++entry.rules_applied;
+        }
+      }
+      result = std::move(normalized->document);
+      if (!accept_names(entry, result)) {
+        return;
+      }
+    }
+    report_malformed_tags(entry, result);
+    if (const auto models = model_tags(result); models.size() > 1) {
+      Diagnostic d = entry_diagnostic(
+          codes::k_tag_clash, file,
+          fmt::format("carries {} different model tags: {}", models.size(), join(models)), "/tags");
+      d.hint = "keep the one that names the model the dump came from (fib tag remove)";
+      entry.diagnostics.push_back(std::move(d));
+    }
+    entry.incoming_text = canonical_json_text(result);
+    entry.action = StageAction::added; // until compared
+    m_candidates.push_back(Candidate{index, std::move(result)});
+  }
+
+  // Tags the dump carries are staged as they are; malformed ones are pointed out as notes: the
+  // dumper's templates themselves write scheme names such as `quantization:nvfp4`.
+  static void report_malformed_tags(StageEntry& entry, const Json& document) {
+    const auto tags = document.find("tags");
+    if (tags == document.end() || !tags->is_array()) {
+      return;
+    }
+    for (std::size_t i = 0; i < tags->size(); ++i) {
+      const Json& tag = (*tags)[i];
+      if (!tag.is_string()) {
+        continue;
+      }
+      auto problem = check_tag(tag.get_ref<const std::string&>());
+      if (problem && problem->code == codes::k_tag_malformed) {
+        problem->severity = Severity::note;
+        problem->file = entry.source;
+        problem->pointer = pointer_append("/tags", i);
+        problem->hint = "fix it with fib tag remove/add after staging";
+        entry.diagnostics.push_back(std::move(*problem));
+      }
+    }
+  }
+
+  void mark_conflict(StageEntry& entry, Diagnostic diagnostic) {
+    if (m_options.on_conflict == OnConflict::skip) {
+      diagnostic.severity = Severity::warning;
+      entry.action = StageAction::skipped;
+    } else {
+      entry.action = StageAction::conflict;
+    }
+    entry.diagnostics.push_back(std::move(diagnostic));
+  }
+
+  // Rule N20: inputs that share a name. The first one stands for the group unless they conflict.
+  void group_by_name() {
+    std::map<std::string, std::vector<std::size_t>> groups; // name → candidate indices
+    for (std::size_t i = 0; i < m_candidates.size(); ++i) {
+      groups[m_result.entries[m_candidates[i].entry].name].push_back(i);
+    }
+    std::vector<bool> keep(m_candidates.size(), true);
+    for (const auto& [name, members] : groups) {
+      if (members.size() < 2) {
+        continue;
+      }
+      const Candidate& first = m_candidates[members.front()];
+      StageEntry& first_entry = m_result.entries[first.entry];
+      const Json first_code_free = without_keys(first.document, is_python_text_key);
+      bool conflict = false;
+      for (std::size_t k = 1; k < members.size(); ++k) {
+        const Candidate& other = m_candidates[members[k]];
+        StageEntry& entry = m_result.entries[other.entry];
+        auto differences = diff_definitions(first.document, other.document);
+        if (equal_at(first.document, other.document, "")) {
+          Diagnostic d = entry_diagnostic(
+              codes::k_normalize_n20, entry.source,
+              fmt::format("same content as {}; staged once", first_entry.source.string()));
+          d.severity = Severity::note;
+          entry.diagnostics.push_back(std::move(d));
+          entry.action = StageAction::duplicate;
+          keep[members[k]] = false;
+        } else if (equal_at(first_code_free, without_keys(other.document, is_python_text_key),
+                            "")) {
+          Diagnostic d = entry_diagnostic(
+              codes::k_normalize_n20, entry.source,
+              fmt::format("shares the name '{}' with {} and differs only in its Python text; the "
+                          "first is staged:{}",
+                          name, first_entry.source.string(),
+                          render_differences(differences, "first", "this")));
+          entry.diagnostics.push_back(std::move(d));
+          entry.differences = std::move(differences);
+          entry.action = StageAction::duplicate;
+          keep[members[k]] = false;
+        } else {
+          Diagnostic d = entry_diagnostic(
+              codes::k_stage_conflict, entry.source,
+              fmt::format("shares the name '{}' with {} but differs (dtypes or const axes the "
+                          "name does not show?):{}",
+                          name, first_entry.source.string(),
+                          render_differences(differences, "first", "this")));
+          d.hint = "stage one of them, or rename one (fib normalize --decisions, key `name`)";
+          entry.differences = std::move(differences);
+          entry.staged_text = first_entry.incoming_text;
+          mark_conflict(entry, std::move(d));
+          keep[members[k]] = false;
+          conflict = true;
+        }
+      }
+      if (conflict) {
+        // No input of a conflicting group is staged: choosing one would be a guess.
+        Diagnostic d = entry_diagnostic(
+            codes::k_stage_conflict, first_entry.source,
+            fmt::format("another input shares the name '{}' and differs; none of them is staged",
+                        name));
+        if (m_options.on_conflict == OnConflict::overwrite) {
+          d.hint = "--on-conflict overwrite replaces staged files; it does not choose between "
+                   "inputs";
+        }
+        mark_conflict(first_entry, std::move(d));
+        keep[members.front()] = false;
+        for (std::size_t k = 1; k < members.size(); ++k) {
+          StageEntry& entry = m_result.entries[m_candidates[members[k]].entry];
+          if (entry.action == StageAction::duplicate) {
+            entry.action = first_entry.action;
+          }
+        }
+      }
+    }
+    std::vector<Candidate> kept;
+    for (std::size_t i = 0; i < m_candidates.size(); ++i) {
+      if (keep[i]) {
+        kept.push_back(std::move(m_candidates[i]));
+      }
+    }
+    m_candidates = std::move(kept);
+  }
+
+  void compare_with_dataset(Candidate& candidate,
+                            const std::map<std::string, std::vector<std::string>>& index,
+                            DatasetDirectories& directories) {
+    StageEntry& entry = m_result.entries[candidate.entry];
+    const auto staged = index.find(entry.name);
+    std::vector<std::string> elsewhere;
+    bool here = false;
+    if (staged != index.end()) {
+      for (const auto& op_type : staged->second) {
+        if (op_type == entry.op_type) {
+          here = true;
+        } else {
+          elsewhere.push_back("definitions/" + op_type + "/" + entry.name + ".json");
+        }
+      }
+    }
+    if (!elsewhere.empty()) {
+      Diagnostic d = entry_diagnostic(
+          codes::k_stage_name_taken, entry.source,
+          fmt::format("'{}' is already staged as {}; staging it under {} too would give the "
+                      "dataset two definitions of one name",
+                      entry.name, join(elsewhere), entry.op_type),
+          "/op_type");
+      d.hint = "if the op_type changed, move the staged file yourself; fib never deletes one";
+      mark_conflict(entry, std::move(d));
+      return;
+    }
+    auto directory = directories.op_type_directory(entry.op_type, CreateMissing::no);
+    if (!directory) {
+      reject(entry, directory.error());
+      return;
+    }
+    if (!here || *directory == nullptr) {
+      entry.action = StageAction::added;
+      return;
+    }
+    auto text = read_file_in(**directory, entry.name + ".json", m_options.max_file_bytes);
+    if (!text) {
+      reject(entry, text.error());
+      return;
+    }
+    if (!*text) {
+      entry.action = StageAction::added;
+      return;
+    }
+    const auto staged_path = m_options.dataset / entry.target;
+    DiagnosticList sink;
+    auto document = parse_json(**text, staged_path, sink);
+    if (!document) {
+      entry.staged_text = **text;
+      Diagnostic d =
+          entry_diagnostic(codes::k_stage_conflict, entry.source,
+                           fmt::format("the staged {} is not valid JSON ({}); left as it is",
+                                       entry.target.string(), document.error().message));
+      resolve_conflict(entry, std::move(d));
+      return;
+    }
+    entry.staged_text = canonical_json_text(document->root);
+    if (equal_at(document->root, candidate.document, "")) {
+      entry.action = StageAction::unchanged;
+      return;
+    }
+    // A staged copy enriched with tags (fib tag) is still the same definition.
+    const auto without_tags = [](std::string_view key) { return key == "tags"; };
+    const auto staged_tags = tag_set(document->root.value("tags", Json::array()));
+    const auto incoming_tags = tag_set(candidate.document.value("tags", Json::array()));
+    if (staged_tags && incoming_tags &&
+        std::includes(staged_tags->begin(), staged_tags->end(), incoming_tags->begin(),
+                      incoming_tags->end()) &&
+        equal_at(without_keys(document->root, without_tags),
+                 without_keys(candidate.document, without_tags), "")) {
+      entry.action = StageAction::unchanged;
+      return;
+    }
+    const auto staged_models = model_tags(document->root);
+    const auto incoming_models = model_tags(candidate.document);
+    if (!staged_models.empty() && !incoming_models.empty() && staged_models != incoming_models) {
+      Diagnostic clash =
+          entry_diagnostic(codes::k_tag_clash, entry.source,
+                           fmt::format("model tags clash: the staged copy has {}, this input {}",
+                                       join(staged_models), join(incoming_models)),
+                           "/tags");
+      clash.hint = "one definition can serve several models: tag it with each (fib tag add)";
+      entry.diagnostics.push_back(std::move(clash));
+    }
+    entry.differences = diff_definitions(document->root, candidate.document);
+    Diagnostic d =
+        entry_diagnostic(codes::k_stage_conflict, entry.source,
+                         fmt::format("differs from the staged {}:{}", entry.target.string(),
+                                     render_differences(entry.differences, "staged", "incoming")));
+    resolve_conflict(entry, std::move(d));
+  }
+
+  // A conflict with the staged copy: what --on-conflict says.
+  void resolve_conflict(StageEntry& entry, Diagnostic diagnostic) {
+    switch (m_options.on_conflict) {
+    case OnConflict::overwrite:
+      diagnostic.severity = Severity::warning;
+      diagnostic.message += "\nreplaced (--on-conflict overwrite)";
+      entry.diagnostics.push_back(std::move(diagnostic));
+      entry.action = StageAction::overwritten;
+      return;
+    case OnConflict::skip:
+    case OnConflict::fail:
+      diagnostic.hint = "compare with --diff; then fix the input, or choose --on-conflict "
+                        "skip|overwrite";
+      mark_conflict(entry, std::move(diagnostic));
+      return;
+    }
+  }
+
+  void write(const Candidate& candidate, DatasetDirectories& directories) {
+    StageEntry& entry = m_result.entries[candidate.entry];
+    if (entry.action != StageAction::added && entry.action != StageAction::overwritten) {
+      return;
+    }
+    auto directory = directories.op_type_directory(entry.op_type, CreateMissing::yes);
+    if (!directory) {
+      entry.diagnostics.push_back(directory.error());
+      m_result.summary.environment_failed = true;
+      return;
+    }
+    auto written = write_file_atomically_in(
+        **directory, entry.name + ".json", entry.incoming_text,
+        entry.action == StageAction::added ? Overwrite::forbidden : Overwrite::allowed);
+    if (!written) {
+      entry.diagnostics.push_back(written.error());
+      m_result.summary.environment_failed = true;
+      return;
+    }
+    entry.written = true;
+  }
+
+  StageResult finish() {
+    auto& s = m_result.summary;
+    for (const auto& entry : m_result.entries) {
+      switch (entry.action) {
+      case StageAction::added:
+        ++s.added;
+        break;
+      case StageAction::unchanged:
+        ++s.unchanged;
+        break;
+      case StageAction::overwritten:
+        ++s.overwritten;
+        break;
+      case StageAction::conflict:
+      case StageAction::skipped:
+        ++s.conflicts;
+        break;
+      case StageAction::duplicate:
+        ++s.duplicates;
+        break;
+      case StageAction::rejected:
+        ++s.rejected;
+        break;
+      }
+    }
+    return std::move(m_result);
+  }
+
+  const StageOptions& m_options;
+  SourceAnalyzer* m_python;
+  StageResult m_result;
+  std::vector<Candidate> m_candidates;
+};
+
+} // namespace
+
+std::string unsafe_segment_reason(std::string_view segment) {
+  if (segment.empty()) {
+    return "it is empty";
+  }
+  if (segment == "." || segment == "..") {
+    return "it names a directory itself";
+  }
+  if (segment.size() > k_max_segment_bytes) {
+    return fmt::format("it is longer than {} bytes", k_max_segment_bytes);
+  }
+  if (segment.find_first_of("/\\") != std::string_view::npos) {
+    return "it contains a path separator";
+  }
+  for (const char c : segment) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      return "it contains a control character";
+    }
+  }
+  if (segment.front() == '-') {
+    return "it starts with '-' (it would read as an option)";
+  }
+  if (segment.front() == '.') {
+    return "it starts with '.' (a hidden file)";
+  }
+  return "";
+}
+
+std::vector<FieldDifference> diff_definitions(const Json& staged, const Json& incoming) {
+  std::vector<FieldDifference> out;
+  diff_at(staged, incoming, "", out);
+  return out;
+}
+
+bool same_definition_content(const Json& a, const Json& b) {
+  return equal_at(a, b, "");
+}
+
+std::string_view to_string(OnConflict mode) {
+  switch (mode) {
+  case OnConflict::fail:
+    return "fail";
+  case OnConflict::skip:
+    return "skip";
+  case OnConflict::overwrite:
+    return "overwrite";
+  }
+  return "fail";
+}
+
+std::string_view to_string(StageAction action) {
+  switch (action) {
+  case StageAction::added:
+    return "added";
+  case StageAction::unchanged:
+    return "unchanged";
+  case StageAction::overwritten:
+    return "overwritten";
+  case StageAction::conflict:
+    return "conflict";
+  case StageAction::skipped:
+    return "skipped";
+  case StageAction::duplicate:
+    return "duplicate";
+  case StageAction::rejected:
+    return "rejected";
+  }
+  return "rejected";
+}
+
+StageResult stage_definitions(const StageOptions& options, SourceAnalyzer* python) {
+  return Stager(options, python).run();
+}
+
+Json stage_manifest(const StageResult& result, const std::filesystem::path& dataset) {
+  std::error_code ec;
+  auto root = std::filesystem::absolute(dataset, ec);
+  if (ec) {
+    root = dataset;
+  }
+  Json entries = Json::array();
+  for (const auto& entry : result.entries) {
+    if (!entry.written) {
+      continue;
+    }
+    Json item = Json::object();
+    item["path"] = entry.target.generic_string();
+    item["name"] = entry.name;
+    item["op_type"] = entry.op_type;
+    item["action"] = std::string(to_string(entry.action));
+    item["source"] = entry.source.string();
+    entries.push_back(std::move(item));
+  }
+  Json manifest = Json::object();
+  manifest["fib_stage_manifest"] = 1;
+  manifest["dataset"] = root.lexically_normal().string();
+  manifest["entries"] = std::move(entries);
+  return manifest;
+}
+
+} // namespace fib

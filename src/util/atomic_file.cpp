@@ -1,0 +1,378 @@
+#include "fib/util/atomic_file.hpp"
+
+#include <fib/base/codes.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <string>
+#include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
+#include <utility>
+
+namespace fib {
+namespace {
+
+Diagnostic write_error(const std::filesystem::path& target, std::string_view what, int error) {
+  Diagnostic d = make_diagnostic(codes::k_io_write,
+                                 fmt::format("cannot write: {}: {}", what, std::strerror(error)));
+  d.file = target;
+  return d;
+}
+
+// The process umask, read without changing it (umask(2) can only set it, which would race with
+// other threads creating files); 022 when /proc is not there.
+mode_t current_umask() {
+  mode_t mask = 022;
+  if (std::FILE* status = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status) != nullptr) {
+      if (std::strncmp(line, "Umask:", 6) == 0) {
+        mask = static_cast<mode_t>(std::strtoul(line + 6, nullptr, 8));
+        break;
+      }
+    }
+    std::fclose(status);
+  }
+  return mask;
+}
+
+// Creates the temporary file in `dirfd` with a random `.fib-XXXXXX` name, never following a link.
+int create_temporary(int dirfd, std::string& name) {
+  static constexpr std::string_view k_alphabet =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::random_device random;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    name = ".fib-";
+    for (int i = 0; i < 6; ++i) {
+      name += k_alphabet[random() % k_alphabet.size()];
+    }
+    const int fd =
+        ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) {
+      return fd;
+    }
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+// Owns the temporary file: closes it and removes its name unless released.
+class TempFile {
+public:
+  TempFile(int dirfd, std::string name, int fd)
+      : m_dirfd(dirfd), m_name(std::move(name)), m_fd(fd) {}
+  ~TempFile() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+    if (!m_name.empty()) {
+      ::unlinkat(m_dirfd, m_name.c_str(), 0);
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  int fd() const { return m_fd; }
+  const std::string& name() const { return m_name; }
+  // Closes the descriptor; false (errno set) when close(2) reports a failed write-back.
+  bool close() {
+    const int fd = m_fd;
+    m_fd = -1;
+    return ::close(fd) == 0;
+  }
+  // The name is no longer ours (it was renamed away): the destructor leaves it alone.
+  void release_name() { m_name.clear(); }
+
+private:
+  int m_dirfd;
+  std::string m_name;
+  int m_fd;
+};
+
+void inject_fault_before_rename() {
+  const char* fault = std::getenv(k_fault_injection_variable.data());
+  if (fault != nullptr && std::string_view(fault) == "kill-before-rename") {
+    ::kill(::getpid(), SIGKILL);
+  }
+}
+
+// The atomic write itself. `exists` is set when Overwrite::forbidden met an existing name.
+Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path& target,
+                                         std::string_view name, std::string_view content,
+                                         Overwrite overwrite, bool& exists) {
+  exists = false;
+  std::string temp_name;
+  const int fd = create_temporary(dirfd, temp_name);
+  if (fd < 0) {
+    return unexpected(write_error(target, "cannot create a temporary file", errno));
+  }
+  TempFile temp(dirfd, std::move(temp_name), fd);
+  if (::fchmod(temp.fd(), 0644 & ~current_umask()) != 0) {
+    return unexpected(write_error(target, "cannot set the file mode", errno));
+  }
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(temp.fd(), content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return unexpected(write_error(target, "write failed", errno));
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(temp.fd()) != 0) {
+    return unexpected(write_error(target, "fsync failed", errno));
+  }
+  if (!temp.close()) {
+    return unexpected(write_error(target, "close failed", errno));
+  }
+  inject_fault_before_rename();
+  const std::string target_name(name);
+  if (overwrite == Overwrite::forbidden) {
+    // linkat(2) fails if the name exists: the check and the write are one step.
+    if (::linkat(dirfd, temp.name().c_str(), dirfd, target_name.c_str(), 0) != 0) {
+      if (errno == EEXIST) {
+        exists = true;
+        Diagnostic d = make_diagnostic(
+            codes::k_io_write,
+            fmt::format("cannot write: {} appeared meanwhile; left as it is", target.string()));
+        d.file = target;
+        return unexpected(std::move(d));
+      }
+      return unexpected(write_error(target, "cannot link the file into place", errno));
+    }
+    ::unlinkat(dirfd, temp.name().c_str(), 0);
+    temp.release_name();
+  } else {
+    if (::renameat(dirfd, temp.name().c_str(), dirfd, target_name.c_str()) != 0) {
+      return unexpected(write_error(target, "cannot rename the file into place", errno));
+    }
+    temp.release_name();
+  }
+  // Makes the new name durable. File systems that cannot sync a directory (EINVAL) are accepted.
+  if (::fsync(dirfd) != 0 && errno != EINVAL) {
+    return unexpected(write_error(target, "fsync of the directory failed", errno));
+  }
+  return target;
+}
+
+Diagnostic unsafe_path(const std::filesystem::path& path, std::string_view what) {
+  Diagnostic d = make_diagnostic(
+      codes::k_io_unsafe_path,
+      fmt::format("{} {}; nothing is read or written through it", path.string(), what));
+  d.file = path;
+  return d;
+}
+
+Diagnostic io_error(std::string_view code, const std::filesystem::path& path, std::string_view what,
+                    int error) {
+  Diagnostic d =
+      make_diagnostic(code, fmt::format("{}: {}: {}", path.string(), what, std::strerror(error)));
+  d.file = path;
+  return d;
+}
+
+} // namespace
+
+DirectoryHandle::~DirectoryHandle() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+}
+
+DirectoryHandle::DirectoryHandle(DirectoryHandle&& other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)), m_path(std::move(other.m_path)) {}
+
+DirectoryHandle& DirectoryHandle::operator=(DirectoryHandle&& other) noexcept {
+  if (this != &other) {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+    m_fd = std::exchange(other.m_fd, -1);
+    m_path = std::move(other.m_path);
+  }
+  return *this;
+}
+
+Expected<DirectoryHandle> open_directory(const std::filesystem::path& root) {
+  const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOENT) {
+      Diagnostic d = make_diagnostic(codes::k_io_not_found,
+                                     fmt::format("{}: no such directory", root.string()));
+      d.file = root;
+      return unexpected(std::move(d));
+    }
+    return unexpected(io_error(codes::k_io_read, root, "cannot open the directory", error));
+  }
+  return DirectoryHandle(fd, root);
+}
+
+Expected<std::optional<DirectoryHandle>>
+open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMissing create) {
+  const std::string entry(name);
+  const auto path = parent.path() / entry;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int fd =
+        ::openat(parent.fd(), entry.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      return std::optional<DirectoryHandle>(DirectoryHandle(fd, path));
+    }
+    const int error = errno;
+    if (error == ELOOP || error == ENOTDIR) {
+      // With O_DIRECTORY, Linux reports a link as ENOTDIR: ask what the entry is.
+      struct stat info {};
+      const bool link = ::fstatat(parent.fd(), entry.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+                        S_ISLNK(info.st_mode);
+      return unexpected(unsafe_path(path, link ? "is a symbolic link" : "is not a directory"));
+    }
+    if (error != ENOENT) {
+      return unexpected(io_error(codes::k_io_read, path, "cannot open the directory", error));
+    }
+    if (create == CreateMissing::no) {
+      return std::optional<DirectoryHandle>();
+    }
+    if (::mkdirat(parent.fd(), entry.c_str(), 0777) != 0 && errno != EEXIST) {
+      return unexpected(io_error(codes::k_io_write, path, "cannot create the directory", errno));
+    }
+  }
+  return unexpected(io_error(codes::k_io_write, path, "cannot create the directory", ENOENT));
+}
+
+Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
+                                                  std::string_view name, std::uintmax_t max_bytes) {
+  const std::string entry(name);
+  const auto path = directory.path() / entry;
+  const int fd =
+      ::openat(directory.fd(), entry.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOENT) {
+      return std::optional<std::string>();
+    }
+    if (error == ELOOP) {
+      return unexpected(unsafe_path(path, "is a symbolic link"));
+    }
+    return unexpected(io_error(codes::k_io_read, path, "cannot open", error));
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return unexpected(unsafe_path(path, "is not a regular file"));
+  }
+  if (static_cast<std::uintmax_t>(info.st_size) > max_bytes) {
+    ::close(fd);
+    Diagnostic d = make_diagnostic(
+        codes::k_io_too_large, fmt::format("{} is larger than {} bytes", path.string(), max_bytes));
+    d.file = path;
+    return unexpected(std::move(d));
+  }
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      const int error = errno;
+      ::close(fd);
+      return unexpected(io_error(codes::k_io_read, path, "read failed", error));
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > max_bytes) {
+      ::close(fd);
+      Diagnostic d =
+          make_diagnostic(codes::k_io_too_large,
+                          fmt::format("{} is larger than {} bytes", path.string(), max_bytes));
+      d.file = path;
+      return unexpected(std::move(d));
+    }
+  }
+  ::close(fd);
+  return std::optional<std::string>(std::move(text));
+}
+
+Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& directory,
+                                                         std::string_view name,
+                                                         std::string_view content,
+                                                         Overwrite overwrite) {
+  bool exists = false;
+  return write_in(directory.fd(), directory.path() / std::string(name), name, content, overwrite,
+                  exists);
+}
+
+Expected<std::filesystem::path> write_file_atomically_below(const std::filesystem::path& root,
+                                                            const std::filesystem::path& relative,
+                                                            std::string_view content,
+                                                            Overwrite overwrite,
+                                                            CreateMissing create) {
+  const auto target = root / relative;
+  if (relative.is_absolute() || !relative.has_filename() ||
+      std::any_of(relative.begin(), relative.end(),
+                  [](const std::filesystem::path& part) { return part == ".."; })) {
+    return unexpected(unsafe_path(target, "is not a path below its root"));
+  }
+  auto directory = open_directory(root);
+  if (!directory) {
+    return unexpected(directory.error());
+  }
+  DirectoryHandle current = std::move(*directory);
+  for (const auto& part : relative.parent_path()) {
+    if (part == ".") {
+      continue;
+    }
+    auto next = open_subdirectory(current, part.string(), create);
+    if (!next) {
+      return unexpected(next.error());
+    }
+    if (!*next) {
+      return unexpected(
+          io_error(codes::k_io_write, current.path() / part, "cannot write below it", ENOENT));
+    }
+    current = std::move(**next);
+  }
+  return write_file_atomically_in(current, relative.filename().string(), content, overwrite);
+}
+
+Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,
+                                                      std::string_view content,
+                                                      Overwrite overwrite) {
+  std::error_code ec;
+  const auto directory =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::filesystem::create_directories(directory, ec);
+  if (ec) {
+    return unexpected(write_error(target, "cannot create the directory", ec.value()));
+  }
+  const int dirfd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    return unexpected(write_error(target, "cannot open the directory", errno));
+  }
+  const DirectoryHandle handle(dirfd, directory);
+  bool exists = false;
+  auto written =
+      write_in(handle.fd(), target, target.filename().string(), content, overwrite, exists);
+  if (!written && exists) {
+    Diagnostic d = make_diagnostic(codes::k_report_exists,
+                                   fmt::format("report file already exists: {}", target.string()));
+    d.file = target;
+    return unexpected(std::move(d));
+  }
+  return written;
+}
+
+} // namespace fib

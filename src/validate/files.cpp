@@ -1,0 +1,288 @@
+#include "fib/validate/files.hpp"
+
+#include "util/file_walk.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/model/definition.hpp>
+#include <fib/model/solution.hpp>
+#include <fib/model/trace.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <system_error>
+
+namespace fib {
+namespace {
+
+// Counts what passes through, then forwards it.
+class CountingSink final : public DiagnosticSink {
+public:
+  explicit CountingSink(DiagnosticSink& target) : m_target(target) {}
+  void report(Diagnostic diagnostic) override {
+    switch (diagnostic.severity) {
+    case Severity::error:
+      ++summary.errors;
+      if (const CodeInfo* info = find_code(diagnostic.code);
+          info != nullptr && info->exit_class == ExitClass::environment) {
+        summary.environment_failed = true;
+      }
+      break;
+    case Severity::warning:
+      ++summary.warnings;
+      break;
+    case Severity::note:
+      ++summary.notes;
+      break;
+    }
+    m_target.report(std::move(diagnostic));
+  }
+  ValidateSummary summary;
+
+private:
+  DiagnosticSink& m_target;
+};
+
+// Nearest ancestor directory whose name is one of `names`; "" when none.
+std::string nearest_named_parent(const std::filesystem::path& file,
+                                 std::initializer_list<std::string_view> names) {
+  for (auto dir = file.parent_path(); !dir.empty() && dir != dir.root_path();
+       dir = dir.parent_path()) {
+    const std::string name = dir.filename().string();
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      return name;
+    }
+    if (dir == dir.parent_path()) {
+      break;
+    }
+  }
+  return {};
+}
+
+// Expands directories into their *.json / *.jsonl files, sorted by path components.
+std::vector<std::filesystem::path> expand_paths(const std::vector<std::filesystem::path>& paths,
+                                                DiagnosticSink& sink) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      files.push_back(path);
+      continue;
+    }
+    // Reports that `fib validate --dataset` wrote into DATASET/reports are not dataset files.
+    auto found = detail::list_files_below(path, {".json", ".jsonl"});
+    if (found.error) {
+      sink.report(std::move(*found.error));
+    }
+    files.insert(files.end(), found.files.begin(), found.files.end());
+  }
+  return files;
+}
+
+} // namespace
+
+std::string_view to_string(FileKind kind) {
+  switch (kind) {
+  case FileKind::automatic:
+    return "auto";
+  case FileKind::definition:
+    return "definition";
+  case FileKind::solution:
+    return "solution";
+  case FileKind::workload:
+    return "workload";
+  case FileKind::trace:
+    return "trace";
+  }
+  return "auto";
+}
+
+namespace {
+
+FileKind detect_jsonl_kind(const std::filesystem::path& file, std::string_view text) {
+  const std::string parent = nearest_named_parent(file, {"workloads", "traces"});
+  if (parent == "workloads") {
+    return FileKind::workload;
+  }
+  if (parent == "traces") {
+    return FileKind::trace;
+  }
+  DiagnosticList ignored;
+  for (const JsonlLine& line : split_jsonl_lines(text)) {
+    auto doc = parse_json(line.text, file, ignored, line.line);
+    if (doc && doc->root.is_object()) {
+      const auto has = [&](const char* key) {
+        const auto it = doc->root.find(key);
+        return it != doc->root.end() && !it->is_null();
+      };
+      if (has("solution") || has("evaluation")) {
+        return FileKind::trace;
+      }
+    }
+  }
+  return FileKind::workload;
+}
+
+// `root` is null when the file is not JSON.
+FileKind detect_json_kind(const std::filesystem::path& file, const Json* root) {
+  if (root != nullptr && root->is_object()) {
+    if (root->contains("sources") || root->contains("spec")) {
+      return FileKind::solution;
+    }
+    for (const char* key : {"reference", "axes", "inputs", "outputs", "op_type"}) {
+      if (root->contains(key)) {
+        return FileKind::definition;
+      }
+    }
+  }
+  const std::string parent = nearest_named_parent(file, {"definitions", "solutions"});
+  if (parent == "definitions") {
+    return FileKind::definition;
+  }
+  if (parent == "solutions") {
+    return FileKind::solution;
+  }
+  return FileKind::automatic;
+}
+
+} // namespace
+
+FileKind detect_file_kind(const std::filesystem::path& file, std::string_view text) {
+  if (file.extension() == ".jsonl") {
+    return detect_jsonl_kind(file, text);
+  }
+  DiagnosticList ignored;
+  auto doc = parse_json(text, file, ignored);
+  return detect_json_kind(file, doc ? &doc->root : nullptr);
+}
+
+std::optional<Diagnostic> validate_definition_document(const JsonDocument& document,
+                                                       PythonChecker* python,
+                                                       DiagnosticSink& sink) {
+  DiagnosticList schema;
+  const Definition definition = parse_definition(document, schema);
+  for (const Diagnostic& d : schema.items()) {
+    sink.report(d);
+  }
+  if (!document.root.is_object()) {
+    return std::nullopt;
+  }
+  std::optional<Diagnostic> python_failure;
+  if (python != nullptr) {
+    python_failure = check_definition_python(definition, document, *python, ArityCheck::yes, sink);
+  } else {
+    python_failure = no_python_runtime();
+  }
+  lint_definition(definition, document, sink);
+  return python_failure;
+}
+
+namespace {
+
+// Validates files one at a time, remembering across files whether Python is usable.
+class FileValidator {
+public:
+  FileValidator(const ValidateFilesOptions& options, PythonChecker* python)
+      : m_options(options), m_python(python) {}
+
+  void validate(const std::filesystem::path& file, DiagnosticSink& sink) {
+    auto text = read_text_file(file, m_options.max_file_bytes);
+    if (!text) {
+      sink.report(text.error());
+      return;
+    }
+    if (file.extension() == ".jsonl" || m_options.kind == FileKind::workload ||
+        m_options.kind == FileKind::trace) {
+      FileKind kind = m_options.kind;
+      if (kind != FileKind::workload && kind != FileKind::trace) {
+        kind = detect_jsonl_kind(file, *text);
+      }
+      std::ignore = parse_trace_lines(
+          *text, file, kind == FileKind::workload ? TraceFileKind::workload : TraceFileKind::trace,
+          sink);
+      return;
+    }
+    // One JSON document: parse once, then decide what it is.
+    DiagnosticList parse_warnings;
+    auto document = parse_json(*text, file, parse_warnings);
+    if (!document) {
+      sink.report(document.error());
+      return;
+    }
+    const FileKind kind = m_options.kind != FileKind::automatic
+                              ? m_options.kind
+                              : detect_json_kind(file, &document->root);
+    if (kind == FileKind::automatic) {
+      Diagnostic d = make_diagnostic(
+          codes::k_file_kind_unknown,
+          "cannot tell whether this is a definition, solution, workload or trace file");
+      d.file = file;
+      d.hint = "name it with --kind, or keep it under definitions/, solutions/, workloads/ or "
+               "traces/";
+      sink.report(std::move(d));
+      return;
+    }
+    for (const Diagnostic& warning : parse_warnings.items()) {
+      sink.report(warning);
+    }
+    if (kind == FileKind::solution) {
+      std::ignore = parse_solution(*document, sink);
+      return;
+    }
+    DiagnosticList definition_sink;
+    if (auto failure = validate_definition_document(*document, m_python, definition_sink)) {
+      // Python is unusable: say so once, then skip the Python-exact checks.
+      if (!m_python_failure_reported) {
+        definition_sink.report(std::move(*failure));
+      }
+      m_python = nullptr;
+      m_python_failure_reported = true;
+    }
+    for (const Diagnostic& d : definition_sink.items()) {
+      sink.report(d);
+    }
+    if (m_options.reference_checks != ReferenceChecks::none && m_options.runner != nullptr &&
+        !definition_sink.has_errors()) {
+      DiagnosticList ignored;
+      const Definition definition = parse_definition(*document, ignored);
+      for (Diagnostic d :
+           run_reference_checks(definition, m_options.reference_checks, *m_options.runner,
+                                document->root.value("init", std::string()))) {
+        d.file = file;
+        if (d.pointer.empty()) {
+          d.pointer = "/reference";
+        }
+        d.line = document->line_of(d.pointer);
+        sink.report(std::move(d));
+      }
+    }
+  }
+
+private:
+  const ValidateFilesOptions& m_options;
+  PythonChecker* m_python;
+  bool m_python_failure_reported = false;
+};
+
+} // namespace
+
+ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecker* python,
+                               DiagnosticSink& sink) {
+  CountingSink counting(sink);
+  FileValidator validator(options, python);
+  for (const auto& file : expand_paths(options.paths, counting)) {
+    // A file's findings are reported in line order once all its checks ran.
+    DiagnosticList file_sink;
+    validator.validate(file, file_sink);
+    std::vector<Diagnostic> items = file_sink.items();
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
+    ++counting.summary.files;
+    for (Diagnostic& d : items) {
+      counting.report(std::move(d));
+    }
+  }
+  return counting.summary;
+}
+
+} // namespace fib
