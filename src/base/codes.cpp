@@ -250,6 +250,16 @@ const CodeInfo* find_code(std::string_view code) {
   return it == k_code_table.end() ? nullptr : &*it;
 }
 
+ExitClass exit_class_of(const Diagnostic& diagnostic) {
+  const CodeInfo* info = find_code(diagnostic.code);
+  return info == nullptr ? ExitClass::finding : info->exit_class;
+}
+
+bool is_environment_failure(const Diagnostic& diagnostic) {
+  return diagnostic.severity == Severity::error &&
+         exit_class_of(diagnostic) == ExitClass::environment;
+}
+
 std::string render_codes_markdown() {
   std::string out =
       "# Diagnostic codes\n\n"

@@ -9,18 +9,6 @@
 
 namespace fib {
 
-std::string_view to_string(Severity severity) {
-  switch (severity) {
-  case Severity::note:
-    return "note";
-  case Severity::warning:
-    return "warning";
-  case Severity::error:
-    return "error";
-  }
-  return "error";
-}
-
 Diagnostic make_diagnostic(std::string_view code, std::string message) {
   const CodeInfo* info = find_code(code);
   if (info == nullptr) {
@@ -47,6 +35,62 @@ std::size_t DiagnosticList::count(Severity severity) const {
 bool DiagnosticList::contains(std::string_view code) const {
   return std::any_of(m_items.begin(), m_items.end(),
                      [&](const Diagnostic& d) { return d.code == code; });
+}
+
+ContextSink::ContextSink(DiagnosticSink& parent, std::filesystem::path file,
+                         std::string pointer_prefix)
+    : m_parent(parent), m_file(std::move(file)), m_pointer_prefix(std::move(pointer_prefix)) {}
+
+void ContextSink::report(Diagnostic diagnostic) {
+  if (diagnostic.file.empty()) {
+    diagnostic.file = m_file;
+  }
+  if (!m_pointer_prefix.empty()) {
+    diagnostic.pointer = m_pointer_prefix + diagnostic.pointer;
+  }
+  m_parent.report(std::move(diagnostic));
+}
+
+DiagnosticCounts& DiagnosticCounts::operator+=(const DiagnosticCounts& other) {
+  errors += other.errors;
+  warnings += other.warnings;
+  notes += other.notes;
+  environment_errors += other.environment_errors;
+  return *this;
+}
+
+namespace {
+
+void count_into(DiagnosticCounts& counts, const Diagnostic& diagnostic) {
+  switch (diagnostic.severity) {
+  case Severity::error:
+    ++counts.errors;
+    if (is_environment_failure(diagnostic)) {
+      ++counts.environment_errors;
+    }
+    break;
+  case Severity::warning:
+    ++counts.warnings;
+    break;
+  case Severity::note:
+    ++counts.notes;
+    break;
+  }
+}
+
+} // namespace
+
+void CountingSink::report(Diagnostic diagnostic) {
+  count_into(m_counts, diagnostic);
+  m_parent.report(std::move(diagnostic));
+}
+
+DiagnosticCounts count_diagnostics(const std::vector<Diagnostic>& diagnostics) {
+  DiagnosticCounts counts;
+  for (const Diagnostic& diagnostic : diagnostics) {
+    count_into(counts, diagnostic);
+  }
+  return counts;
 }
 
 std::string pointer_append(std::string_view pointer, std::string_view token) {

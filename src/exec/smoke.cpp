@@ -3,7 +3,7 @@
 #include <fib/base/codes.hpp>
 #include <fib/constraint/constraint.hpp>
 
-#include "util/ascii.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -26,16 +26,6 @@ bool is_identifier(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-}
-
-std::string trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return std::string(text);
 }
 
 // Splits "a == b" at its only top-level "==" (not part of "<=", ">=", "!="); nullopt otherwise.
@@ -61,7 +51,8 @@ std::optional<std::pair<std::string, std::string>> split_equality(std::string_vi
   if (found == std::string_view::npos) {
     return std::nullopt;
   }
-  return std::make_pair(trim(text.substr(0, found)), trim(text.substr(found + 2)));
+  return std::make_pair(std::string(detail::trim(text.substr(0, found))),
+                        std::string(detail::trim(text.substr(found + 2))));
 }
 
 // `name[-1].item()` (the last element of a 1-D tensor) → name.

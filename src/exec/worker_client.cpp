@@ -620,4 +620,12 @@ std::vector<Diagnostic> run_reference_checks(const Definition& definition, Refer
                                                     : runner.check_build(definition).diagnostics;
 }
 
+std::filesystem::path default_build_cache() {
+  if (const char* configured = std::getenv("FIB_CACHE_PATH"); configured && *configured) {
+    return configured;
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home != nullptr ? home : "/tmp") / ".cache" / "fib";
+}
+
 } // namespace fib

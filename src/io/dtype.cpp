@@ -2,43 +2,6 @@
 
 namespace fib {
 
-std::string_view to_string(DType dtype) {
-  switch (dtype) {
-  case DType::float32:
-    return "float32";
-  case DType::float16:
-    return "float16";
-  case DType::bfloat16:
-    return "bfloat16";
-  case DType::float8_e4m3fn:
-    return "float8_e4m3fn";
-  case DType::float8_e5m2:
-    return "float8_e5m2";
-  case DType::float4_e2m1:
-    return "float4_e2m1";
-  case DType::int64:
-    return "int64";
-  case DType::int32:
-    return "int32";
-  case DType::int16:
-    return "int16";
-  case DType::int8:
-    return "int8";
-  case DType::boolean:
-    return "bool";
-  }
-  return "float32";
-}
-
-std::optional<DType> parse_dtype(std::string_view name) {
-  for (const DType dtype : k_all_dtypes) {
-    if (to_string(dtype) == name) {
-      return dtype;
-    }
-  }
-  return std::nullopt;
-}
-
 std::string_view safetensors_dtype_name(DType dtype) {
   switch (dtype) {
   case DType::float32:

@@ -1,6 +1,6 @@
 #include "io/schema_reader.hpp"
 
-#include "util/ascii.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -17,21 +17,10 @@ namespace {
 constexpr std::array<std::string_view, 5> k_dumper_extras = {"init", "check", "optional", "param",
                                                              "dtype_from"};
 
-std::string trim(std::string_view s) {
-  const auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  while (!s.empty() && is_space(s.front())) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && is_space(s.back())) {
-    s.remove_suffix(1);
-  }
-  return std::string(s);
-}
-
 // Python float() on a string: decimal literals, "nan", "inf", "infinity" (any case, optional sign),
 // underscores between digits are not accepted here.
 std::optional<double> parse_python_float(std::string_view text) {
-  const std::string t = ascii_lower(trim(text));
+  const std::string t = ascii_lower(detail::trim(text));
   if (t.empty()) {
     return std::nullopt;
   }
@@ -162,7 +151,7 @@ std::optional<std::int64_t> Reader::integer(const Json& value, const std::string
     if (value.is_number_float()) {
       as_double = value.get<double>();
     } else {
-      const std::string text = trim(value.get_ref<const std::string&>());
+      const std::string text(detail::trim(value.get_ref<const std::string&>()));
       std::int64_t parsed = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
       if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size()) {
@@ -248,7 +237,7 @@ std::optional<bool> Reader::boolean(const Json& value, const std::string& pointe
       result = d == 1.0;
     }
   } else if (value.is_string()) {
-    const std::string t = ascii_lower(trim(value.get_ref<const std::string&>()));
+    const std::string t = ascii_lower(detail::trim(value.get_ref<const std::string&>()));
     if (t == "1" || t == "true" || t == "t" || t == "yes" || t == "y" || t == "on") {
       result = true;
     } else if (t == "0" || t == "false" || t == "f" || t == "no" || t == "n" || t == "off") {

@@ -2,8 +2,8 @@
 
 #include "io/keys.hpp"
 #include "io/schema_reader.hpp"
-#include "util/ascii.hpp"
 #include "util/sha1.hpp"
+#include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
 

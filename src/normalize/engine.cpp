@@ -2,7 +2,7 @@
 
 #include "fib/normalize/normalize.hpp"
 
-#include "util/ascii.hpp"
+#include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/constraint/constraint.hpp>
@@ -116,30 +116,6 @@ void rename_key(Json& object, const std::string& from, const std::string& to) {
   object = std::move(renamed);
 }
 
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) {
-      lines.emplace_back(text.substr(start));
-      break;
-    }
-    lines.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
-std::string trim(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(" \t\r\f\v");
-  if (first == std::string_view::npos) {
-    return {};
-  }
-  const std::size_t last = text.find_last_not_of(" \t\r\f\v");
-  return std::string(text.substr(first, last - first + 1));
-}
-
 class Normalizer {
 public:
   Normalizer(const JsonDocument& input, const NormalizeOptions& options, SourceAnalyzer& python)
@@ -249,10 +225,10 @@ private:
         m_existing_run = &function;
       }
     }
-    const auto lines = split_lines(it->get<std::string>());
+    const auto lines = detail::split_on_newlines(it->get_ref<const std::string&>());
     int marker = 0;
     for (std::size_t i = 0; i < lines.size(); ++i) {
-      if (trim(lines[i]) == k_reference_marker) {
+      if (detail::trim(lines[i]) == k_reference_marker) {
         marker = static_cast<int>(i) + 1;
       }
     }
@@ -954,7 +930,9 @@ private:
       return;
     }
     m_resolved_by_imports = {"math", "torch", "F"};
-    auto lines = split_lines(m_doc["reference"].get<std::string>());
+    const std::string reference = m_doc["reference"].get<std::string>();
+    const auto pieces = detail::split_on_newlines(reference);
+    std::vector<std::string> lines(pieces.begin(), pieces.end());
     const auto at = static_cast<std::size_t>(
         std::clamp(m_structure->import_insert_line, 0, static_cast<int>(lines.size())));
     lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(at), imports.begin(), imports.end());
@@ -1322,12 +1300,6 @@ Expected<NormalizedDefinition> normalize_definition(const JsonDocument& input,
     d.file = input.file;
     return unexpected(std::move(d));
   }
-}
-
-std::string canonical_json_text(const Json& document) {
-  std::string text = document.dump(2, ' ', false, Json::error_handler_t::replace);
-  text += '\n';
-  return text;
 }
 
 } // namespace fib

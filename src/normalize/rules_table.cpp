@@ -3,7 +3,7 @@
 #include "fib/normalize/normalize.hpp"
 
 #include "io/schema_reader.hpp"
-#include "util/ascii.hpp"
+#include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/io/dtype.hpp>

@@ -1,7 +1,7 @@
 #include "fib/report/merge.hpp"
 
 #include <fib/base/codes.hpp>
-#include <fib/stage/stage.hpp>
+#include <fib/model/definition_diff.hpp>
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/model/trace_set.hpp>
-#include <fib/stage/stage.hpp>
 #include <fib/util/atomic_file.hpp>
+#include <fib/util/path_safety.hpp>
 
 #include <fmt/format.h>
 
@@ -67,14 +67,6 @@ std::optional<Diagnostic> append_lines(const std::filesystem::path& root,
 }
 
 } // namespace
-
-std::filesystem::path default_build_cache() {
-  if (const char* configured = std::getenv("FIB_CACHE_PATH"); configured && *configured) {
-    return configured;
-  }
-  const char* home = std::getenv("HOME");
-  return std::filesystem::path(home != nullptr ? home : "/tmp") / ".cache" / "fib";
-}
 
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
                         const std::function<void(const RunEvaluation&)>& on_evaluation) {

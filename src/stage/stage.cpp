@@ -4,6 +4,7 @@
 #include "fib/stage/stage.hpp"
 
 #include "util/file_walk.hpp"
+#include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/tag/tags.hpp>
@@ -20,8 +21,6 @@
 namespace fib {
 namespace {
 
-constexpr std::size_t k_max_segment_bytes = 200;
-
 Diagnostic entry_diagnostic(std::string_view code, const std::filesystem::path& file,
                             std::string message, std::string pointer = "") {
   Diagnostic d = make_diagnostic(code, std::move(message));
@@ -33,209 +32,6 @@ Diagnostic entry_diagnostic(std::string_view code, const std::filesystem::path& 
 bool is_environment(const Diagnostic& d) {
   const auto* info = find_code(d.code);
   return info != nullptr && info->exit_class == ExitClass::environment;
-}
-
-// --- Comparing definitions ---
-
-bool is_python_text_key(std::string_view key) {
-  return key == "reference" || key == "init" || key == "check";
-}
-
-// `tags` as a set of strings; std::nullopt when it is not a list of strings.
-std::optional<std::set<std::string>> tag_set(const Json& tags) {
-  if (!tags.is_array()) {
-    return std::nullopt;
-  }
-  std::set<std::string> out;
-  for (const auto& tag : tags) {
-    if (!tag.is_string()) {
-      return std::nullopt;
-    }
-    out.insert(tag.get<std::string>());
-  }
-  return out;
-}
-
-bool ordered_keys(std::string_view pointer) {
-  return pointer == "/inputs" || pointer == "/outputs";
-}
-
-std::vector<std::string> keys_of(const Json& object) {
-  std::vector<std::string> keys;
-  for (const auto& [key, value] : object.items()) {
-    keys.push_back(key);
-  }
-  return keys;
-}
-
-bool equal_at(const Json& a, const Json& b, const std::string& pointer) {
-  if (pointer == "/tags") {
-    const auto sa = tag_set(a);
-    const auto sb = tag_set(b);
-    if (sa && sb) {
-      return *sa == *sb;
-    }
-  }
-  if (a.is_object() && b.is_object()) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    if (ordered_keys(pointer) && keys_of(a) != keys_of(b)) {
-      return false;
-    }
-    for (const auto& [key, value] : a.items()) {
-      const auto it = b.find(key);
-      if (it == b.end() || !equal_at(value, *it, pointer_append(pointer, key))) {
-        return false;
-      }
-    }
-    return true;
-  }
-  if (a.is_array() && b.is_array()) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!equal_at(a[i], b[i], pointer_append(pointer, i))) {
-        return false;
-      }
-    }
-    return true;
-  }
-  return a == b;
-}
-
-// A copy of `definition` without the keys `drop` selects (top level only).
-template <typename Predicate> Json without_keys(const Json& definition, Predicate drop) {
-  if (!definition.is_object()) {
-    return definition;
-  }
-  Json out = Json::object();
-  for (const auto& [key, value] : definition.items()) {
-    if (!drop(key)) {
-      out[key] = value;
-    }
-  }
-  return out;
-}
-
-std::size_t count_lines(std::string_view text) {
-  if (text.empty()) {
-    return 0;
-  }
-  const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-  return text.back() == '\n' ? newlines : newlines + 1;
-}
-
-bool is_long_text(const Json& value) {
-  if (!value.is_string()) {
-    return false;
-  }
-  const auto& text = value.get_ref<const std::string&>();
-  return text.size() > 80 || text.find('\n') != std::string::npos;
-}
-
-std::string short_value(const Json& value) {
-  if (is_long_text(value)) {
-    const auto lines = count_lines(value.get_ref<const std::string&>());
-    return fmt::format("{} line{}", lines, lines == 1 ? "" : "s");
-  }
-  return json_excerpt(value);
-}
-
-// "3 lines removed, 5 added" between two texts, from their unified diff.
-std::string text_change_summary(const std::string& before, const std::string& after) {
-  const std::string diff = unified_diff(before, after, "a", "b", 0);
-  std::size_t removed = 0;
-  std::size_t added = 0;
-  std::size_t start = 0;
-  while (start < diff.size()) {
-    auto end = diff.find('\n', start);
-    if (end == std::string::npos) {
-      end = diff.size();
-    }
-    const std::string_view line(diff.data() + start, end - start);
-    if (line.starts_with("-") && !line.starts_with("--- ")) {
-      ++removed;
-    } else if (line.starts_with("+") && !line.starts_with("+++ ")) {
-      ++added;
-    }
-    start = end + 1;
-  }
-  return fmt::format("{} line{} removed, {} added", removed, removed == 1 ? "" : "s", added);
-}
-
-std::string join(const std::vector<std::string>& items) {
-  if (items.empty()) {
-    return "(none)";
-  }
-  std::string out;
-  for (const auto& item : items) {
-    out += out.empty() ? "" : ", ";
-    out += item;
-  }
-  return out;
-}
-
-void diff_at(const Json& a, const Json& b, const std::string& pointer,
-             std::vector<FieldDifference>& out) {
-  if (pointer == "/tags") {
-    const auto sa = tag_set(a);
-    const auto sb = tag_set(b);
-    if (sa && sb) {
-      std::vector<std::string> only_a;
-      std::vector<std::string> only_b;
-      std::set_difference(sa->begin(), sa->end(), sb->begin(), sb->end(),
-                          std::back_inserter(only_a));
-      std::set_difference(sb->begin(), sb->end(), sa->begin(), sa->end(),
-                          std::back_inserter(only_b));
-      if (!only_a.empty() || !only_b.empty()) {
-        out.push_back({pointer, "only " + join(only_a), "only " + join(only_b), ""});
-      }
-      return;
-    }
-  }
-  if (a.is_object() && b.is_object()) {
-    for (const auto& [key, value] : a.items()) {
-      const auto child = pointer_append(pointer, key);
-      const auto it = b.find(key);
-      if (it == b.end()) {
-        out.push_back({child, short_value(value), "(absent)", ""});
-      } else {
-        diff_at(value, *it, child, out);
-      }
-    }
-    for (const auto& [key, value] : b.items()) {
-      if (!a.contains(key)) {
-        out.push_back({pointer_append(pointer, key), "(absent)", short_value(value), ""});
-      }
-    }
-    if (ordered_keys(pointer)) {
-      const auto ka = keys_of(a);
-      const auto kb = keys_of(b);
-      if (ka != kb && std::set<std::string>(ka.begin(), ka.end()) ==
-                          std::set<std::string>(kb.begin(), kb.end())) {
-        out.push_back({pointer, "order " + join(ka), "order " + join(kb), ""});
-      }
-    }
-    return;
-  }
-  if (a.is_array() && b.is_array() && a.size() == b.size()) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      diff_at(a[i], b[i], pointer_append(pointer, i), out);
-    }
-    return;
-  }
-  if (a == b) {
-    return;
-  }
-  if (a.is_string() && b.is_string() && (is_long_text(a) || is_long_text(b))) {
-    const auto& ta = a.get_ref<const std::string&>();
-    const auto& tb = b.get_ref<const std::string&>();
-    out.push_back({pointer, short_value(a), short_value(b), text_change_summary(ta, tb)});
-    return;
-  }
-  out.push_back({pointer, short_value(a), short_value(b), ""});
 }
 
 std::string render_differences(const std::vector<FieldDifference>& differences,
@@ -253,7 +49,7 @@ std::string render_differences(const std::vector<FieldDifference>& differences,
 std::vector<std::string> model_tags(const Json& definition) {
   std::vector<std::string> out;
   if (const auto tags = definition.is_object() && definition.contains("tags")
-                            ? tag_set(definition["tags"])
+                            ? tags_as_set(definition["tags"])
                             : std::nullopt) {
     for (const auto& tag : *tags) {
       if (tag.starts_with("model:")) {
@@ -505,9 +301,10 @@ private:
     }
     report_malformed_tags(entry, result);
     if (const auto models = model_tags(result); models.size() > 1) {
-      Diagnostic d = entry_diagnostic(
-          codes::k_tag_clash, file,
-          fmt::format("carries {} different model tags: {}", models.size(), join(models)), "/tags");
+      Diagnostic d = entry_diagnostic(codes::k_tag_clash, file,
+                                      fmt::format("carries {} different model tags: {}",
+                                                  models.size(), detail::join_or_none(models)),
+                                      "/tags");
       d.hint = "keep the one that names the model the dump came from (fib tag remove)";
       entry.diagnostics.push_back(std::move(d));
     }
@@ -562,13 +359,12 @@ private:
       }
       const Candidate& first = m_candidates[members.front()];
       StageEntry& first_entry = m_result.entries[first.entry];
-      const Json first_code_free = without_keys(first.document, is_python_text_key);
       bool conflict = false;
       for (std::size_t k = 1; k < members.size(); ++k) {
         const Candidate& other = m_candidates[members[k]];
         StageEntry& entry = m_result.entries[other.entry];
         auto differences = diff_definitions(first.document, other.document);
-        if (equal_at(first.document, other.document, "")) {
+        if (same_definition_content(first.document, other.document)) {
           Diagnostic d = entry_diagnostic(
               codes::k_normalize_n20, entry.source,
               fmt::format("same content as {}; staged once", first_entry.source.string()));
@@ -576,8 +372,7 @@ private:
           entry.diagnostics.push_back(std::move(d));
           entry.action = StageAction::duplicate;
           keep[members[k]] = false;
-        } else if (equal_at(first_code_free, without_keys(other.document, is_python_text_key),
-                            "")) {
+        } else if (same_definition_content_except_python_text(first.document, other.document)) {
           Diagnostic d = entry_diagnostic(
               codes::k_normalize_n20, entry.source,
               fmt::format("shares the name '{}' with {} and differs only in its Python text; the "
@@ -653,7 +448,7 @@ private:
           codes::k_stage_name_taken, entry.source,
           fmt::format("'{}' is already staged as {}; staging it under {} too would give the "
                       "dataset two definitions of one name",
-                      entry.name, join(elsewhere), entry.op_type),
+                      entry.name, detail::join_or_none(elsewhere), entry.op_type),
           "/op_type");
       d.hint = "if the op_type changed, move the staged file yourself; fib never deletes one";
       mark_conflict(entry, std::move(d));
@@ -690,30 +485,28 @@ private:
       return;
     }
     entry.staged_text = canonical_json_text(document->root);
-    if (equal_at(document->root, candidate.document, "")) {
+    if (same_definition_content(document->root, candidate.document)) {
       entry.action = StageAction::unchanged;
       return;
     }
     // A staged copy enriched with tags (fib tag) is still the same definition.
-    const auto without_tags = [](std::string_view key) { return key == "tags"; };
-    const auto staged_tags = tag_set(document->root.value("tags", Json::array()));
-    const auto incoming_tags = tag_set(candidate.document.value("tags", Json::array()));
+    const auto staged_tags = tags_as_set(document->root.value("tags", Json::array()));
+    const auto incoming_tags = tags_as_set(candidate.document.value("tags", Json::array()));
     if (staged_tags && incoming_tags &&
         std::includes(staged_tags->begin(), staged_tags->end(), incoming_tags->begin(),
                       incoming_tags->end()) &&
-        equal_at(without_keys(document->root, without_tags),
-                 without_keys(candidate.document, without_tags), "")) {
+        same_definition_content_except_tags(document->root, candidate.document)) {
       entry.action = StageAction::unchanged;
       return;
     }
     const auto staged_models = model_tags(document->root);
     const auto incoming_models = model_tags(candidate.document);
     if (!staged_models.empty() && !incoming_models.empty() && staged_models != incoming_models) {
-      Diagnostic clash =
-          entry_diagnostic(codes::k_tag_clash, entry.source,
-                           fmt::format("model tags clash: the staged copy has {}, this input {}",
-                                       join(staged_models), join(incoming_models)),
-                           "/tags");
+      Diagnostic clash = entry_diagnostic(
+          codes::k_tag_clash, entry.source,
+          fmt::format("model tags clash: the staged copy has {}, this input {}",
+                      detail::join_or_none(staged_models), detail::join_or_none(incoming_models)),
+          "/tags");
       clash.hint = "one definition can serve several models: tag it with each (fib tag add)";
       entry.diagnostics.push_back(std::move(clash));
     }
@@ -800,44 +593,6 @@ private:
 };
 
 } // namespace
-
-std::string unsafe_segment_reason(std::string_view segment) {
-  if (segment.empty()) {
-    return "it is empty";
-  }
-  if (segment == "." || segment == "..") {
-    return "it names a directory itself";
-  }
-  if (segment.size() > k_max_segment_bytes) {
-    return fmt::format("it is longer than {} bytes", k_max_segment_bytes);
-  }
-  if (segment.find_first_of("/\\") != std::string_view::npos) {
-    return "it contains a path separator";
-  }
-  for (const char c : segment) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      return "it contains a control character";
-    }
-  }
-  if (segment.front() == '-') {
-    return "it starts with '-' (it would read as an option)";
-  }
-  if (segment.front() == '.') {
-    return "it starts with '.' (a hidden file)";
-  }
-  return "";
-}
-
-std::vector<FieldDifference> diff_definitions(const Json& staged, const Json& incoming) {
-  std::vector<FieldDifference> out;
-  diff_at(staged, incoming, "", out);
-  return out;
-}
-
-bool same_definition_content(const Json& a, const Json& b) {
-  return equal_at(a, b, "");
-}
 
 std::string_view to_string(OnConflict mode) {
   switch (mode) {

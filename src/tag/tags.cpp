@@ -3,9 +3,11 @@
 
 #include "fib/tag/tags.hpp"
 
+#include "util/strings.hpp"
+
 #include <fib/base/codes.hpp>
 #include <fib/io/dtype.hpp>
-#include <fib/normalize/normalize.hpp>
+#include <fib/io/json_io.hpp>
 #include <fib/util/atomic_file.hpp>
 
 #include <fmt/format.h>
@@ -107,42 +109,6 @@ constexpr std::array k_namespaces = {
     TagNamespace{"tp", "a positive decimal integer without sign or leading zeros",
                  accepts_positive_integer},
 };
-
-// Length of the UTF-8 sequence starting at text[i], or 0 when it is not valid UTF-8.
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t length = 0;
-  std::uint32_t code = 0;
-  if (lead < 0x80) {
-    return 1;
-  } else if ((lead & 0xE0) == 0xC0) {
-    length = 2;
-    code = lead & 0x1F;
-  } else if ((lead & 0xF0) == 0xE0) {
-    length = 3;
-    code = lead & 0x0F;
-  } else if ((lead & 0xF8) == 0xF0) {
-    length = 4;
-    code = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) {
-    return 0;
-  }
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) {
-      return 0;
-    }
-    code = (code << 6) | (byte(i + k) & 0x3F);
-  }
-  constexpr std::array<std::uint32_t, 5> k_minimum = {0, 0, 0x80, 0x800, 0x10000};
-  if (code < k_minimum[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
-    return 0;
-  }
-  return length;
-}
 
 Diagnostic malformed(std::string_view tag, std::string reason, std::string hint = {}) {
   Diagnostic d = make_diagnostic(codes::k_tag_malformed,
@@ -604,7 +570,7 @@ std::optional<Diagnostic> check_tag(std::string_view tag) {
     return malformed(tag, "a tag cannot be empty");
   }
   for (std::size_t i = 0; i < tag.size();) {
-    const std::size_t length = utf8_length(tag, i);
+    const std::size_t length = detail::utf8_sequence_length(tag, i);
     if (length == 0) {
       return malformed(tag, "not valid UTF-8");
     }

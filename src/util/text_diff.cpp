@@ -1,5 +1,7 @@
 #include "fib/util/text_diff.hpp"
 
+#include "util/strings.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -16,18 +18,6 @@ namespace {
 using Index = std::ptrdiff_t;
 
 // The lines of `text`, each with its '\n' (only the last one may lack it). "" has no lines.
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t newline = text.find('\n', start);
-    const std::size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
-    lines.push_back(text.substr(start, end - start));
-    start = end;
-  }
-  return lines;
-}
-
 // Replaces each line by a number, equal numbers for equal lines, so that comparisons are cheap.
 class LineNumbering {
 public:
@@ -318,8 +308,8 @@ std::string unified_diff(std::string_view before, std::string_view after,
   if (before == after) {
     return "";
   }
-  const std::vector<std::string_view> before_lines = split_lines(before);
-  const std::vector<std::string_view> after_lines = split_lines(after);
+  const std::vector<std::string_view> before_lines = detail::split_lines_keeping_ends(before);
+  const std::vector<std::string_view> after_lines = detail::split_lines_keeping_ends(after);
   LineNumbering numbering;
   const std::vector<std::size_t> before_ids = numbering.number(before_lines);
   const std::vector<std::size_t> after_ids = numbering.number(after_lines);

@@ -8,12 +8,12 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/constraint/constraint.hpp>
+#include <fib/exec/worker_client.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/io/safetensors.hpp>
 #include <fib/model/definition.hpp>
 #include <fib/model/solution.hpp>
 #include <fib/model/trace.hpp>
-#include <fib/run/run.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -15,34 +15,6 @@
 namespace fib {
 namespace {
 
-// Counts what passes through, then forwards it.
-class CountingSink final : public DiagnosticSink {
-public:
-  explicit CountingSink(DiagnosticSink& target) : m_target(target) {}
-  void report(Diagnostic diagnostic) override {
-    switch (diagnostic.severity) {
-    case Severity::error:
-      ++summary.errors;
-      if (const CodeInfo* info = find_code(diagnostic.code);
-          info != nullptr && info->exit_class == ExitClass::environment) {
-        summary.environment_failed = true;
-      }
-      break;
-    case Severity::warning:
-      ++summary.warnings;
-      break;
-    case Severity::note:
-      ++summary.notes;
-      break;
-    }
-    m_target.report(std::move(diagnostic));
-  }
-  ValidateSummary summary;
-
-private:
-  DiagnosticSink& m_target;
-};
-
 // Nearest ancestor directory whose name is one of `names`; "" when none.
 std::string nearest_named_parent(const std::filesystem::path& file,
                                  std::initializer_list<std::string_view> names) {
@@ -269,6 +241,7 @@ private:
 ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecker* python,
                                DiagnosticSink& sink) {
   CountingSink counting(sink);
+  ValidateSummary summary;
   FileValidator validator(options, python);
   for (const auto& file : expand_paths(options.paths, counting)) {
     // A file's findings are reported in line order once all its checks ran.
@@ -277,12 +250,16 @@ ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecke
     std::vector<Diagnostic> items = file_sink.items();
     std::stable_sort(items.begin(), items.end(),
                      [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
-    ++counting.summary.files;
+    ++summary.files;
     for (Diagnostic& d : items) {
       counting.report(std::move(d));
     }
   }
-  return counting.summary;
+  summary.errors = counting.counts().errors;
+  summary.warnings = counting.counts().warnings;
+  summary.notes = counting.counts().notes;
+  summary.environment_failed = counting.has_environment_errors();
+  return summary;
 }
 
 } // namespace fib

@@ -37,6 +37,13 @@ std::span<const CodeInfo> all_codes();
 // The entry for `code`, or nullptr when there is none.
 const CodeInfo* find_code(std::string_view code);
 
+// The exit class of a diagnostic's code; `finding` for a code that is not in the table.
+ExitClass exit_class_of(const Diagnostic& diagnostic);
+
+// True when `diagnostic` is an error that means fib could not do its job (its code is of the
+// environment exit class): the caller exits 3 rather than 1.
+bool is_environment_failure(const Diagnostic& diagnostic);
+
 // docs/diagnostics.md, rendered from the table.
 std::string render_codes_markdown();
 

@@ -61,3 +61,31 @@ private:
 };
 
 } // namespace fib
+
+// Propagation helpers, for functions that themselves return an Expected (or an Unexpected-
+// constructible type):
+//
+//   FIB_TRY(write_report(path));                        // returns the error, if any
+//   FIB_TRY_ASSIGN(JsonDocument document, parse_json(text, path));
+//
+// FIB_TRY evaluates `expression` once and returns its error from the enclosing function when it
+// has one. FIB_TRY_ASSIGN does the same and then moves the value into `target` (a declaration or
+// an lvalue); it expands to several statements, so it cannot be the body of an unbraced if.
+#define FIB_TRY(expression)                                                                        \
+  do {                                                                                             \
+    auto&& fib_try_result_ = (expression);                                                         \
+    if (!fib_try_result_.has_value()) {                                                            \
+      return ::fib::unexpected(std::move(fib_try_result_).error());                                \
+    }                                                                                              \
+  } while (false)
+
+#define FIB_TRY_CONCAT_INNER_(a, b) a##b
+#define FIB_TRY_CONCAT_(a, b) FIB_TRY_CONCAT_INNER_(a, b)
+#define FIB_TRY_ASSIGN(target, expression)                                                         \
+  FIB_TRY_ASSIGN_IMPL_(FIB_TRY_CONCAT_(fib_try_value_, __LINE__), target, expression)
+#define FIB_TRY_ASSIGN_IMPL_(temporary, target, expression)                                        \
+  auto temporary = (expression);                                                                   \
+  if (!temporary.has_value()) {                                                                    \
+    return ::fib::unexpected(std::move(temporary).error());                                        \
+  }                                                                                                \
+  target = std::move(temporary).value()

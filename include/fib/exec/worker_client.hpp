@@ -73,6 +73,9 @@ struct ReferenceOutcome {
 // `apps/fib-worker/fib-worker` next to `apps/fib/`. nullopt when none exists.
 std::optional<std::filesystem::path> find_worker_executable();
 
+// The solution build cache: $FIB_CACHE_PATH, else ~/.cache/fib ($HOME unset: /tmp/.cache/fib).
+std::filesystem::path default_build_cache();
+
 enum class ToleranceTable { off, on };
 
 // How `fib run` evaluates a solution on one workload.

@@ -1,6 +1,8 @@
 #pragma once
 // DType: the element types a Definition may name (contract §2.3). Case-sensitive, closed set.
 
+#include <fib/base/enum_names.hpp>
+
 #include <array>
 #include <optional>
 #include <string_view>
@@ -29,11 +31,32 @@ inline constexpr std::array k_all_dtypes = {
     DType::float8_e5m2, DType::float4_e2m1, DType::int64,    DType::int32,
     DType::int16,       DType::int8,        DType::boolean};
 
+// The JSON spellings, in the order the schema lists them.
+template <> struct EnumNames<DType> {
+  static constexpr std::array k_table = std::to_array<EnumName<DType>>({
+      {DType::float32, "float32"},
+      {DType::float16, "float16"},
+      {DType::bfloat16, "bfloat16"},
+      {DType::float8_e4m3fn, "float8_e4m3fn"},
+      {DType::float8_e5m2, "float8_e5m2"},
+      {DType::float4_e2m1, "float4_e2m1"},
+      {DType::int64, "int64"},
+      {DType::int32, "int32"},
+      {DType::int16, "int16"},
+      {DType::int8, "int8"},
+      {DType::boolean, "bool"},
+  });
+};
+
 // The JSON spelling: "float32" … "bool".
-std::string_view to_string(DType dtype);
+inline std::string_view to_string(DType dtype) {
+  return enum_name(dtype);
+}
 
 // Exact, case-sensitive lookup; nullopt for anything else ("unknown", "uint8", "Float32").
-std::optional<DType> parse_dtype(std::string_view name);
+inline std::optional<DType> parse_dtype(std::string_view name) {
+  return parse_enum<DType>(name);
+}
 
 // The safetensors header spelling ("F32", "BF16", "F8_E4M3", "BOOL", …). float4_e2m1 has none
 // (packed fp4 is stored as U8), so it gives "".

@@ -86,6 +86,11 @@ Expected<std::string> read_text_file(const std::filesystem::path& file,
 // A short rendering of a JSON value for messages: compact, truncated to 80 characters.
 std::string json_excerpt(const Json& value);
 
+// The canonical text of a document fib writes (definitions, staged and tagged files): 2-space
+// indent, UTF-8 written as is (never \u-escaped; invalid UTF-8 replaced), keys in document order,
+// one trailing newline.
+std::string canonical_json_text(const Json& document);
+
 // `text` cut to 80 bytes (at a UTF-8 character boundary) with "..." appended when it was longer:
 // how user text is echoed in messages.
 std::string text_excerpt(std::string_view text);

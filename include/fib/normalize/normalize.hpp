@@ -117,10 +117,6 @@ Expected<NormalizedDefinition> normalize_definition(const JsonDocument& input,
                                                     const NormalizeOptions& options,
                                                     SourceAnalyzer& python);
 
-// The canonical text of a definition: 2-space indent, UTF-8 written as is (never \u-escaped), keys
-// in document order, one trailing newline.
-std::string canonical_json_text(const Json& document);
-
 // --- Files ---
 
 enum class NormalizeWrite { nothing, in_place, output_dir };

@@ -45,9 +45,6 @@ struct RunResult {
   bool environment_failed = false;
 };
 
-// The build cache: $FIB_CACHE_PATH, else ~/.cache/fib.
-std::filesystem::path default_build_cache();
-
 // Loads the dataset (as the old tool's TraceSet does), evaluates each selected solution on each
 // workload of its definition (`on_evaluation` sees every result as it comes), and appends the
 // traces of each (solution, definition) atomically to its trace file (the whole file is rewritten

@@ -16,9 +16,11 @@
 
 #include <fib/base/diagnostic.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/model/definition_diff.hpp>
 #include <fib/model/python_source.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/util/atomic_file.hpp>
+#include <fib/util/path_safety.hpp>
 
 #include <cstddef>
 #include <filesystem>
@@ -31,28 +33,6 @@
 namespace fib {
 
 // --- Interface ---
-
-// Why `segment` cannot be a directory or file name below the dataset ("" when it can): empty,
-// `.`/`..`, `/`, `\`, NUL or other control characters, a leading `-` or `.`, or longer than 200
-// bytes.
-std::string unsafe_segment_reason(std::string_view segment);
-
-// One difference between two definitions, for people: the JSON pointer where they differ and the
-// two sides, rendered short (`(absent)` when a side lacks the value; long or multi-line text is
-// summarized by their line counts, with a `detail`).
-struct FieldDifference {
-  std::string pointer;
-  std::string staged;   // the existing (or first) side
-  std::string incoming; // the side being staged
-  std::string detail;   // for texts: "N lines removed, M added"; "" otherwise
-};
-
-// Every difference between `staged` and `incoming`, in document order: keys only on one side,
-// changed values, the order of `inputs`/`outputs` keys, and `tags` as sets (tags only on one side).
-std::vector<FieldDifference> diff_definitions(const Json& staged, const Json& incoming);
-
-// Whether the two definitions have the same content by the rule above.
-bool same_definition_content(const Json& a, const Json& b);
 
 enum class OnConflict { fail, skip, overwrite };
 
