@@ -271,7 +271,7 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
   const auto progress = [](std::string_view line) {
     write_line(stderr, fmt::format("fib dump: {}", line));
   };
-  const DumpResult result = run_trace_dump(options, &python, &python, progress);
+  const DumpResult result = run_trace_dump(options, python, progress);
   std::fflush(stdout);
 
   for (const auto& d : result.diagnostics) {

@@ -219,7 +219,7 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
       entries.push_back(normalize_report_entry(file));
     }
   };
-  const NormalizeSummary summary = normalize_files(options, python, python, on_file);
+  const NormalizeSummary summary = normalize_files(options, python, on_file);
   write_line(stderr,
              fmt::format("fib normalize: {} file{}: {} changed, {} valid, {} invalid, {} "
                          "skipped; {} need{} a human decision",

@@ -122,7 +122,7 @@ int run_stage(const StageCommand& command, python::Runtime& python) {
     return usage("--decisions and --no-rule need --normalize");
   }
 
-  const StageResult result = stage_definitions(options, command.normalize ? &python : nullptr);
+  const StageResult result = stage_definitions(options, python);
   for (const auto& d : result.diagnostics) {
     write_line(stderr, render_text(d));
   }

@@ -244,7 +244,7 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
     };
   }
   EnvironmentSink environment;
-  const DatasetReport report = validate_dataset(options, &python, environment);
+  const DatasetReport report = validate_dataset(options, python, environment);
   if (auto failure = write_report_files(report, files, *targets)) {
     return report_environment(*failure);
   }
@@ -298,7 +298,7 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
     options.runner = &*runner;
   }
   DiagnosticList diagnostics;
-  const ValidateSummary summary = validate_files(options, &python, diagnostics);
+  const ValidateSummary summary = validate_files(options, python, diagnostics);
   if (command.format_name == "json") {
     write_line(stdout, render_json(diagnostics.items()));
   } else {

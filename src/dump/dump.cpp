@@ -214,8 +214,8 @@ void report_child(const DumpOptions& options, DumpResult& result) {
 }
 
 // Path A on the files this run created or rewrote.
-void harvest(const DumpOptions& options, SourceAnalyzer* analyzer, PythonChecker* checker,
-             const DumpProgress& progress, DumpResult& result) {
+void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgress& progress,
+             DumpResult& result) {
   StageOptions stage;
   for (const auto& file : result.files) {
     if (file.state != DumpFileState::kept && !file.problem) {
@@ -231,7 +231,7 @@ void harvest(const DumpOptions& options, SourceAnalyzer* analyzer, PythonChecker
   stage.on_conflict = OnConflict::fail;
   progress(fmt::format("staging {} definition{} into {}", stage.sources.size(),
                        stage.sources.size() == 1 ? "" : "s", options.dataset.string()));
-  result.staged = stage_definitions(stage, analyzer);
+  result.staged = stage_definitions(stage, python);
   if (result.staged->summary.environment_failed) {
     result.environment_failed = true;
   }
@@ -272,7 +272,7 @@ void harvest(const DumpOptions& options, SourceAnalyzer* analyzer, PythonChecker
   validate.gpu = GpuChecks::disabled;
   validate.definitions = names;
   DiagnosticList environment;
-  result.validation = validate_dataset(validate, checker, environment);
+  result.validation = validate_dataset(validate, python, environment);
   result.validation_environment = environment.items();
 }
 
@@ -496,8 +496,8 @@ std::string model_slug(std::string_view model) {
   return out;
 }
 
-DumpResult run_trace_dump(const DumpOptions& options, SourceAnalyzer* analyzer,
-                          PythonChecker* checker, const DumpProgress& progress) {
+DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
+                          const DumpProgress& progress) {
   DumpResult result;
   result.out = absolute_path(options.out);
   auto before = prepare_dump_directory(result.out, options.existing);
@@ -555,7 +555,7 @@ DumpResult run_trace_dump(const DumpOptions& options, SourceAnalyzer* analyzer,
     result.diagnostics.push_back(std::move(d));
   }
   if (!options.dataset.empty() && dumped_now) {
-    harvest(options, analyzer, checker, progress, result);
+    harvest(options, python, progress, result);
   }
   return result;
 }

@@ -54,6 +54,18 @@ Diagnostic no_python_runtime() {
                          "Python-exact checks were not run: no Python runtime");
 }
 
+Expected<ReferenceAnalysis> NoPython::analyze_reference(std::string_view /*source*/) {
+  return unexpected(no_python_runtime());
+}
+
+Expected<std::optional<PythonSyntaxError>> NoPython::check_expression(std::string_view /*source*/) {
+  return unexpected(no_python_runtime());
+}
+
+Expected<SourceStructure> NoPython::analyze_structure(std::string_view /*source*/) {
+  return unexpected(no_python_runtime());
+}
+
 bool RunSignature::accepts_positional(int count) const {
   if (keyword_only_required > 0 || count < positional_required) {
     return false;
@@ -63,7 +75,7 @@ bool RunSignature::accepts_positional(int count) const {
 
 std::optional<Diagnostic> check_definition_python(const Definition& definition,
                                                   const JsonDocument& document,
-                                                  PythonChecker& python, ArityCheck arity,
+                                                  PythonFrontend& python, ArityCheck arity,
                                                   DiagnosticSink& sink) {
   detail::Reader r(document, sink);
   if (!definition.reference.empty()) {

@@ -118,7 +118,7 @@ void rename_key(Json& object, const std::string& from, const std::string& to) {
 
 class Normalizer {
 public:
-  Normalizer(const JsonDocument& input, const NormalizeOptions& options, SourceAnalyzer& python)
+  Normalizer(const JsonDocument& input, const NormalizeOptions& options, PythonFrontend& python)
       : m_input(input), m_options(options), m_python(python), m_doc(input.root) {
     if (m_doc.is_object() && m_doc.contains("inputs") && m_doc["inputs"].is_object()) {
       for (const auto& [name, spec] : m_doc["inputs"].items()) {
@@ -1260,7 +1260,7 @@ private:
 
   const JsonDocument& m_input;
   const NormalizeOptions& m_options;
-  SourceAnalyzer& m_python;
+  PythonFrontend& m_python;
   Json m_doc;
   std::vector<RuleFinding> m_findings;
   const DefinitionDecisions* m_decisions = nullptr;
@@ -1289,7 +1289,7 @@ std::string_view to_string(FindingKind kind) {
 
 Expected<NormalizedDefinition> normalize_definition(const JsonDocument& input,
                                                     const NormalizeOptions& options,
-                                                    SourceAnalyzer& python) {
+                                                    PythonFrontend& python) {
   try {
     return Normalizer(input, options, python).run();
   } catch (const std::exception& e) {

@@ -76,9 +76,8 @@ bool is_plain_file_name(std::string_view name) {
 
 class FileNormalizer {
 public:
-  FileNormalizer(const NormalizeFilesOptions& options, SourceAnalyzer& analyzer,
-                 PythonChecker& checker)
-      : m_options(options), m_analyzer(analyzer), m_checker(checker) {}
+  FileNormalizer(const NormalizeFilesOptions& options, PythonFrontend& python)
+      : m_options(options), m_python(python) {}
 
   NormalizedFile run(const InputFile& input) {
     NormalizedFile out;
@@ -99,7 +98,7 @@ public:
       Diagnostic d = note;
       out.findings.push_back(RuleFinding{std::move(d), FindingKind::applied});
     }
-    auto normalized = normalize_definition(*document, m_options.rules, m_analyzer);
+    auto normalized = normalize_definition(*document, m_options.rules, m_python);
     if (!normalized) {
       skip(out, normalized.error());
       return out;
@@ -133,7 +132,7 @@ private:
     auto document = parse_json(out.normalized_text, file, sink);
     if (!document) {
       sink.report(document.error());
-    } else if (auto environment = validate_definition_document(*document, &m_checker, sink)) {
+    } else if (auto environment = validate_definition_document(*document, m_python, sink)) {
       out.environment_failed = true;
       sink.report(*environment);
     }
@@ -207,8 +206,7 @@ private:
   }
 
   const NormalizeFilesOptions& m_options;
-  SourceAnalyzer& m_analyzer;
-  PythonChecker& m_checker;
+  PythonFrontend& m_python;
   std::set<std::string> m_targets;
 };
 
@@ -244,8 +242,7 @@ std::string_view to_string(NormalizeVerdict verdict) {
   return "skipped";
 }
 
-NormalizeSummary normalize_files(const NormalizeFilesOptions& options, SourceAnalyzer& analyzer,
-                                 PythonChecker& checker,
+NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFrontend& python,
                                  const std::function<void(const NormalizedFile&)>& on_file) {
   NormalizeSummary summary;
   std::vector<NormalizedFile> problems;
@@ -266,7 +263,7 @@ NormalizeSummary normalize_files(const NormalizeFilesOptions& options, SourceAna
     count(problem);
     on_file(problem);
   }
-  FileNormalizer normalizer(options, analyzer, checker);
+  FileNormalizer normalizer(options, python);
   for (const auto& input : inputs) {
     const NormalizedFile file = normalizer.run(input);
     count(file);

@@ -145,7 +145,7 @@ struct Candidate {
 
 class Stager {
 public:
-  Stager(const StageOptions& options, SourceAnalyzer* python)
+  Stager(const StageOptions& options, PythonFrontend& python)
       : m_options(options), m_python(python) {}
 
   StageResult run() {
@@ -277,12 +277,7 @@ private:
     }
     Json result = document->root;
     if (m_options.normalize == StageNormalize::yes) {
-      if (m_python == nullptr) {
-        reject(entry, entry_diagnostic(codes::k_python_unavailable, file,
-                                       "no Python analyser was given to normalize with"));
-        return;
-      }
-      auto normalized = normalize_definition(*document, m_options.normalize_options, *m_python);
+      auto normalized = normalize_definition(*document, m_options.normalize_options, m_python);
       if (!normalized) {
         reject(entry, normalized.error());
         return;
@@ -587,7 +582,7 @@ private:
   }
 
   const StageOptions& m_options;
-  SourceAnalyzer* m_python;
+  PythonFrontend& m_python;
   StageResult m_result;
   std::vector<Candidate> m_candidates;
 };
@@ -626,7 +621,7 @@ std::string_view to_string(StageAction action) {
   return "rejected";
 }
 
-StageResult stage_definitions(const StageOptions& options, SourceAnalyzer* python) {
+StageResult stage_definitions(const StageOptions& options, PythonFrontend& python) {
   return Stager(options, python).run();
 }
 

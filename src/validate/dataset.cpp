@@ -1055,16 +1055,16 @@ void load_chunk(const std::vector<std::string>& targets, const std::vector<Targe
 
 // The Python-exact definition checks of one chunk, on the calling thread. After the first
 // interpreter failure (reported once to `environment`) no more are attempted.
-void run_python_checks(LoadedChunk& chunk, PythonChecker* python, bool& python_failed,
+void run_python_checks(LoadedChunk& chunk, PythonFrontend& python, bool& python_failed,
                        DiagnosticSink& environment) {
   for (std::size_t i = 0; i < chunk.definitions.size(); ++i) {
     LoadedDefinition& d = chunk.definitions[i];
-    if (python == nullptr || python_failed || !d.document || !d.document->root.is_object()) {
+    if (python_failed || !d.document || !d.document->root.is_object()) {
       continue;
     }
     DiagnosticList sink;
     if (auto failure =
-            check_definition_python(d.definition, *d.document, *python, ArityCheck::yes, sink)) {
+            check_definition_python(d.definition, *d.document, python, ArityCheck::yes, sink)) {
       environment.report(std::move(*failure));
       python_failed = true;
       continue;
@@ -1309,7 +1309,7 @@ void run_categories(DefinitionJob& job, const std::set<Category>& enabled,
 
 } // namespace
 
-DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChecker* python,
+DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
                                DiagnosticSink& environment) {
   DatasetReport report;
   const std::filesystem::path root = normalize_root(options.root);
@@ -1415,9 +1415,6 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChec
     }
     chunk = LoadedChunk{};
     release_free_memory();
-  }
-  if (python == nullptr) {
-    environment.report(no_python_runtime());
   }
   report.dataset = check_dataset_level(scan);
   return report;

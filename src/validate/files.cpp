@@ -129,7 +129,7 @@ FileKind detect_file_kind(const std::filesystem::path& file, std::string_view te
 }
 
 std::optional<Diagnostic> validate_definition_document(const JsonDocument& document,
-                                                       PythonChecker* python,
+                                                       PythonFrontend& python,
                                                        DiagnosticSink& sink) {
   DiagnosticList schema;
   const Definition definition = parse_definition(document, schema);
@@ -139,12 +139,8 @@ std::optional<Diagnostic> validate_definition_document(const JsonDocument& docum
   if (!document.root.is_object()) {
     return std::nullopt;
   }
-  std::optional<Diagnostic> python_failure;
-  if (python != nullptr) {
-    python_failure = check_definition_python(definition, document, *python, ArityCheck::yes, sink);
-  } else {
-    python_failure = no_python_runtime();
-  }
+  const std::optional<Diagnostic> python_failure =
+      check_definition_python(definition, document, python, ArityCheck::yes, sink);
   lint_definition(definition, document, sink);
   return python_failure;
 }
@@ -154,8 +150,8 @@ namespace {
 // Validates files one at a time, remembering across files whether Python is usable.
 class FileValidator {
 public:
-  FileValidator(const ValidateFilesOptions& options, PythonChecker* python)
-      : m_options(options), m_python(python) {}
+  FileValidator(const ValidateFilesOptions& options, PythonFrontend& python)
+      : m_options(options), m_python(&python) {}
 
   void validate(const std::filesystem::path& file, DiagnosticSink& sink) {
     auto text = read_text_file(file, m_options.max_file_bytes);
@@ -202,12 +198,12 @@ public:
       return;
     }
     DiagnosticList definition_sink;
-    if (auto failure = validate_definition_document(*document, m_python, definition_sink)) {
+    if (auto failure = validate_definition_document(*document, *m_python, definition_sink)) {
       // Python is unusable: say so once, then skip the Python-exact checks.
       if (!m_python_failure_reported) {
         definition_sink.report(std::move(*failure));
       }
-      m_python = nullptr;
+      m_python = &m_no_python;
       m_python_failure_reported = true;
     }
     for (const Diagnostic& d : definition_sink.items()) {
@@ -232,13 +228,14 @@ public:
 
 private:
   const ValidateFilesOptions& m_options;
-  PythonChecker* m_python;
+  PythonFrontend* m_python; // becomes &m_no_python after the first failure
+  NoPython m_no_python;
   bool m_python_failure_reported = false;
 };
 
 } // namespace
 
-ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecker* python,
+ValidateSummary validate_files(const ValidateFilesOptions& options, PythonFrontend& python,
                                DiagnosticSink& sink) {
   CountingSink counting(sink);
   ValidateSummary summary;

@@ -12,7 +12,6 @@
 #include <fib/base/diagnostic.hpp>
 #include <fib/base/expected.hpp>
 #include <fib/model/python_checks.hpp>
-#include <fib/model/python_source.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/tag/tags.hpp>
@@ -139,10 +138,10 @@ using DumpProgress = std::function<void(std::string_view)>;
 
 // Prepares the directory, runs the child (or the generated harness, written to a temporary file
 // outside the dump directory and removed afterwards), collects the dump, and for Path A stages
-// the files created or rewritten by this run (normalized with `analyzer` when asked), adds the
-// tags to the staged definitions, and validates them (`checker`, layout and definition checks).
-// `analyzer`/`checker` may be null when not needed. Never throws.
-DumpResult run_trace_dump(const DumpOptions& options, SourceAnalyzer* analyzer,
-                          PythonChecker* checker, const DumpProgress& progress);
+// the files created or rewritten by this run (normalized when asked), adds the tags to the staged
+// definitions, and validates them (layout and definition checks), asking `python` what those
+// steps need (it is not used otherwise). Never throws.
+DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
+                          const DumpProgress& progress);
 
 } // namespace fib

@@ -11,7 +11,6 @@
 #include <fib/base/expected.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/python_checks.hpp>
-#include <fib/model/python_source.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -115,7 +114,7 @@ struct NormalizedDefinition {
 // decides whether to go on). Findings carry `file` and pointers but no lines.
 Expected<NormalizedDefinition> normalize_definition(const JsonDocument& input,
                                                     const NormalizeOptions& options,
-                                                    SourceAnalyzer& python);
+                                                    PythonFrontend& python);
 
 // --- Files ---
 
@@ -165,8 +164,7 @@ struct NormalizeSummary {
 // renames an input), validates each result with the core validator, and hands each file to
 // `on_file` as soon as it is done. Malformed or unreadable inputs are reported and skipped; the run
 // goes on. Never throws.
-NormalizeSummary normalize_files(const NormalizeFilesOptions& options, SourceAnalyzer& analyzer,
-                                 PythonChecker& checker,
+NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFrontend& python,
                                  const std::function<void(const NormalizedFile&)>& on_file);
 
 // The `--report` document: per file the rules applied, warnings, open decisions, errors (why a

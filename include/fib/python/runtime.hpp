@@ -5,8 +5,7 @@
 // reference. It starts the interpreter lazily, on the first check that needs it, and at most once.
 // It never imports torch. No pybind11 or Python.h types appear in this header.
 
-#include <fib/model/python_checks.hpp>
-#include <fib/model/python_source.hpp>
+#include <fib/model/python_frontend.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -28,18 +27,18 @@ struct RuntimeOptions {
   SiteImport site_import = SiteImport::no;
 };
 
-class Runtime final : public PythonChecker, public SourceAnalyzer {
+class Runtime final : public PythonFrontend {
 public:
   explicit Runtime(RuntimeOptions options = {});
   ~Runtime() override;
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // PythonChecker. Errors: `python.unavailable` when the interpreter cannot start (reported the
+  // PythonFrontend. Errors: `python.unavailable` when the interpreter cannot start (reported the
   // same way on every later call), `python.exception` when the helper itself fails.
   Expected<ReferenceAnalysis> analyze_reference(std::string_view source) override;
   Expected<std::optional<PythonSyntaxError>> check_expression(std::string_view source) override;
-  // SourceAnalyzer (imports `symtable` on first use).
+  // Imports `symtable` on first use.
   Expected<SourceStructure> analyze_structure(std::string_view source) override;
 
   // True once the interpreter has started successfully.

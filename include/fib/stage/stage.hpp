@@ -17,7 +17,6 @@
 #include <fib/base/diagnostic.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition_diff.hpp>
-#include <fib/model/python_source.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/util/atomic_file.hpp>
 #include <fib/util/path_safety.hpp>
@@ -102,7 +101,7 @@ struct StageResult {
 
 // Plans and (unless DryRun::yes) performs the staging. `python` is used only with
 // StageNormalize::yes and may be null otherwise. Never throws.
-StageResult stage_definitions(const StageOptions& options, SourceAnalyzer* python);
+StageResult stage_definitions(const StageOptions& options, PythonFrontend& python);
 
 // The `--manifest` document: the dataset root (absolute) and one entry per written file
 // (`path` relative to the root, `name`, `op_type`, `action` added|overwritten, `source`), the

@@ -98,7 +98,7 @@ Expected<std::vector<std::string>> resolve_checks(const std::vector<std::string>
 // definition checks (null: they are skipped and one python.unavailable diagnostic is reported to
 // `environment`). Problems that stop fib from judging (I/O, Python start-up) go to `environment`;
 // everything about the data is in the report.
-DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonChecker* python,
+DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
                                DiagnosticSink& environment);
 
 // Merges shard reports into one: definitions (and their definition_files) are united (a later

@@ -53,12 +53,13 @@ FileKind detect_file_kind(const std::filesystem::path& file, std::string_view te
 // Validates every file named by `options`, reporting to `sink`. `python` runs the Python-exact
 // checks; when it is null, or when it cannot start, those checks are skipped and one
 // `python.unavailable` error is reported. Never throws.
-ValidateSummary validate_files(const ValidateFilesOptions& options, PythonChecker* python,
+ValidateSummary validate_files(const ValidateFilesOptions& options, PythonFrontend& python,
                                DiagnosticSink& sink);
 
 // Validates one definition document: schema, Python-exact checks and fib's own checks. Returns the
 // environment diagnostic when Python could not be used (then nothing Python-related was reported).
 std::optional<Diagnostic> validate_definition_document(const JsonDocument& document,
-                                                       PythonChecker* python, DiagnosticSink& sink);
+                                                       PythonFrontend& python,
+                                                       DiagnosticSink& sink);
 
 } // namespace fib

@@ -300,7 +300,7 @@ TEST(ValidateDefinitionDocument, CombinesSchemaPythonAndLint) {
   root["inputs"]["idx"] = Json::parse(R"({"shape": ["M"], "dtype": "unknown"})");
   const JsonDocument document = testing::parse_or_die(root.dump(2), "def.json");
   DiagnosticList sink;
-  const auto failure = validate_definition_document(document, &testing::python(), sink);
+  const auto failure = validate_definition_document(document, testing::python(), sink);
   ASSERT_FALSE(failure.has_value()) << failure->message;
   EXPECT_TRUE(has(sink, codes::k_dtype_invalid, "/inputs/idx/dtype")) << describe(sink);
   // Two inputs now (A, idx): run(A, B) binds, so no arity error.
@@ -318,7 +318,7 @@ TEST(ValidateDefinitionDocument, ReportsArityByDefault) {
   const JsonDocument document =
       testing::parse_or_die(with_reference("def run(A, B):\n    return A\n"), "def.json");
   DiagnosticList sink;
-  const auto failure = validate_definition_document(document, &testing::python(), sink);
+  const auto failure = validate_definition_document(document, testing::python(), sink);
   ASSERT_FALSE(failure.has_value()) << failure->message;
   EXPECT_TRUE(has(sink, codes::k_run_arity, "/reference")) << describe(sink);
   EXPECT_EQ(testing::error_codes(sink), std::vector<std::string>{"definition.run.arity"})
@@ -329,7 +329,8 @@ TEST(ValidateDefinitionDocument, WithoutPythonReturnsTheUnavailableDiagnostic) {
   const JsonDocument document =
       testing::parse_or_die(with_reference("def not_run(A):\n    return A\n"), "def.json");
   DiagnosticList sink;
-  const auto failure = validate_definition_document(document, nullptr, sink);
+  NoPython no_python;
+  const auto failure = validate_definition_document(document, no_python, sink);
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, codes::k_python_unavailable);
   EXPECT_FALSE(sink.contains(codes::k_reference_no_run)) << describe(sink);
@@ -341,7 +342,7 @@ TEST(ValidateDefinitionDocument, WithoutPythonReturnsTheUnavailableDiagnostic) {
 TEST(ValidateDefinitionDocument, NonObjectDocumentStopsAfterTheSchema) {
   const JsonDocument document = testing::parse_or_die(R"("just a string")", "def.json");
   DiagnosticList sink;
-  const auto failure = validate_definition_document(document, &testing::python(), sink);
+  const auto failure = validate_definition_document(document, testing::python(), sink);
   EXPECT_FALSE(failure.has_value());
   EXPECT_EQ(testing::code_pointers(sink),
             (std::vector<std::pair<std::string, std::string>>{{"schema.type", ""}}))

@@ -80,7 +80,7 @@ std::vector<std::string> errors_of(const std::string& text, const std::filesyste
   if (!document) {
     return {document.error().code};
   }
-  EXPECT_FALSE(validate_definition_document(*document, &python(), sink).has_value());
+  EXPECT_FALSE(validate_definition_document(*document, python(), sink).has_value());
   return testing::error_codes(sink);
 }
 

@@ -62,7 +62,7 @@ bool has_code(const Outcome& outcome, std::string_view code) {
 std::vector<std::string> validation_errors(const Json& document) {
   const JsonDocument parsed = parse_or_die(canonical_json_text(document));
   DiagnosticList sink;
-  EXPECT_FALSE(validate_definition_document(parsed, &python(), sink).has_value());
+  EXPECT_FALSE(validate_definition_document(parsed, python(), sink).has_value());
   return testing::error_codes(sink);
 }
 
@@ -695,7 +695,7 @@ struct FilesRun {
 
 FilesRun run_files(const NormalizeFilesOptions& options) {
   FilesRun run;
-  run.summary = normalize_files(options, python(), python(),
+  run.summary = normalize_files(options, python(),
                                 [&](const NormalizedFile& file) { run.files.push_back(file); });
   return run;
 }

@@ -59,7 +59,8 @@ struct Fixture {
     options.dataset = dataset;
     options.on_conflict = mode;
     options.dry_run = dry_run;
-    return stage_definitions(options, nullptr);
+    NoPython no_python;
+    return stage_definitions(options, no_python);
   }
 };
 
@@ -400,7 +401,8 @@ TEST(Stage, MissingDatasetRootIsAnEnvironmentError) {
   StageOptions options;
   options.sources = {f.dumps};
   options.dataset = f.dir.path() / "nope";
-  const auto result = stage_definitions(options, nullptr);
+  NoPython no_python;
+  const auto result = stage_definitions(options, no_python);
   ASSERT_EQ(result.diagnostics.size(), 1u);
   EXPECT_EQ(result.diagnostics[0].code, codes::k_dataset_root_missing);
   EXPECT_TRUE(result.summary.environment_failed);
@@ -432,7 +434,7 @@ TEST(Stage, NormalizeOnTheWayInWritesWhatNormalizeWrites) {
   options.sources = {f.dumps};
   options.dataset = f.dataset;
   options.normalize = StageNormalize::yes;
-  const auto result = stage_definitions(options, &python());
+  const auto result = stage_definitions(options, python());
   ASSERT_EQ(result.entries.size(), 1u);
   EXPECT_EQ(result.entries[0].action, StageAction::added);
   EXPECT_GT(result.entries[0].rules_applied, 0u);
@@ -441,7 +443,7 @@ TEST(Stage, NormalizeOnTheWayInWritesWhatNormalizeWrites) {
   EXPECT_EQ(read_file(f.dataset / "definitions/rmsnorm/rmsnorm_h128.json"),
             canonical_json_text(normalized->document));
   // Staging the raw dump again compares its normalized form: unchanged.
-  EXPECT_EQ(stage_definitions(options, &python()).entries[0].action, StageAction::unchanged);
+  EXPECT_EQ(stage_definitions(options, python()).entries[0].action, StageAction::unchanged);
 }
 
 // A process killed after writing the temporary file and before renaming it leaves the staged copy
@@ -528,7 +530,7 @@ TEST(StageCorpus, AllSharedDumpsStageAsNormalizeWritesThemAndRestageIsANoOp) {
   options.sources = {dumps};
   options.dataset = dir.path();
   options.normalize = StageNormalize::yes;
-  const auto first = stage_definitions(options, &python());
+  const auto first = stage_definitions(options, python());
   ASSERT_FALSE(first.summary.environment_failed);
   EXPECT_EQ(first.summary.rejected, 0u);
   EXPECT_EQ(first.summary.conflicts, 0u);
@@ -543,7 +545,7 @@ TEST(StageCorpus, AllSharedDumpsStageAsNormalizeWritesThemAndRestageIsANoOp) {
     EXPECT_EQ(read_file(dir.path() / entry.target), canonical_json_text(normalized->document))
         << entry.target;
   }
-  const auto second = stage_definitions(options, &python());
+  const auto second = stage_definitions(options, python());
   EXPECT_EQ(second.summary.unchanged, first.entries.size());
   EXPECT_EQ(second.summary.added + second.summary.overwritten + second.summary.conflicts, 0u);
 }

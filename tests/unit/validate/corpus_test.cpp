@@ -25,7 +25,7 @@ FileResult validate_one(const std::filesystem::path& file, FileKind kind = FileK
   ValidateFilesOptions options;
   options.paths = {file};
   options.kind = kind;
-  result.summary = validate_files(options, &testing::python(), result.diagnostics);
+  result.summary = validate_files(options, testing::python(), result.diagnostics);
   return result;
 }
 
@@ -50,7 +50,7 @@ TEST(Corpus, AllNineteenDatasetDefinitionsAreValid) {
   ValidateFilesOptions options;
   options.paths = {corpus_dir() / "dataset" / "definitions"};
   DiagnosticList diagnostics;
-  const ValidateSummary summary = validate_files(options, &testing::python(), diagnostics);
+  const ValidateSummary summary = validate_files(options, testing::python(), diagnostics);
   EXPECT_EQ(summary.files, 19u);
   EXPECT_EQ(summary.errors, 0u) << (diagnostics.items().empty() ? ""
                                                                 : diagnostics.items()[0].message);
@@ -63,7 +63,7 @@ TEST(Corpus, WholeDatasetTreeHasNoErrors) {
   ValidateFilesOptions options;
   options.paths = {corpus_dir() / "dataset"};
   DiagnosticList diagnostics;
-  const ValidateSummary summary = validate_files(options, &testing::python(), diagnostics);
+  const ValidateSummary summary = validate_files(options, testing::python(), diagnostics);
   EXPECT_GT(summary.files, 19u);
   EXPECT_EQ(summary.errors, 0u);
 }

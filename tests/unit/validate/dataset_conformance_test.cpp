@@ -47,7 +47,7 @@ TEST(DatasetConformance, MatchesTheOldToolOnTheCorpusDataset) {
   options.root = corpus / "dataset";
   options.gpu = GpuChecks::disabled;
   DiagnosticList environment;
-  const DatasetReport report = validate_dataset(options, &testing::python(), environment);
+  const DatasetReport report = validate_dataset(options, testing::python(), environment);
   EXPECT_FALSE(environment.has_errors());
 
   EXPECT_EQ(report.config.checks, anchor->config.checks);
@@ -103,7 +103,7 @@ TEST(DatasetConformance, TextReportMatchesTheOldLayoutLineForLine) {
   options.root = corpus / "dataset";
   options.gpu = GpuChecks::disabled;
   DiagnosticList environment;
-  DatasetReport report = validate_dataset(options, &testing::python(), environment);
+  DatasetReport report = validate_dataset(options, testing::python(), environment);
   report.config.dataset = "corpus/dataset"; // the anchor was made from the corpus folder
   const std::string mine = render_report_text(report);
   // Every line fib prints is a line of the old report, except its one extra message; the old

@@ -198,7 +198,7 @@ public:
   }
   DatasetReport validate(const ValidateDatasetOptions& o) const {
     DiagnosticList environment;
-    DatasetReport report = validate_dataset(o, &testing::python(), environment);
+    DatasetReport report = validate_dataset(o, testing::python(), environment);
     EXPECT_FALSE(environment.has_errors());
     return report;
   }
