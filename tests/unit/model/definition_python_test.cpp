@@ -289,6 +289,30 @@ TEST(DefinitionPython, RuntimeReportsRunSignature) {
   EXPECT_TRUE(run.accepts_positional(7));
 }
 
+// When the helper itself raises, each entry point reports `python.exception` (not a syntax error,
+// not a crash) and the runtime stays usable. fib's JSON reader only hands it valid UTF-8, so the
+// failure is provoked here with bytes that are not (in the field: a broken module on PYTHONPATH
+// shadowing one the helper imports).
+TEST(DefinitionPython, RuntimeReportsAFailingHelperAsPythonException) {
+  FIB_REQUIRE_PYTHON();
+  const std::string not_utf8 = "def run(A):\n    return '\xff'\n";
+  auto reference = testing::python().analyze_reference(not_utf8);
+  ASSERT_FALSE(reference.has_value());
+  EXPECT_EQ(reference.error().code, codes::k_python_exception);
+  EXPECT_NE(reference.error().message.find("the embedded Python check failed"), std::string::npos)
+      << reference.error().message;
+  auto expression = testing::python().check_expression("'\xff'");
+  ASSERT_FALSE(expression.has_value());
+  EXPECT_EQ(expression.error().code, codes::k_python_exception);
+  auto structure = testing::python().analyze_structure(not_utf8);
+  ASSERT_FALSE(structure.has_value());
+  EXPECT_EQ(structure.error().code, codes::k_python_exception);
+  // Still usable afterwards.
+  auto again = testing::python().analyze_reference("def run(A):\n    return A\n");
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_TRUE(again->run.has_value());
+}
+
 // --- validate_definition_document: schema + Python + lint in one pass ---
 
 TEST(ValidateDefinitionDocument, CombinesSchemaPythonAndLint) {
