@@ -2,7 +2,7 @@
 // validate) in one command.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "normalize_flags.hpp"
 #include "render.hpp"
 
@@ -121,7 +121,7 @@ void print_validation(const DatasetReport& report) {
 
 } // namespace
 
-std::shared_ptr<DumpCommand> register_dump(CLI::App& app) {
+Subcommand register_dump(CLI::App& app) {
   auto command = std::make_shared<DumpCommand>();
   CLI::App* sub = app.add_subcommand(
       "dump", "Run a FlashInfer trace-dump pass (and optionally stage, tag and validate it)");
@@ -167,11 +167,8 @@ std::shared_ptr<DumpCommand> register_dump(CLI::App& app) {
   sub->add_option("--model-slug", command->model_slug,
                   "With --stage: the slug of the model:<slug> tag (default: from --model)");
   sub->footer(k_dump_footer);
-  return command;
-}
-
-bool dump_selected(const DumpCommand& command) {
-  return command.subcommand != nullptr && command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& python) { return run_dump(*command, python); }};
 }
 
 int run_dump(const DumpCommand& command, python::Runtime& python) {

@@ -1,7 +1,7 @@
 // `fib normalize`: repairs raw FlashInfer trace dumps into valid, runnable definitions.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "normalize_flags.hpp"
 #include "render.hpp"
 
@@ -80,7 +80,7 @@ void print_rules() {
 
 } // namespace
 
-std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
+Subcommand register_normalize(CLI::App& app) {
   auto command = std::make_shared<NormalizeCommand>();
   CLI::App* sub = app.add_subcommand(
       "normalize", "Repair raw FlashInfer trace dumps into valid, runnable definitions");
@@ -112,11 +112,8 @@ std::shared_ptr<NormalizeCommand> register_normalize(CLI::App& app) {
                 "Leave out notes (M rules applied); warnings, questions, per-file status lines and "
                 "the summary are still printed");
   sub->footer(k_normalize_footer);
-  return command;
-}
-
-bool normalize_selected(const NormalizeCommand& command) {
-  return command.subcommand != nullptr && command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& python) { return run_normalize(*command, python); }};
 }
 
 int run_normalize(const NormalizeCommand& command, python::Runtime& python) {

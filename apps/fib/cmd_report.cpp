@@ -1,7 +1,7 @@
 // `fib report summary|best|merge`: scores, best traces and merging of loaded datasets.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
@@ -158,7 +158,7 @@ void add_datasets(CLI::App& sub, ReportCommand& command) {
 
 } // namespace
 
-std::shared_ptr<ReportCommand> register_report(CLI::App& app) {
+Subcommand register_report(CLI::App& app) {
   auto command = std::make_shared<ReportCommand>();
   CLI::App* sub =
       app.add_subcommand("report", "Summarize, pick the best traces of, or merge datasets");
@@ -197,11 +197,8 @@ std::shared_ptr<ReportCommand> register_report(CLI::App& app) {
       ->type_name("DIR")
       ->required();
   command->merge->footer("See `fib report --help` and docs/report.md.");
-  return command;
-}
-
-bool report_selected(const ReportCommand& command) {
-  return command.subcommand != nullptr && command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& /*python*/) { return run_report(*command); }};
 }
 
 int run_report(const ReportCommand& command) {

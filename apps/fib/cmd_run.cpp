@@ -2,7 +2,7 @@
 // traces.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
@@ -51,7 +51,7 @@ be run), 2 usage, 3 I/O or environment (no worker, unwritable dataset).)TXT";
 
 } // namespace
 
-std::shared_ptr<RunCommand> register_run(CLI::App& app) {
+Subcommand register_run(CLI::App& app) {
   auto command = std::make_shared<RunCommand>();
   CLI::App* sub = app.add_subcommand(
       "run", "Evaluate solutions against the reference on the workloads and write traces");
@@ -83,11 +83,8 @@ std::shared_ptr<RunCommand> register_run(CLI::App& app) {
   sub->add_flag("--quiet", command->quiet,
                 "No line per evaluation; diagnostics and the summary only");
   sub->footer(k_run_footer);
-  return command;
-}
-
-bool run_selected(const RunCommand& command) {
-  return command.subcommand != nullptr && command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& /*python*/) { return run_run(*command); }};
 }
 
 int run_run(const RunCommand& command) {
@@ -152,14 +149,9 @@ int run_run(const RunCommand& command) {
                                  counts.empty() ? "" : ": ", counts, result.trace_files.size(),
                                  result.trace_files.size() == 1 ? "" : "s",
                                  command.dry_run ? " (dry run)" : ""));
-  if (result.environment_failed) {
-    return k_exit_environment;
-  }
   const bool all_passed = result.statuses.size() == 1 && result.statuses.count("PASSED") == 1;
-  const bool errors =
-      std::any_of(result.diagnostics.begin(), result.diagnostics.end(),
-                  [](const Diagnostic& d) { return d.severity == Severity::error; });
-  return (result.evaluations > 0 && !all_passed) || errors ? k_exit_findings : k_exit_ok;
+  const Outcome outcome = result.evaluations > 0 && !all_passed ? Outcome::failed : Outcome::clean;
+  return exit_status(result.diagnostics, Strictness::normal, outcome);
 }
 
 } // namespace fib::app

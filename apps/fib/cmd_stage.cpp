@@ -1,7 +1,7 @@
 // `fib stage`: puts definitions into `DATASET/definitions/<op_type>/<name>.json`, content-aware.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "normalize_flags.hpp"
 #include "render.hpp"
 
@@ -62,7 +62,7 @@ Examples:
 
 } // namespace
 
-std::shared_ptr<StageCommand> register_stage(CLI::App& app) {
+Subcommand register_stage(CLI::App& app) {
   auto command = std::make_shared<StageCommand>();
   CLI::App* sub = app.add_subcommand(
       "stage", "Put definitions into DIR/definitions/<op_type>/<name>.json without clobbering");
@@ -90,11 +90,8 @@ std::shared_ptr<StageCommand> register_stage(CLI::App& app) {
                   "--manifest)");
   sub->add_flag("--quiet", command->quiet, "Leave out the lines of unchanged definitions");
   sub->footer(k_stage_footer);
-  return command;
-}
-
-bool stage_selected(const StageCommand& command) {
-  return command.subcommand != nullptr && command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& python) { return run_stage(*command, python); }};
 }
 
 int run_stage(const StageCommand& command, python::Runtime& python) {

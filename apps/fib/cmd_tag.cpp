@@ -1,7 +1,7 @@
 // `fib tag add|remove|list`: edits and counts the tags of definition files.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
@@ -195,7 +195,7 @@ int run_edit(const TagCommand& command, const TagSelection& selection, int selec
 
 } // namespace
 
-std::shared_ptr<TagCommand> register_tag(CLI::App& app) {
+Subcommand register_tag(CLI::App& app) {
   auto command = std::make_shared<TagCommand>();
   CLI::App* sub = app.add_subcommand("tag", "Add, remove or count the tags of definition files");
   command->subcommand = sub;
@@ -238,11 +238,8 @@ std::shared_ptr<TagCommand> register_tag(CLI::App& app) {
   command->list->footer(
       "JSON: {\"files\": N, \"namespaces\": {NS: files}, \"tags\": {TAG: files}}; bare flags "
       "count under the namespace \"(flag)\". See `fib tag --help` for the selection.");
-  return command;
-}
-
-bool tag_selected(const TagCommand& command) {
-  return command.subcommand != nullptr && command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& /*python*/) { return run_tag(*command); }};
 }
 
 int run_tag(const TagCommand& command) {

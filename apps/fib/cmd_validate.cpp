@@ -2,7 +2,7 @@
 // tool's report files.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
@@ -26,7 +26,6 @@
 
 namespace fib::app {
 
-enum class Strictness { errors_fail, warnings_fail };
 enum class ExitPolicy { by_findings, always_zero };
 
 struct ValidateCommand {
@@ -34,7 +33,7 @@ struct ValidateCommand {
   std::vector<std::string> paths;
   std::string kind_name = "auto";
   std::string format_name = "text";
-  Strictness strictness = Strictness::errors_fail;
+  Strictness strictness = Strictness::normal;
   // Dataset mode.
   std::string dataset;
   std::string checks;
@@ -273,7 +272,7 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   if (counts.error > 0 || dataset_status == CheckStatus::error) {
     return k_exit_findings;
   }
-  if (command.strictness == Strictness::warnings_fail &&
+  if (command.strictness == Strictness::strict &&
       (counts.warning > 0 || dataset_status == CheckStatus::warning)) {
     return k_exit_findings;
   }
@@ -321,8 +320,7 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
   if (command.exit_policy == ExitPolicy::always_zero) {
     return k_exit_ok;
   }
-  if (summary.errors > 0 ||
-      (command.strictness == Strictness::warnings_fail && summary.warnings > 0)) {
+  if (summary.errors > 0 || (command.strictness == Strictness::strict && summary.warnings > 0)) {
     return k_exit_findings;
   }
   return k_exit_ok;
@@ -330,7 +328,7 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
 
 } // namespace
 
-std::shared_ptr<ValidateCommand> register_validate(CLI::App& app) {
+Subcommand register_validate(CLI::App& app) {
   auto command = std::make_shared<ValidateCommand>();
   CLI::App* sub = app.add_subcommand(
       "validate", "Check files, or a whole dataset, against the FlashInfer-Trace schema");
@@ -342,7 +340,7 @@ std::shared_ptr<ValidateCommand> register_validate(CLI::App& app) {
                   "Output: text (default), json, or github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "github"}));
   sub->add_flag_callback(
-      "--strict", [command] { command->strictness = Strictness::warnings_fail; },
+      "--strict", [command] { command->strictness = Strictness::strict; },
       "Exit 1 on warnings too");
   sub->add_flag_callback(
       "--exit-zero", [command] { command->exit_policy = ExitPolicy::always_zero; },
@@ -390,11 +388,8 @@ std::shared_ptr<ValidateCommand> register_validate(CLI::App& app) {
          "DEBUG, INFO (default), WARNING or ERROR")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}));
   sub->footer(k_validate_footer);
-  return command;
-}
-
-bool validate_selected(const ValidateCommand& command) {
-  return command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& python) { return run_validate(*command, python); }};
 }
 
 // Options that only dataset mode reads; with paths they are a usage error rather than ignored.

@@ -1,7 +1,7 @@
 // `fib validate-merge REPORT.json… [--output FILE]`: one report from the reports of --shard runs.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "render.hpp"
 
 #include <fib/io/json_io.hpp>
@@ -22,7 +22,7 @@ struct ValidateMergeCommand {
   std::string text_output;
 };
 
-std::shared_ptr<ValidateMergeCommand> register_validate_merge(CLI::App& app) {
+Subcommand register_validate_merge(CLI::App& app) {
   auto command = std::make_shared<ValidateMergeCommand>();
   CLI::App* sub = app.add_subcommand(
       "validate-merge", "Merge the JSON reports of sharded `validate --dataset` runs into one");
@@ -33,11 +33,8 @@ std::shared_ptr<ValidateMergeCommand> register_validate_merge(CLI::App& app) {
   sub->add_option("--text", command->text_output, "Also write the merged text report here");
   sub->footer("Exit status: 0 when no merged definition has status error, 1 otherwise, "
               "3 when a report cannot be read.");
-  return command;
-}
-
-bool validate_merge_selected(const ValidateMergeCommand& command) {
-  return command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& /*python*/) { return run_validate_merge(*command); }};
 }
 
 int run_validate_merge(const ValidateMergeCommand& command) {

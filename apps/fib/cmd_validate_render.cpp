@@ -1,7 +1,7 @@
 // `fib validate-render REPORT.json [--output FILE]`: the text report from a saved JSON report.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
@@ -22,7 +22,7 @@ struct ValidateRenderCommand {
   std::string output;
 };
 
-std::shared_ptr<ValidateRenderCommand> register_validate_render(CLI::App& app) {
+Subcommand register_validate_render(CLI::App& app) {
   auto command = std::make_shared<ValidateRenderCommand>();
   CLI::App* sub = app.add_subcommand("validate-render",
                                      "Render a saved dataset report (JSON) as the text report");
@@ -31,11 +31,8 @@ std::shared_ptr<ValidateRenderCommand> register_validate_render(CLI::App& app) {
   sub->add_option("--output", command->output, "Write the text here instead of standard output");
   sub->add_option("--log-level", "Accepted for compatibility; has no effect here")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}));
-  return command;
-}
-
-bool validate_render_selected(const ValidateRenderCommand& command) {
-  return command.subcommand->parsed();
+  return {command->subcommand,
+          [command](python::Runtime& /*python*/) { return run_validate_render(*command); }};
 }
 
 int run_validate_render(const ValidateRenderCommand& command) {

@@ -2,7 +2,7 @@
 // dispatches to one subcommand; everything else lives in the library.
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 
 #include <fib/python/runtime.hpp>
 
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <vector>
 
 namespace {
 
@@ -63,15 +64,14 @@ int main(int argc, char** argv) {
     formatter->add_flag<PythonLevelName>('*').set_pattern("[%H:%M:%S] %* %n: %v");
     logger->set_formatter(std::move(formatter));
     spdlog::set_default_logger(logger);
-    auto validate = register_validate(app);
-    auto validate_render = register_validate_render(app);
-    auto validate_merge = register_validate_merge(app);
-    auto normalize = register_normalize(app);
-    auto stage = register_stage(app);
-    auto tag = register_tag(app);
-    auto dump = register_dump(app);
-    auto run = register_run(app);
-    auto report = register_report(app);
+    // The command table: one row per subcommand, in the order `fib --help` lists them.
+    const std::vector<Subcommand> commands = {
+        register_validate(app),       register_validate_render(app),
+        register_validate_merge(app), register_normalize(app),
+        register_stage(app),          register_tag(app),
+        register_dump(app),           register_run(app),
+        register_report(app),
+    };
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -80,32 +80,10 @@ int main(int argc, char** argv) {
     }
     // Owned here so that Python objects die before the interpreter; started lazily.
     fib::python::Runtime python;
-    if (validate_selected(*validate)) {
-      return run_validate(*validate, python);
-    }
-    if (validate_render_selected(*validate_render)) {
-      return run_validate_render(*validate_render);
-    }
-    if (validate_merge_selected(*validate_merge)) {
-      return run_validate_merge(*validate_merge);
-    }
-    if (normalize_selected(*normalize)) {
-      return run_normalize(*normalize, python);
-    }
-    if (stage_selected(*stage)) {
-      return run_stage(*stage, python);
-    }
-    if (tag_selected(*tag)) {
-      return run_tag(*tag);
-    }
-    if (dump_selected(*dump)) {
-      return run_dump(*dump, python);
-    }
-    if (run_selected(*run)) {
-      return run_run(*run);
-    }
-    if (report_selected(*report)) {
-      return run_report(*report);
+    for (const Subcommand& command : commands) {
+      if (command.app->parsed()) {
+        return command.run(python);
+      }
     }
     return k_exit_usage;
   } catch (const std::exception& e) {

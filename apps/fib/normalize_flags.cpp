@@ -1,6 +1,6 @@
 #include "normalize_flags.hpp"
 
-#include "exit_codes.hpp"
+#include "exit_status.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>

@@ -56,6 +56,7 @@ DiagnosticCounts& DiagnosticCounts::operator+=(const DiagnosticCounts& other) {
   warnings += other.warnings;
   notes += other.notes;
   environment_errors += other.environment_errors;
+  usage_errors += other.usage_errors;
   return *this;
 }
 
@@ -65,8 +66,15 @@ void count_into(DiagnosticCounts& counts, const Diagnostic& diagnostic) {
   switch (diagnostic.severity) {
   case Severity::error:
     ++counts.errors;
-    if (is_environment_failure(diagnostic)) {
+    switch (exit_class_of(diagnostic)) {
+    case ExitClass::environment:
       ++counts.environment_errors;
+      break;
+    case ExitClass::usage:
+      ++counts.usage_errors;
+      break;
+    case ExitClass::finding:
+      break;
     }
     break;
   case Severity::warning:

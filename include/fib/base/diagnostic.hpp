@@ -91,6 +91,8 @@ struct DiagnosticCounts {
   // Errors whose code is of the environment exit class (fib could not do its job: I/O, Python,
   // the worker). Counted in `errors` too.
   std::size_t environment_errors = 0;
+  // Errors whose code is of the usage exit class (a bad command line). Counted in `errors` too.
+  std::size_t usage_errors = 0;
 
   DiagnosticCounts& operator+=(const DiagnosticCounts& other);
 };
