@@ -1,5 +1,5 @@
 #pragma once
-// DType: the element types a Definition may name (contract §2.3). Case-sensitive, closed set.
+// DType: the element types a Definition may name. Case-sensitive, closed set.
 
 #include <fib/base/enum_names.hpp>
 

@@ -1,6 +1,7 @@
 #pragma once
 // Reading safetensors blobs (the tensors a workload names with `"type": "safetensors"`) without
-// torch or Python, for the blob checks of `fib validate --dataset` (contract §3.2, workload h).
+// torch or Python, for the blob checks of `fib validate --dataset` (a workload's safetensors inputs
+// must exist and hold the tensor they name).
 //
 // File format: an 8-byte little-endian unsigned header length N, then N bytes of UTF-8 JSON (an
 // object mapping each tensor key to {"dtype", "shape", "data_offsets"}, plus an optional

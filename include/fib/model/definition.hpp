@@ -1,5 +1,6 @@
 #pragma once
-// Definition: the kernel specification (contract §2.1-§2.3), its parser and derived helpers.
+// Definition: the kernel specification (name, op_type, axes, inputs, outputs, reference,
+// constraints, tags), its parser and derived helpers.
 
 #include <fib/base/diagnostic.hpp>
 #include <fib/base/expected.hpp>
@@ -91,10 +92,10 @@ Expected<std::vector<Json>> merge_kwargs_to_args(const Definition& definition,
                                                  const OrderedMap<Json>& kwargs);
 
 // Builds a Definition from a parsed document, reporting every field problem to `sink` with its
-// pointer. Checks done here are the non-Python ones of contract §2.1: required keys, types, lax
-// coercions (warned), dtypes, axis unions, input/output overlap, undefined axes, expression shape
-// entries, unknown keys (notes). The returned value holds what could be read; it is meaningful
-// when `sink` got no error for this document.
+// pointer. Checks done here are the old tool's schema checks that need no Python: required keys,
+// types, lax coercions (warned), dtypes, axis unions, input/output overlap, undefined axes,
+// expression shape entries, unknown keys (notes). The returned value holds what could be read; it
+// is meaningful when `sink` got no error for this document.
 Definition parse_definition(const JsonDocument& document, DiagnosticSink& sink);
 
 // fib's own advisory checks on a definition that parsed: unbound var axes (warning), unused axes

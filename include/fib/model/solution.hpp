@@ -1,5 +1,6 @@
 #pragma once
-// Solution, BuildSpec and SourceFile (contract §2.6).
+// Solution, BuildSpec and SourceFile: a kernel implementation of one definition, its language,
+// entry point and source files.
 
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition.hpp>

@@ -1,5 +1,6 @@
 #pragma once
-// Trace, Evaluation and friends (contract §2.5), and JSON Lines files of them.
+// Trace, Evaluation and friends (one line of a trace file: a workload, and how a solution did on
+// it), and JSON Lines files of them.
 
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition.hpp>

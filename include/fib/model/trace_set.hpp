@@ -1,6 +1,7 @@
 #pragma once
 // TraceSet: a whole dataset in memory, loaded the way the old tool's `TraceSet.from_path` loads it
-// (contract §1.5), and the old tool's scoring of traces, solutions and authors (contract §2.9).
+// (files at any depth, grouped by their contents), and the old tool's scoring of traces, solutions
+// and authors (speedups against the `baseline` author, win and success rates).
 //
 // Unlike `fib validate`, the loader links nothing by path: it finds files at any depth and groups
 // solutions, workloads and traces by their JSON `definition` field.

@@ -1,5 +1,6 @@
 #pragma once
-// Workload and its input specs (contract §2.4).
+// Workload and its input specs (random, scalar, safetensors): the concrete axis values and inputs a
+// definition is run on.
 
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition.hpp>
