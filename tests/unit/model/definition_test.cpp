@@ -1,4 +1,4 @@
-// Definition schema (contract §2.1-§2.3, §5.A items 1-26 and 33) and fib's own, non-Python
+// Definition schema (the old tool's definition tests 1-26 and 33) and fib's own, non-Python
 // definition checks (lint_definition). Python-exact checks are in definition_python_test.cpp.
 
 #include "test_support.hpp"
@@ -19,7 +19,7 @@ using testing::describe;
 
 using testing::has;
 
-// contract §5.A item 8: M var, N const 16, A[M,N] → B[M,N].
+// The old tool's definition test 8: M var, N const 16, A[M,N] → B[M,N].
 constexpr std::string_view k_minimal = R"({
   "name": "gemm_n16",
   "op_type": "gemm",
@@ -100,7 +100,7 @@ std::vector<std::string> names_of(const OrderedMap<TensorSpec>& map) {
   return out;
 }
 
-// --- contract §5.A, test_definition.py ---
+// --- the old tool's test_definition.py ---
 
 TEST(DefinitionSchema, Item01ConstAxisValueOneIsAccepted) {
   const Parsed p = parse_patched("/axes/N", R"({"type": "const", "value": 1})");
@@ -308,7 +308,7 @@ TEST(DefinitionSchema, PointersEscapeSlashAndTildeInKeys) {
       << describe(p.diagnostics);
 }
 
-// --- contract §5.A items 17-26: merge_kwargs_to_args, input_shapes, axes_values ---
+// --- the old tool's tests 17-26: merge_kwargs_to_args, input_shapes, axes_values ---
 
 constexpr std::string_view k_abc = R"({
   "name": "d", "op_type": "x",
@@ -365,7 +365,7 @@ TEST(MergeKwargs, Item21StopsAtFirstMissingName) {
 TEST(MergeKwargs, TooManyPositionalArguments) {
   const Parsed p = parse_text(k_abc);
   // With a keyword argument, so that the test does not depend on whether an empty kwargs returns
-  // early (contract §2.1 does not say which comes first).
+  // early (the old tool's model does not say which comes first).
   auto merged = merge_kwargs_to_args(p.definition, ints({1, 2, 3, 4}), {{"Z", Json(5)}});
   ASSERT_FALSE(merged.has_value());
   EXPECT_EQ(merged.error().code, codes::k_call_too_many_arguments);

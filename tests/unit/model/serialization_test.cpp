@@ -1,4 +1,5 @@
-// to_json of every model and load → dump → load round trips (contract §2.7, §5.A items 27-32).
+// to_json of every model and load → dump → load round trips (the old tool's serialization tests
+// 27-32).
 
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-// Solution, BuildSpec and SourceFile (contract §2.6, §5.A items 53-66).
+// Solution, BuildSpec and SourceFile (the old tool's solution tests 53-66).
 
 #include "test_support.hpp"
 
@@ -60,7 +60,7 @@ TEST(Solution, BaseFixtureIsValid) {
   EXPECT_FALSE(p.solution.description.has_value());
 }
 
-// --- contract §5.A, test_solution.py ---
+// --- the old tool's test_solution.py ---
 
 TEST(SourceFile, Item53PathAndContentAreAccepted) {
   const Parsed p = parse_text(k_solution);

@@ -1,5 +1,6 @@
-// Python-exact definition checks (contract §2.1 model validators 1 and 3, §5.A items 8, 10, 11,
-// 12, 15) through the test binary's embedded interpreter, and validate_definition_document.
+// Python-exact definition checks (the old tool's model validators for the reference and the
+// constraints; its definition tests 8, 10, 11, 12, 15) through the test binary's embedded
+// interpreter, and validate_definition_document.
 
 #include "test_support.hpp"
 
@@ -21,7 +22,7 @@ using testing::describe;
 
 using testing::has;
 
-// Skips the test when the embedded interpreter cannot start (house style §6.5).
+// Skips the test when the embedded interpreter cannot start .
 #define FIB_REQUIRE_PYTHON()                                                                       \
   do {                                                                                             \
     auto probe_ = testing::python().check_expression("1");                                         \
