@@ -3,6 +3,19 @@
 # Candidates, in order: $FIB_PYTHON, $VIRTUAL_ENV/bin/python3, /usr/bin/python3, python3 on PATH.
 # The chosen path is cached as Python3_EXECUTABLE and baked into the binary as FIB_PYTHON_EXECUTABLE;
 # at run time $FIB_PYTHON overrides it (see docs/architecture.md).
+#
+# FIB_WITH_PYTHON=OFF: nothing is embedded (no fib_python, fib or fib-worker). Only an
+# interpreter is looked for, optionally, for the Python scripts the test suite runs.
+if(NOT FIB_WITH_PYTHON)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    message(STATUS "fib: FIB_WITH_PYTHON=OFF; test scripts run with ${Python3_EXECUTABLE}")
+  else()
+    message(STATUS "fib: FIB_WITH_PYTHON=OFF and no Python interpreter found")
+  endif()
+  return()
+endif()
+
 if(NOT Python3_EXECUTABLE)
   set(_fib_candidates)
   if(DEFINED ENV{FIB_PYTHON} AND NOT "$ENV{FIB_PYTHON}" STREQUAL "")

@@ -7,7 +7,13 @@
 # /usr/lib/<triplet>/cmake/Torch instead. libtorch_python (THPVariable) is not in
 # TORCH_LIBRARIES: it is looked up beside libtorch.
 set(FIB_HAVE_TORCH OFF)
-if(NOT FIB_WITH_TORCH STREQUAL "OFF")
+if(NOT FIB_WITH_PYTHON AND NOT FIB_WITH_TORCH STREQUAL "OFF")
+  # The worker embeds Python (torch's own), so it needs what FIB_WITH_PYTHON=OFF leaves out.
+  if(FIB_WITH_TORCH STREQUAL "ON")
+    message(FATAL_ERROR "fib: FIB_WITH_TORCH=ON needs FIB_WITH_PYTHON=ON (fib-worker embeds Python)")
+  endif()
+  message(STATUS "fib: FIB_WITH_PYTHON=OFF; fib-worker (reference execution) is not built")
+elseif(NOT FIB_WITH_TORCH STREQUAL "OFF")
   execute_process(
     COMMAND "${Python3_EXECUTABLE}" -c
             "import os, torch, torch.utils; p = torch.utils.cmake_prefix_path; print(p if os.path.isdir(p) else '')"

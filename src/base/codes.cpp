@@ -265,7 +265,7 @@ std::string render_codes_markdown() {
       "# Diagnostic codes\n\n"
       "<!-- Generated from src/base/codes.cpp; do not edit by hand. Regenerate with "
       "FIB_UPDATE_DOCS=1 "
-      "build/tests/fib_unit_tests --gtest_filter=CodesTable.DiagnosticsDocIsCurrent -->\n\n"
+      "build/tests/fib_core_tests --gtest_filter=CodesTable.DiagnosticsDocIsCurrent -->\n\n"
       "Every problem fib reports carries one of these stable codes. *Origin* `legacy` means the\n"
       "check reproduces a verdict of `flashinfer-bench validate` (same accept/reject, same "
       "message\n"

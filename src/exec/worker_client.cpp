@@ -19,6 +19,9 @@
 
 extern char** environ;
 
+// FIB_WORKER_FROM_BINDIR: where `cmake --install` puts the worker relative to where it puts fib
+// ("../libexec/fib/fib-worker" in the GNU layout), defined by cmake/FibInstall.cmake.
+
 namespace fib {
 namespace {
 
@@ -60,9 +63,15 @@ std::optional<std::filesystem::path> find_worker_executable() {
     return std::nullopt;
   }
   const auto directory = self.parent_path();
-  for (const auto& candidate :
-       {directory / "fib-worker", directory.parent_path() / "fib-worker" / "fib-worker",
-        directory.parent_path() / "apps" / "fib-worker" / "fib-worker"}) {
+  std::vector<std::filesystem::path> candidates{
+      (directory / FIB_WORKER_FROM_BINDIR).lexically_normal(), directory / "fib-worker"};
+  // CMake gives every build directory with targets a CMakeFiles/ folder; an installed bin/ has
+  // none, so an installed fib never reaches into a build tree.
+  if (std::filesystem::is_directory(directory / "CMakeFiles", ec)) {
+    candidates.push_back(directory.parent_path() / "fib-worker" / "fib-worker");
+    candidates.push_back(directory.parent_path() / "apps" / "fib-worker" / "fib-worker");
+  }
+  for (const auto& candidate : candidates) {
     if (::access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }

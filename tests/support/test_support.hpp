@@ -1,5 +1,5 @@
 #pragma once
-// Shared helpers for fib's GoogleTest binaries.
+// Shared helpers for fib's GoogleTest binaries (fib_core_tests and fib_unit_tests).
 
 #include <fib/base/diagnostic.hpp>
 #include <fib/io/json_io.hpp>
@@ -13,7 +13,9 @@
 
 namespace fib::testing {
 
-// The one embedded-Python runtime of the test binary, owned by the custom gtest main.
+// The one embedded-Python runtime of the test binary, owned by its custom gtest main
+// (support/python_main.cpp). Only fib_unit_tests, the Python binary, defines it: a test that calls
+// it is listed under PYTHON in its layer's CMakeLists (in fib_core_tests it would not link).
 python::Runtime& python();
 
 // Parses `text` as a document named `name` (no file is written). Aborts the test on a syntax error.

@@ -69,8 +69,14 @@ struct ReferenceOutcome {
   std::vector<Diagnostic> diagnostics;
 };
 
-// The worker: $FIB_WORKER, else `fib-worker` beside the running executable, else the build tree's
-// `apps/fib-worker/fib-worker` next to `apps/fib/`. nullopt when none exists.
+// The worker, found from the running executable (/proc/self/exe), first executable wins:
+//   1. $FIB_WORKER when set and not empty (returned as given, not checked);
+//   2. the installed layout: `<prefix>/libexec/fib/fib-worker` for `<prefix>/bin/fib` (the
+//      relative path GNUInstallDirs gives at configure time);
+//   3. `fib-worker` beside the running executable;
+//   4. only when the executable's directory is a CMake build directory (it holds CMakeFiles/): the
+//      build tree's `apps/fib-worker/fib-worker`, seen from `apps/fib/` or from `tests/`.
+// nullopt when none exists. An installed fib never falls back to a build tree.
 std::optional<std::filesystem::path> find_worker_executable();
 
 // The solution build cache: $FIB_CACHE_PATH, else ~/.cache/fib ($HOME unset: /tmp/.cache/fib).

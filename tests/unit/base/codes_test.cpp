@@ -47,7 +47,7 @@ TEST(CodesTable, DiagnosticsDocIsCurrent) {
   std::stringstream actual;
   actual << in.rdbuf();
   EXPECT_EQ(actual.str(), expected)
-      << "docs/diagnostics.md is stale: run `FIB_UPDATE_DOCS=1 build/tests/fib_unit_tests "
+      << "docs/diagnostics.md is stale: run `FIB_UPDATE_DOCS=1 build/tests/fib_core_tests "
          "--gtest_filter=CodesTable.DiagnosticsDocIsCurrent`";
 }
 

@@ -1,5 +1,6 @@
-// Custom GoogleTest main: owns the one embedded-Python runtime of the test binary, so that it
-// outlives every test and Python objects never outlive the interpreter.
+// Custom GoogleTest main of fib_unit_tests (the Python binary): owns the one embedded-Python
+// runtime of the test binary, so that it outlives every test and Python objects never outlive the
+// interpreter. fib_core_tests uses GoogleTest's own main.
 
 #include "test_support.hpp"
 
