@@ -230,18 +230,6 @@ Json diagnostic_json(const Diagnostic& d) {
 
 } // namespace
 
-std::string_view to_string(NormalizeVerdict verdict) {
-  switch (verdict) {
-  case NormalizeVerdict::valid:
-    return "valid";
-  case NormalizeVerdict::invalid:
-    return "invalid";
-  case NormalizeVerdict::skipped:
-    return "skipped";
-  }
-  return "skipped";
-}
-
 NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFrontend& python,
                                  const std::function<void(const NormalizedFile&)>& on_file) {
   NormalizeSummary summary;
