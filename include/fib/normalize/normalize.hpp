@@ -195,13 +195,18 @@ struct NormalizedFile {
   std::optional<std::filesystem::path> written; // where the normalized text went, if written
   NormalizeVerdict verdict = NormalizeVerdict::skipped;
   bool changed = false;
-  std::string original_text;          // as read ("" when unreadable)
-  std::string normalized_text;        // canonical text ("" when skipped)
-  std::vector<RuleFinding> findings;  // rule findings, plus why a file was skipped
+  std::string original_text;   // as read ("" when unreadable)
+  std::string normalized_text; // canonical text ("" when skipped)
+  // Rule findings, plus why a file was skipped or not written (errors: an I/O or environment
+  // problem has a code of the environment exit class, which the caller counts with
+  // count_diagnostics).
+  std::vector<RuleFinding> findings;
   std::vector<Diagnostic> validation; // what the core validator reports on the normalized text
-  // An I/O or environment problem (unreadable input, failed write, no Python).
-  bool environment_failed = false;
 };
+
+// Every diagnostic of `file`: its findings' and its validation's, in that order (what a caller
+// counts to choose the exit status).
+std::vector<Diagnostic> all_diagnostics(const NormalizedFile& file);
 
 struct NormalizeSummary {
   std::size_t files = 0;
@@ -210,7 +215,6 @@ struct NormalizeSummary {
   std::size_t invalid = 0;
   std::size_t skipped = 0;
   std::size_t decisions_needed = 0; // files with at least one open question (a warning)
-  bool environment_failed = false;
 };
 
 // Normalizes every file named by `options`, writes results as asked (atomically; never deletes or

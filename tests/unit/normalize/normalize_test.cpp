@@ -693,6 +693,19 @@ struct FilesRun {
   NormalizeSummary summary;
 };
 
+// Environment errors (I/O, Python) among a file's diagnostics, as the CLI counts them.
+std::size_t environment_errors(const NormalizedFile& file) {
+  return count_diagnostics(all_diagnostics(file)).environment_errors;
+}
+
+std::size_t environment_errors(const FilesRun& run) {
+  std::size_t count = 0;
+  for (const auto& file : run.files) {
+    count += environment_errors(file);
+  }
+  return count;
+}
+
 FilesRun run_files(const NormalizeFilesOptions& options) {
   FilesRun run;
   run.summary = normalize_files(options, python(),
@@ -713,7 +726,7 @@ TEST(NormalizeFiles, MalformedInputIsSkippedAndTheRunGoesOn) {
   EXPECT_EQ(run.files[1].verdict, NormalizeVerdict::valid);
   EXPECT_EQ(run.summary.skipped, 1U);
   EXPECT_EQ(run.summary.valid, 1U);
-  EXPECT_FALSE(run.summary.environment_failed);
+  EXPECT_EQ(environment_errors(run), 0U) << "a malformed file is a finding, not an I/O problem";
 }
 
 TEST(NormalizeFiles, InPlaceReplacesOnlyChangedFilesAndRefusesSymlinks) {
@@ -729,7 +742,9 @@ TEST(NormalizeFiles, InPlaceReplacesOnlyChangedFilesAndRefusesSymlinks) {
   const auto& link =
       first.files[0].input.filename() == "link.json" ? first.files[0] : first.files[1];
   EXPECT_FALSE(link.written.has_value());
-  EXPECT_TRUE(link.environment_failed);
+  ASSERT_FALSE(link.findings.empty());
+  EXPECT_EQ(link.findings.back().diagnostic.code, codes::k_io_write);
+  EXPECT_EQ(environment_errors(link), 1U);
   EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "d" / "link.json"));
   EXPECT_EQ(*read_text_file(target), rmsnorm_dump().dump()) << "the link target is untouched";
   EXPECT_NE(read_text_file(raw)->find("def run("), std::string::npos);
@@ -754,7 +769,8 @@ TEST(NormalizeFiles, OutputDirKeepsRelativePathsAndRejectsCollisions) {
   EXPECT_EQ(*run.files[1].written, dir.path() / "out" / "x.json");
   EXPECT_FALSE(run.files[2].written.has_value());
   EXPECT_EQ(run.files[2].findings.back().diagnostic.code, codes::k_normalize_output_collision);
-  EXPECT_TRUE(run.summary.environment_failed);
+  EXPECT_EQ(environment_errors(run.files[2]), 1U);
+  EXPECT_EQ(environment_errors(run), 1U);
 }
 
 } // namespace
