@@ -78,6 +78,162 @@ void print_rules() {
   }
 }
 
+int usage_error(std::string message) {
+  const Diagnostic usage = make_diagnostic(codes::k_usage, std::move(message));
+  write_line(stderr, render_text(usage));
+  return exit_status({usage});
+}
+
+// What the command line asks for, decided before any file is read. Not copyable: `options`
+// points at `decisions`.
+struct NormalizePlan {
+  NormalizeFilesOptions options;
+  NormalizeDecisions decisions;
+  NormalizeMode mode = NormalizeMode::stdout_json;
+  bool print_diff = false;
+
+  NormalizePlan() = default;
+  NormalizePlan(const NormalizePlan&) = delete;
+  NormalizePlan& operator=(const NormalizePlan&) = delete;
+};
+
+// The mode of `command`; the exit status of a usage error when the paths do not fit it.
+std::optional<int> choose_mode(const NormalizeCommand& command, NormalizePlan& plan) {
+  NormalizeFilesOptions& options = plan.options;
+  if (command.check) {
+    plan.mode = NormalizeMode::check;
+  } else if (command.in_place) {
+    plan.mode = NormalizeMode::in_place;
+    options.write = NormalizeWrite::in_place;
+  } else if (!command.output_dir.empty()) {
+    plan.mode = NormalizeMode::output_dir;
+    options.write = NormalizeWrite::output_dir;
+    options.output_dir = command.output_dir;
+    for (const auto& path : options.paths) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec) &&
+          std::filesystem::equivalent(path, options.output_dir, ec)) {
+        return usage_error(fmt::format("--output-dir {} is an input directory; use --in-place to "
+                                       "replace files",
+                                       command.output_dir));
+      }
+    }
+  } else if (command.diff) {
+    plan.mode = NormalizeMode::diff_only;
+  } else {
+    std::error_code ec;
+    if (command.paths.size() != 1 || std::filesystem::is_directory(command.paths.front(), ec)) {
+      return usage_error("more than one file: choose --in-place, --output-dir DIR, --check or "
+                         "--diff (only a single file is printed on stdout)");
+    }
+  }
+  plan.print_diff = command.diff || plan.mode == NormalizeMode::check;
+  return std::nullopt;
+}
+
+// Maps the options of `command` into `plan`; the exit status to stop with on a usage or decisions
+// file problem (already printed).
+std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan& plan) {
+  if (command.paths.empty()) {
+    return usage_error("fib normalize needs at least one file or directory");
+  }
+  for (const auto& path : command.paths) {
+    plan.options.paths.emplace_back(path);
+  }
+  plan.options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
+  if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, plan.decisions,
+                                        plan.options.rules)) {
+    return stop;
+  }
+  return choose_mode(command, plan);
+}
+
+// `FILE: changed (written to …), valid` and the like.
+std::string status_line(const NormalizedFile& file) {
+  if (file.verdict == NormalizeVerdict::skipped) {
+    return fmt::format("{}: skipped", file.input.string());
+  }
+  std::string status = "valid";
+  if (file.verdict == NormalizeVerdict::invalid) {
+    status = "still invalid:";
+    for (const auto& d : file.validation) {
+      if (d.severity == Severity::error) {
+        status +=
+            fmt::format("\n    {} {}: {}", d.code, d.pointer.empty() ? "/" : d.pointer, d.message);
+      }
+    }
+  }
+  return fmt::format("{}: {}{}, {}", file.input.string(), file.changed ? "changed" : "unchanged",
+                     file.written ? " (written to " + file.written->string() + ")" : std::string(),
+                     status);
+}
+
+// Prints each file as it is done (findings and status to stderr; diff or JSON to stdout), collects
+// the report entries, and counts every diagnostic for the exit status.
+class NormalizeOutput {
+public:
+  NormalizeOutput(const NormalizeCommand& command, const NormalizePlan& plan)
+      : m_command(command), m_plan(plan) {}
+
+  void print_file(const NormalizedFile& file) {
+    for (const auto& finding : file.findings) {
+      if (m_command.quiet && finding.diagnostic.severity == Severity::note) {
+        continue;
+      }
+      write_line(stderr, finding_line(finding));
+    }
+    write_line(stderr, status_line(file));
+    if (m_plan.print_diff && file.changed) {
+      const std::string path = file.input.string();
+      const bool absolute = file.input.is_absolute();
+      write_all(stdout, unified_diff(file.original_text, file.normalized_text,
+                                     absolute ? path : "a/" + path, absolute ? path : "b/" + path));
+    }
+    if (m_plan.mode == NormalizeMode::stdout_json && file.verdict != NormalizeVerdict::skipped) {
+      write_all(stdout, file.normalized_text);
+    }
+    if (!m_command.report.empty()) {
+      m_entries.push_back(normalize_report_entry(file));
+    }
+    m_counts += count_diagnostics(all_diagnostics(file));
+  }
+
+  // The summary line, and the --report file.
+  void finish(const NormalizeSummary& summary) {
+    write_line(stderr,
+               fmt::format("fib normalize: {} file{}: {} changed, {} valid, {} invalid, {} "
+                           "skipped; {} need{} a human decision",
+                           summary.files, summary.files == 1 ? "" : "s", summary.changed,
+                           summary.valid, summary.invalid, summary.skipped,
+                           summary.decisions_needed, summary.decisions_needed == 1 ? "s" : ""));
+    if (m_command.report.empty()) {
+      return;
+    }
+    const std::string text =
+        normalize_report(m_entries, summary).dump(2, ' ', false, Json::error_handler_t::replace) +
+        "\n";
+    if (auto written = write_file_atomically(m_command.report, text, Overwrite::allowed);
+        !written) {
+      write_line(stderr, render_text(written.error()));
+      m_counts += count_diagnostics({written.error()});
+    }
+  }
+
+  const DiagnosticCounts& counts() const { return m_counts; }
+
+private:
+  const NormalizeCommand& m_command;
+  const NormalizePlan& m_plan;
+  std::vector<Json> m_entries;
+  DiagnosticCounts m_counts;
+};
+
+// --check fails when some file would change.
+Outcome check_outcome(const NormalizePlan& plan, const NormalizeSummary& summary) {
+  return plan.mode == NormalizeMode::check && summary.changed > 0 ? Outcome::failed
+                                                                  : Outcome::clean;
+}
+
 } // namespace
 
 Subcommand register_normalize(CLI::App& app) {
@@ -121,126 +277,15 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
     print_rules();
     return k_exit_ok;
   }
-  const auto usage = [](std::string message) {
-    write_line(stderr, render_text(make_diagnostic(codes::k_usage, std::move(message))));
-    return k_exit_usage;
-  };
-  if (command.paths.empty()) {
-    return usage("fib normalize needs at least one file or directory");
-  }
-  NormalizeFilesOptions options;
-  for (const auto& path : command.paths) {
-    options.paths.emplace_back(path);
-  }
-  options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
-  NormalizeDecisions decisions;
-  if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
-                                        options.rules)) {
+  NormalizePlan plan;
+  if (auto stop = plan_normalize(command, plan)) {
     return *stop;
   }
-  NormalizeMode mode = NormalizeMode::stdout_json;
-  if (command.check) {
-    mode = NormalizeMode::check;
-  } else if (command.in_place) {
-    mode = NormalizeMode::in_place;
-    options.write = NormalizeWrite::in_place;
-  } else if (!command.output_dir.empty()) {
-    mode = NormalizeMode::output_dir;
-    options.write = NormalizeWrite::output_dir;
-    options.output_dir = command.output_dir;
-    for (const auto& path : options.paths) {
-      std::error_code ec;
-      if (std::filesystem::is_directory(path, ec) &&
-          std::filesystem::equivalent(path, options.output_dir, ec)) {
-        return usage(fmt::format("--output-dir {} is an input directory; use --in-place to "
-                                 "replace files",
-                                 command.output_dir));
-      }
-    }
-  } else if (command.diff) {
-    mode = NormalizeMode::diff_only;
-  } else {
-    std::error_code ec;
-    if (command.paths.size() != 1 || std::filesystem::is_directory(command.paths.front(), ec)) {
-      return usage("more than one file: choose --in-place, --output-dir DIR, --check or --diff "
-                   "(only a single file is printed on stdout)");
-    }
-  }
-  const bool print_diff = command.diff || mode == NormalizeMode::check;
-
-  std::vector<Json> entries;
-  const auto on_file = [&](const NormalizedFile& file) {
-    for (const auto& finding : file.findings) {
-      if (command.quiet && finding.diagnostic.severity == Severity::note) {
-        continue;
-      }
-      write_line(stderr, finding_line(finding));
-    }
-    std::string status;
-    switch (file.verdict) {
-    case NormalizeVerdict::valid:
-      status = "valid";
-      break;
-    case NormalizeVerdict::invalid:
-      status = "still invalid:";
-      for (const auto& d : file.validation) {
-        if (d.severity == Severity::error) {
-          status += fmt::format("\n    {} {}: {}", d.code, d.pointer.empty() ? "/" : d.pointer,
-                                d.message);
-        }
-      }
-      break;
-    case NormalizeVerdict::skipped:
-      status = "skipped";
-      break;
-    }
-    if (file.verdict == NormalizeVerdict::skipped) {
-      write_line(stderr, fmt::format("{}: skipped", file.input.string()));
-    } else {
-      write_line(
-          stderr,
-          fmt::format("{}: {}{}, {}", file.input.string(), file.changed ? "changed" : "unchanged",
-                      file.written ? " (written to " + file.written->string() + ")" : std::string(),
-                      status));
-    }
-    if (print_diff && file.changed) {
-      const std::string path = file.input.string();
-      const bool absolute = file.input.is_absolute();
-      write_all(stdout, unified_diff(file.original_text, file.normalized_text,
-                                     absolute ? path : "a/" + path, absolute ? path : "b/" + path));
-    }
-    if (mode == NormalizeMode::stdout_json && file.verdict != NormalizeVerdict::skipped) {
-      write_all(stdout, file.normalized_text);
-    }
-    if (!command.report.empty()) {
-      entries.push_back(normalize_report_entry(file));
-    }
-  };
-  const NormalizeSummary summary = normalize_files(options, python, on_file);
-  write_line(stderr,
-             fmt::format("fib normalize: {} file{}: {} changed, {} valid, {} invalid, {} "
-                         "skipped; {} need{} a human decision",
-                         summary.files, summary.files == 1 ? "" : "s", summary.changed,
-                         summary.valid, summary.invalid, summary.skipped, summary.decisions_needed,
-                         summary.decisions_needed == 1 ? "s" : ""));
-  bool report_failed = false;
-  if (!command.report.empty()) {
-    const std::string text =
-        normalize_report(entries, summary).dump(2, ' ', false, Json::error_handler_t::replace) +
-        "\n";
-    if (auto written = write_file_atomically(command.report, text, Overwrite::allowed); !written) {
-      write_line(stderr, render_text(written.error()));
-      report_failed = true;
-    }
-  }
-  if (summary.environment_failed || report_failed) {
-    return k_exit_environment;
-  }
-  if (summary.invalid > 0 || summary.skipped > 0 ||
-      (mode == NormalizeMode::check && summary.changed > 0)) {
-    return k_exit_findings;
-  }
-  return k_exit_ok;
+  NormalizeOutput output(command, plan);
+  const NormalizeSummary summary = normalize_files(
+      plan.options, python, [&](const NormalizedFile& file) { output.print_file(file); });
+  output.finish(summary);
+  return exit_status(output.counts(), Strictness::normal, check_outcome(plan, summary));
 }
 
 } // namespace fib::app

@@ -34,10 +34,6 @@ void skip(NormalizedFile& out, Diagnostic diagnostic) {
   if (diagnostic.file.empty()) {
     diagnostic.file = out.input;
   }
-  const auto* info = find_code(diagnostic.code);
-  if (info != nullptr && info->exit_class == ExitClass::environment) {
-    out.environment_failed = true;
-  }
   out.findings.push_back(RuleFinding{std::move(diagnostic), FindingKind::question});
   out.verdict = NormalizeVerdict::skipped;
 }
@@ -133,7 +129,6 @@ private:
     if (!document) {
       sink.report(document.error());
     } else if (auto environment = validate_definition_document(*document, m_python, sink)) {
-      out.environment_failed = true;
       sink.report(*environment);
     }
     out.validation = sink.items();
@@ -150,7 +145,6 @@ private:
       }
       std::error_code ec;
       if (std::filesystem::is_symlink(input.path, ec)) {
-        out.environment_failed = true;
         out.findings.push_back(RuleFinding{
             file_diagnostic(codes::k_io_write, input.path,
                             "is a symbolic link; not replaced (normalize its target instead)"),
@@ -172,7 +166,6 @@ private:
       target = m_options.output_dir / relative;
       const std::string key = target.lexically_normal().string();
       if (!m_targets.insert(key).second) {
-        out.environment_failed = true;
         out.findings.push_back(RuleFinding{
             file_diagnostic(codes::k_normalize_output_collision, input.path,
                             fmt::format("another input was already written to {}; this one is "
@@ -194,7 +187,6 @@ private:
                                    std::filesystem::perm_options::replace, chmod_ec);
     }
     if (!written) {
-      out.environment_failed = true;
       Diagnostic d = written.error();
       if (d.file.empty()) {
         d.file = target;
@@ -230,16 +222,14 @@ Json diagnostic_json(const Diagnostic& d) {
 
 } // namespace
 
-std::string_view to_string(NormalizeVerdict verdict) {
-  switch (verdict) {
-  case NormalizeVerdict::valid:
-    return "valid";
-  case NormalizeVerdict::invalid:
-    return "invalid";
-  case NormalizeVerdict::skipped:
-    return "skipped";
+std::vector<Diagnostic> all_diagnostics(const NormalizedFile& file) {
+  std::vector<Diagnostic> diagnostics;
+  diagnostics.reserve(file.findings.size() + file.validation.size());
+  for (const auto& finding : file.findings) {
+    diagnostics.push_back(finding.diagnostic);
   }
-  return "skipped";
+  diagnostics.insert(diagnostics.end(), file.validation.begin(), file.validation.end());
+  return diagnostics;
 }
 
 NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFrontend& python,
@@ -253,7 +243,6 @@ NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFro
     summary.valid += file.verdict == NormalizeVerdict::valid ? 1 : 0;
     summary.invalid += file.verdict == NormalizeVerdict::invalid ? 1 : 0;
     summary.skipped += file.verdict == NormalizeVerdict::skipped ? 1 : 0;
-    summary.environment_failed = summary.environment_failed || file.environment_failed;
     const bool asks = std::any_of(file.findings.begin(), file.findings.end(), [](const auto& f) {
       return f.kind == FindingKind::question && f.diagnostic.severity != Severity::error;
     });

@@ -1,6 +1,6 @@
 #pragma once
 // `fib normalize`: repairs the definitions FlashInfer's trace dumper writes so that they validate
-// and run (rules N0–N21 and A3b-1′/2′/3′ of the dumper notes, documented in docs/normalize.md).
+// and run (the rules N0–N21 and A3b-1, A3b-2, A3b-3 of the table in docs/normalize.md).
 //
 // Every rule has a level: mechanical rules (M) are applied and listed; heuristic rules (W) are
 // applied with a warning and can be switched off one by one; human rules (H) never guess: they
@@ -8,10 +8,12 @@
 // next run. Normalizing is idempotent: normalizing a normalized document changes nothing.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/enum_names.hpp>
 #include <fib/base/expected.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/python_checks.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -30,8 +32,25 @@ namespace fib {
 
 enum class RuleLevel { mechanical, heuristic, human };
 
+template <> struct EnumNames<RuleLevel> {
+  static constexpr std::array k_table = std::to_array<EnumName<RuleLevel>>({
+      {RuleLevel::mechanical, "M"},
+      {RuleLevel::heuristic, "W"},
+      {RuleLevel::human, "H"},
+  });
+};
+
 // "M", "W" or "H".
-std::string_view to_string(RuleLevel level);
+inline std::string_view to_string(RuleLevel level) {
+  return enum_name(level);
+}
+
+// The engine's state while it normalizes one definition (defined privately in src/normalize).
+struct NormalizeContext;
+
+// What carries out a rule whose row has no `apply` of its own.
+inline constexpr std::string_view k_applied_when_written = "normalize_files"; // N0
+inline constexpr std::string_view k_applied_by_stage = "fib stage";           // N20
 
 struct NormalizeRule {
   std::string_view id;   // "N0" … "N21", "A3b-1", "A3b-2", "A3b-3"
@@ -39,10 +58,22 @@ struct NormalizeRule {
   std::string_view code; // the diagnostic code of its findings, e.g. "normalize.n5"
   std::string_view title;
   std::string_view text; // what it does, for docs/normalize.md and --list-rules
+  // What normalize_definition calls for this rule: after the decisions file's answers, the engine
+  // calls the `apply` of every row, in table order. nullptr when `applied_by` names who does it.
+  void (*apply)(NormalizeContext&) = nullptr;
+  // "" when `apply` carries the rule out. Otherwise the id of an earlier rule whose apply also
+  // does this rule's part (one pass over the tensors decides between them, so their findings come
+  // in tensor order, not one rule after the other), k_applied_when_written (normalize_files
+  // reports the re-encoding) or k_applied_by_stage.
+  std::string_view applied_by = {};
 };
 
 // Every rule, in the order they are applied.
 std::span<const NormalizeRule> all_normalize_rules();
+
+// The rule whose `apply` produces the findings of `rule`: `rule` itself, or the rule it names in
+// `applied_by`; nullptr when no apply of the engine does (N0, N20).
+const NormalizeRule* applying_rule(const NormalizeRule& rule);
 
 // The rule with `id`, case-insensitive; "A3b-1′" and "A3b-1'" name A3b-1. nullptr when unknown.
 const NormalizeRule* find_normalize_rule(std::string_view id);
@@ -95,8 +126,18 @@ struct NormalizeOptions {
 // names the decisions-file key that answers it, when one does).
 enum class FindingKind { applied, advice, question };
 
+template <> struct EnumNames<FindingKind> {
+  static constexpr std::array k_table = std::to_array<EnumName<FindingKind>>({
+      {FindingKind::applied, "applied"},
+      {FindingKind::advice, "advice"},
+      {FindingKind::question, "question"},
+  });
+};
+
 // "applied", "advice", "question".
-std::string_view to_string(FindingKind kind);
+inline std::string_view to_string(FindingKind kind) {
+  return enum_name(kind);
+}
 
 struct RuleFinding {
   Diagnostic diagnostic; // code `normalize.<rule>` (or `normalize.decision`), pointer, message
@@ -104,9 +145,11 @@ struct RuleFinding {
 };
 
 struct NormalizedDefinition {
-  Json document;                     // the normalized definition
-  std::vector<RuleFinding> findings; // one per rule application or open question, in rule order
-  bool changed = false;              // whether `document` differs from the input (as JSON values)
+  Json document; // the normalized definition
+  // One per rule application or open question: the decisions file's first, then each rule's in
+  // the order of the rules table (rules applied by one pass interleave in tensor order).
+  std::vector<RuleFinding> findings;
+  bool changed = false; // whether `document` differs from the input (as JSON values)
 };
 
 // Normalizes one definition document. `python` analyses the reference; when it is unavailable the
@@ -134,21 +177,36 @@ struct NormalizeFilesOptions {
 
 enum class NormalizeVerdict { valid, invalid, skipped };
 
+template <> struct EnumNames<NormalizeVerdict> {
+  static constexpr std::array k_table = std::to_array<EnumName<NormalizeVerdict>>({
+      {NormalizeVerdict::valid, "valid"},
+      {NormalizeVerdict::invalid, "invalid"},
+      {NormalizeVerdict::skipped, "skipped"},
+  });
+};
+
 // "valid", "invalid", "skipped".
-std::string_view to_string(NormalizeVerdict verdict);
+inline std::string_view to_string(NormalizeVerdict verdict) {
+  return enum_name(verdict);
+}
 
 struct NormalizedFile {
   std::filesystem::path input;
   std::optional<std::filesystem::path> written; // where the normalized text went, if written
   NormalizeVerdict verdict = NormalizeVerdict::skipped;
   bool changed = false;
-  std::string original_text;          // as read ("" when unreadable)
-  std::string normalized_text;        // canonical text ("" when skipped)
-  std::vector<RuleFinding> findings;  // rule findings, plus why a file was skipped
+  std::string original_text;   // as read ("" when unreadable)
+  std::string normalized_text; // canonical text ("" when skipped)
+  // Rule findings, plus why a file was skipped or not written (errors: an I/O or environment
+  // problem has a code of the environment exit class, which the caller counts with
+  // count_diagnostics).
+  std::vector<RuleFinding> findings;
   std::vector<Diagnostic> validation; // what the core validator reports on the normalized text
-  // An I/O or environment problem (unreadable input, failed write, no Python).
-  bool environment_failed = false;
 };
+
+// Every diagnostic of `file`: its findings' and its validation's, in that order (what a caller
+// counts to choose the exit status).
+std::vector<Diagnostic> all_diagnostics(const NormalizedFile& file);
 
 struct NormalizeSummary {
   std::size_t files = 0;
@@ -157,7 +215,6 @@ struct NormalizeSummary {
   std::size_t invalid = 0;
   std::size_t skipped = 0;
   std::size_t decisions_needed = 0; // files with at least one open question (a warning)
-  bool environment_failed = false;
 };
 
 // Normalizes every file named by `options`, writes results as asked (atomically; never deletes or

@@ -1,4 +1,4 @@
-// fib normalize on the real raw dumps of ../shared/corpus/dumps (skipped when the corpus is
+// fib normalize on the real raw dumps of the test corpus (its dumps/ folder; skipped when it is
 // absent): every file idempotent, every file without an open question valid afterwards, and the
 // outcomes the dumper notes predict for named files.
 
@@ -88,7 +88,7 @@ class NormalizeCorpus : public ::testing::Test {
 protected:
   void SetUp() override {
     if (dumps_dir().empty() || !std::filesystem::is_directory(dumps_dir())) {
-      GTEST_SKIP() << "../shared/corpus/dumps is absent";
+      GTEST_SKIP() << "the corpus of raw dumps is absent";
     }
   }
   CorpusResult named(std::string_view relative) { return normalize_file(dumps_dir() / relative); }
