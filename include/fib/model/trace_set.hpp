@@ -1,6 +1,7 @@
 #pragma once
 // TraceSet: a whole dataset in memory, loaded the way the old tool's `TraceSet.from_path` loads it
-// (contract §1.5), and the old tool's scoring of traces, solutions and authors (contract §2.9).
+// (files at any depth, grouped by their contents), and the old tool's scoring of traces, solutions
+// and authors (speedups against the `baseline` author, win and success rates).
 //
 // Unlike `fib validate`, the loader links nothing by path: it finds files at any depth and groups
 // solutions, workloads and traces by their JSON `definition` field.
@@ -144,7 +145,9 @@ struct TraceSet {
 
 // Loads the dataset at `root` as `TraceSet.from_path` does: definitions/**/*.json,
 // solutions/**/*.json, workloads/**/*.jsonl and traces/**/*.jsonl at any depth (no path component
-// is checked), each tree in sorted path order; a missing tree is empty. Solutions, workloads and
+// is checked; scan_tree with ScanMode::trace_set), each tree in sorted path order; a missing tree
+// is empty. A tree that cannot be listed completely is reported as `io.read` (a directory fib may
+// not open is skipped silently, as Python's rglob skips it). Solutions, workloads and
 // traces are grouped by their JSON `definition` field. Only the schema checks of the parsers run
 // (no Python-exact checks).
 //
