@@ -232,7 +232,7 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
   progress(fmt::format("staging {} definition{} into {}", stage.sources.size(),
                        stage.sources.size() == 1 ? "" : "s", options.dataset.string()));
   result.staged = stage_definitions(stage, python);
-  if (result.staged->summary.environment_failed) {
+  if (count_stage_diagnostics(*result.staged).environment_errors > 0) {
     result.environment_failed = true;
   }
   std::vector<SelectedFile> staged_files;
