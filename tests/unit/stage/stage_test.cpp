@@ -550,5 +550,25 @@ TEST(StageCorpus, AllSharedDumpsStageAsNormalizeWritesThemAndRestageIsANoOp) {
   EXPECT_EQ(second.summary.added + second.summary.overwritten + second.summary.conflicts, 0u);
 }
 
+TEST(StageNames, OnConflictAndActionSpellings) {
+  EXPECT_EQ(to_string(OnConflict::fail), "fail");
+  EXPECT_EQ(to_string(OnConflict::skip), "skip");
+  EXPECT_EQ(to_string(OnConflict::overwrite), "overwrite");
+  EXPECT_EQ(parse_enum<OnConflict>("overwrite"), OnConflict::overwrite);
+  EXPECT_EQ(parse_enum<OnConflict>("Overwrite"), std::nullopt);
+  const std::vector<std::pair<StageAction, std::string_view>> actions = {
+      {StageAction::added, "added"},
+      {StageAction::unchanged, "unchanged"},
+      {StageAction::overwritten, "overwritten"},
+      {StageAction::conflict, "conflict"},
+      {StageAction::skipped, "skipped"},
+      {StageAction::duplicate, "duplicate"},
+      {StageAction::rejected, "rejected"}};
+  for (const auto& [action, name] : actions) {
+    EXPECT_EQ(to_string(action), name);
+    EXPECT_EQ(parse_enum<StageAction>(name), action);
+  }
+}
+
 } // namespace
 } // namespace fib

@@ -711,5 +711,12 @@ TEST(TagInventory, CountsFilesPerNamespaceAndTag) {
             R"J("tags":{"fused":2,"mla":1,"model:x":1,"tp:02":1,"tp:2":2,"tp:4":1}})J");
 }
 
+TEST(TagNames, ActionSpellings) {
+  EXPECT_EQ(to_string(TagAction::add), "add");
+  EXPECT_EQ(to_string(TagAction::remove), "remove");
+  EXPECT_EQ(parse_enum<TagAction>("remove"), TagAction::remove);
+  EXPECT_EQ(parse_enum<TagAction>("list"), std::nullopt);
+}
+
 } // namespace
 } // namespace fib
