@@ -4,7 +4,6 @@
 #include "exit_status.hpp"
 #include "render.hpp"
 
-#include <fib/base/codes.hpp>
 #include <fib/report/merge.hpp>
 #include <fib/report/summary.hpp>
 
@@ -58,25 +57,6 @@ Examples:
   fib report best --dataset ds --definitions gemm_n4096_k4096 --atol 1e-3
   fib report merge merged ds-a ds-b)TXT";
 
-// The exit status the error diagnostics of `list` call for: usage, then environment, then
-// findings.
-int exit_for(const DiagnosticList& list) {
-  bool environment = false;
-  bool finding = false;
-  for (const Diagnostic& d : list.items()) {
-    if (d.severity != Severity::error) {
-      continue;
-    }
-    const CodeInfo* info = find_code(d.code);
-    if (info != nullptr && info->exit_class == ExitClass::usage) {
-      return k_exit_usage;
-    }
-    environment = environment || (info != nullptr && info->exit_class == ExitClass::environment);
-    finding = true;
-  }
-  return environment ? k_exit_environment : finding ? k_exit_findings : k_exit_ok;
-}
-
 void print_diagnostics(const DiagnosticList& list) {
   for (const Diagnostic& d : list.items()) {
     write_line(stderr, render_text(d));
@@ -87,36 +67,31 @@ std::vector<std::filesystem::path> to_paths(const std::vector<std::string>& item
   return {items.begin(), items.end()};
 }
 
-int run_summary(const ReportCommand& command) {
+void report_summary(const ReportCommand& command, DiagnosticList& diagnostics) {
   SummaryReportOptions options;
   options.datasets = to_paths(command.datasets);
   options.baseline_author = command.baseline_author;
-  DiagnosticList diagnostics;
   const SummaryReport report = summarize_datasets(options, diagnostics);
   print_diagnostics(diagnostics);
   write_all(stdout, command.format == "json" ? summary_to_json(report).dump(2) + "\n"
                                              : render_summary_text(report));
-  return exit_for(diagnostics);
 }
 
-int run_best(const ReportCommand& command) {
+void report_best(const ReportCommand& command, DiagnosticList& diagnostics) {
   BestReportOptions options;
   options.datasets = to_paths(command.datasets);
   options.definitions = command.definitions;
   options.bounds = ErrorBounds{command.atol, command.rtol};
-  DiagnosticList diagnostics;
   const BestReport report = best_traces(options, diagnostics);
   print_diagnostics(diagnostics);
   write_all(stdout, command.format == "json" ? best_to_json(report).dump(2) + "\n"
                                              : render_best_text(report));
-  return exit_for(diagnostics);
 }
 
-int run_merge(const ReportCommand& command) {
+void report_merge(const ReportCommand& command, DiagnosticList& diagnostics) {
   MergeOptions options;
   options.output = command.output;
   options.inputs = to_paths(command.inputs);
-  DiagnosticList diagnostics;
   const MergeResult result = merge_datasets(options, diagnostics);
   print_diagnostics(diagnostics);
   for (const MergeEntry& entry : result.entries) {
@@ -128,9 +103,8 @@ int run_merge(const ReportCommand& command) {
     }
     write_line(stdout, line);
   }
-  const int status = exit_for(diagnostics);
-  if (status == k_exit_usage) {
-    return status;
+  if (count_diagnostics(diagnostics.items()).usage_errors > 0) {
+    return; // the merge did not start (merge.output-is-input): no summary
   }
   const MergeSummary& s = result.summary;
   write_line(stderr,
@@ -141,7 +115,6 @@ int run_merge(const ReportCommand& command) {
                          s.merged, s.unchanged, s.conflicts, s.conflicts == 1 ? "" : "s", s.failed,
                          s.identical_copies, s.identical_copies == 1 ? "y" : "ies",
                          s.duplicate_lines, s.duplicate_lines == 1 ? "" : "s", s.not_copied));
-  return status;
 }
 
 void add_format(CLI::App& sub, ReportCommand& command) {
@@ -202,13 +175,15 @@ Subcommand register_report(CLI::App& app) {
 }
 
 int run_report(const ReportCommand& command) {
+  DiagnosticList diagnostics;
   if (command.summary->parsed()) {
-    return run_summary(command);
+    report_summary(command, diagnostics);
+  } else if (command.best->parsed()) {
+    report_best(command, diagnostics);
+  } else {
+    report_merge(command, diagnostics);
   }
-  if (command.best->parsed()) {
-    return run_best(command);
-  }
-  return run_merge(command);
+  return exit_status(diagnostics.items());
 }
 
 } // namespace fib::app

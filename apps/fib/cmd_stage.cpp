@@ -13,8 +13,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace fib::app {
 
@@ -60,66 +62,33 @@ Examples:
   fib stage /tmp/fi_dumps --dataset tmp/flashinfer-trace --dry-run --diff
   fib tag add model:llama-3.1-8b tp:2 --manifest staged.json)TXT";
 
-} // namespace
-
-Subcommand register_stage(CLI::App& app) {
-  auto command = std::make_shared<StageCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "stage", "Put definitions into DIR/definitions/<op_type>/<name>.json without clobbering");
-  command->subcommand = sub;
-  sub->add_option("sources", command->sources,
-                  "Definition files, or dump directories searched for *.json")
-      ->required();
-  sub->add_option("--dataset", command->dataset, "The dataset root (must exist)")->required();
-  const std::map<std::string, OnConflict> modes{
-      {"fail", OnConflict::fail}, {"skip", OnConflict::skip}, {"overwrite", OnConflict::overwrite}};
-  sub->add_option("--on-conflict", command->on_conflict,
-                  "What a differing staged file means: fail (default), skip or overwrite")
-      ->check(CLI::IsMember({"fail", "skip", "overwrite"}));
-  sub->add_flag("--normalize", command->normalize, "Run fib normalize on each input on the way in");
-  sub->add_option("--decisions", command->decisions,
-                  "With --normalize: a decisions file (see fib normalize --help)");
-  sub->add_option("--no-rule", command->disabled_rules,
-                  "With --normalize: do not apply this W rule (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_flag("--dry-run", command->dry_run, "Print the plan; write nothing");
-  sub->add_flag("--diff", command->diff,
-                "Print a unified diff (staged vs incoming) for every conflict and overwrite");
-  sub->add_option("--manifest", command->manifest,
-                  "Write what was added or overwritten to FILE (JSON; input of fib tag "
-                  "--manifest)");
-  sub->add_flag("--quiet", command->quiet, "Leave out the lines of unchanged definitions");
-  sub->footer(k_stage_footer);
-  return {command->subcommand,
-          [command](python::Runtime& python) { return run_stage(*command, python); }};
-}
-
-int run_stage(const StageCommand& command, python::Runtime& python) {
-  const auto usage = [](std::string message) {
-    write_line(stderr, render_text(make_diagnostic(codes::k_usage, std::move(message))));
-    return k_exit_usage;
-  };
-  StageOptions options;
+// The library options of the command line; the exit status to stop with on a usage error or a
+// bad --decisions file.
+std::optional<int> stage_options(const StageCommand& command, StageOptions& options,
+                                 NormalizeDecisions& decisions) {
   for (const auto& source : command.sources) {
     options.sources.emplace_back(source);
   }
   options.dataset = command.dataset;
-  options.on_conflict = command.on_conflict == "overwrite" ? OnConflict::overwrite
-                        : command.on_conflict == "skip"    ? OnConflict::skip
-                                                           : OnConflict::fail;
+  // CLI11 has checked the value against the same table.
+  options.on_conflict = parse_enum<OnConflict>(command.on_conflict).value_or(OnConflict::fail);
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
-  NormalizeDecisions decisions;
   if (command.normalize) {
     options.normalize = StageNormalize::yes;
-    if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
-                                          options.normalize_options)) {
-      return *stop;
-    }
-  } else if (!command.decisions.empty() || !command.disabled_rules.empty()) {
-    return usage("--decisions and --no-rule need --normalize");
+    return apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
+                                 options.normalize_options);
   }
+  if (!command.decisions.empty() || !command.disabled_rules.empty()) {
+    const Diagnostic d =
+        make_diagnostic(codes::k_usage, "--decisions and --no-rule need --normalize");
+    write_line(stderr, render_text(d));
+    return exit_status(std::vector<Diagnostic>{d});
+  }
+  return std::nullopt;
+}
 
-  const StageResult result = stage_definitions(options, python);
+// The diagnostics, one line per input on stdout (with --diff, the diffs), and the summary line.
+void print_stage_result(const StageCommand& command, const StageResult& result) {
   for (const auto& d : result.diagnostics) {
     write_line(stderr, render_text(d));
   }
@@ -153,27 +122,69 @@ int run_stage(const StageCommand& command, python::Runtime& python) {
                          result.entries.size(), result.entries.size() == 1 ? "" : "s", s.added,
                          s.unchanged, s.overwritten, s.conflicts, s.conflicts == 1 ? "" : "s",
                          s.rejected, s.duplicates, s.duplicates == 1 ? "" : "s", tail));
-  bool manifest_failed = false;
+}
+
+// Writes the --manifest file; the counts of the error printed when that fails.
+DiagnosticCounts write_manifest(const std::filesystem::path& file, const Json& manifest) {
+  const std::string text = manifest.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  auto written = write_file_atomically(file, text, Overwrite::allowed);
+  if (written) {
+    return {};
+  }
+  write_line(stderr, render_text(written.error()));
+  return count_diagnostics({written.error()});
+}
+
+} // namespace
+
+Subcommand register_stage(CLI::App& app) {
+  auto command = std::make_shared<StageCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "stage", "Put definitions into DIR/definitions/<op_type>/<name>.json without clobbering");
+  command->subcommand = sub;
+  sub->add_option("sources", command->sources,
+                  "Definition files, or dump directories searched for *.json")
+      ->required();
+  sub->add_option("--dataset", command->dataset, "The dataset root (must exist)")->required();
+  std::vector<std::string> modes;
+  for (const auto& entry : EnumNames<OnConflict>::k_table) {
+    modes.emplace_back(entry.name);
+  }
+  sub->add_option("--on-conflict", command->on_conflict,
+                  "What a differing staged file means: fail (default), skip or overwrite")
+      ->check(CLI::IsMember(modes));
+  sub->add_flag("--normalize", command->normalize, "Run fib normalize on each input on the way in");
+  sub->add_option("--decisions", command->decisions,
+                  "With --normalize: a decisions file (see fib normalize --help)");
+  sub->add_option("--no-rule", command->disabled_rules,
+                  "With --normalize: do not apply this W rule (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_flag("--dry-run", command->dry_run, "Print the plan; write nothing");
+  sub->add_flag("--diff", command->diff,
+                "Print a unified diff (staged vs incoming) for every conflict and overwrite");
+  sub->add_option("--manifest", command->manifest,
+                  "Write what was added or overwritten to FILE (JSON; input of fib tag "
+                  "--manifest)");
+  sub->add_flag("--quiet", command->quiet, "Leave out the lines of unchanged definitions");
+  sub->footer(k_stage_footer);
+  return {command->subcommand,
+          [command](python::Runtime& python) { return run_stage(*command, python); }};
+}
+
+int run_stage(const StageCommand& command, python::Runtime& python) {
+  StageOptions options;
+  NormalizeDecisions decisions;
+  if (auto stop = stage_options(command, options, decisions)) {
+    return *stop;
+  }
+  const StageResult result = stage_definitions(options, python);
+  print_stage_result(command, result);
+  DiagnosticCounts counts = count_stage_diagnostics(result);
   if (!command.manifest.empty() && !command.dry_run) {
-    const std::string text = stage_manifest(result, options.dataset)
-                                 .dump(2, ' ', false, Json::error_handler_t::replace) +
-                             "\n";
-    if (auto written = write_file_atomically(command.manifest, text, Overwrite::allowed);
-        !written) {
-      write_line(stderr, render_text(written.error()));
-      manifest_failed = true;
-    }
+    counts += write_manifest(command.manifest, stage_manifest(result, options.dataset));
   }
-  if (s.environment_failed || manifest_failed) {
-    return k_exit_environment;
-  }
-  const bool unresolved =
-      std::any_of(result.entries.begin(), result.entries.end(),
-                  [](const StageEntry& e) { return e.action == StageAction::conflict; });
-  if (unresolved || s.rejected > 0) {
-    return k_exit_findings;
-  }
-  return k_exit_ok;
+  const bool unsettled = has_unresolved_conflicts(result) || result.summary.rejected > 0;
+  return exit_status(counts, Strictness::normal, unsettled ? Outcome::failed : Outcome::clean);
 }
 
 } // namespace fib::app

@@ -98,9 +98,47 @@ void add_selection_options(CLI::App& sub, TagCommand& command) {
       ->type_name("TIME");
 }
 
-int usage(std::string message) {
-  write_line(stderr, render_text(make_diagnostic(codes::k_usage, std::move(message))));
-  return k_exit_usage;
+void print_diagnostics(const std::vector<Diagnostic>& diagnostics) {
+  for (const auto& d : diagnostics) {
+    write_line(stderr, render_text(d));
+  }
+}
+
+// What a list or an edit reported, and whether it skipped files.
+struct TagRun {
+  DiagnosticCounts counts;
+  Outcome outcome = Outcome::clean;
+};
+
+// The selection options of the command line, or the usage error that stops it.
+Expected<TagSelectionOptions> selection_options(const TagCommand& command, TagAction action) {
+  TagSelectionOptions options;
+  for (const auto& file : command.files) {
+    options.files.emplace_back(file);
+  }
+  options.dataset = command.dataset;
+  options.manifest = command.manifest;
+  options.op_types = command.op_types;
+  options.name_globs = command.names;
+  const std::string_view verb = command.list->parsed() ? "list" : to_string(action);
+  if (options.files.empty() && options.dataset.empty() && options.manifest.empty()) {
+    return unexpected(make_diagnostic(
+        codes::k_usage, fmt::format("fib tag {} needs a selection: --file FILE, --dataset DIR or "
+                                    "--manifest FILE",
+                                    verb)));
+  }
+  const bool filtered =
+      !command.op_types.empty() || !command.names.empty() || !command.since.empty();
+  if (filtered && !options.files.empty()) {
+    return unexpected(make_diagnostic(codes::k_usage,
+                                      "--op-type, --name and --since select within --dataset or "
+                                      "--manifest, not among --file files"));
+  }
+  if (!command.since.empty()) {
+    FIB_TRY_ASSIGN(const TagTime since, parse_tag_time(command.since));
+    options.since = since;
+  }
+  return options;
 }
 
 void print_table(std::string_view heading, const std::map<std::string, std::size_t>& rows) {
@@ -114,12 +152,11 @@ void print_table(std::string_view heading, const std::map<std::string, std::size
   }
 }
 
-int run_list(const TagCommand& command, const TagSelection& selection, int selection_exit) {
+TagRun list_tags(const TagCommand& command, const TagSelection& selection) {
   DiagnosticList sink;
-  const TagInventory inventory = inventory_tags(selection.files, sink);
-  for (const auto& d : sink.items()) {
-    write_line(stderr, render_text(d));
-  }
+  CountingSink counting(sink);
+  const TagInventory inventory = inventory_tags(selection.files, counting);
+  print_diagnostics(sink.items());
   if (command.format == "json") {
     write_all(stdout, tag_inventory_json(inventory).dump(2) + "\n");
   } else {
@@ -132,47 +169,47 @@ int run_list(const TagCommand& command, const TagSelection& selection, int selec
   write_line(stderr,
              fmt::format("fib tag list: {} file{} selected, {} skipped", selection.files.size(),
                          selection.files.size() == 1 ? "" : "s", inventory.skipped));
-  if (inventory.environment_failed) {
-    return k_exit_environment;
-  }
-  return inventory.skipped > 0 ? k_exit_findings : selection_exit;
+  return {counting.counts(), inventory.skipped > 0 ? Outcome::failed : Outcome::clean};
 }
 
-int run_edit(const TagCommand& command, const TagSelection& selection, int selection_exit) {
-  const bool adding = command.add->parsed();
-  const std::string_view verb = adding ? "add" : "remove";
-  if (adding) {
-    std::size_t malformed = 0;
-    for (const auto& tag : command.tags) {
-      auto problem = check_tag(tag);
-      if (!problem) {
-        continue;
-      }
-      if (problem->code == codes::k_tag_malformed) {
-        ++malformed;
-        if (command.force) {
-          problem->severity = Severity::warning;
-          problem->message += " (added anyway: --force)";
-        }
-      }
-      write_line(stderr, render_text(*problem));
+// Checks the operands of `add` (printing what check_tag says); the counts of those diagnostics.
+// Malformed tags are errors that stop the command, unless --force turns them into warnings.
+DiagnosticCounts check_added_tags(const TagCommand& command) {
+  std::vector<Diagnostic> problems;
+  std::size_t malformed = 0;
+  for (const auto& tag : command.tags) {
+    auto problem = check_tag(tag);
+    if (!problem) {
+      continue;
     }
-    if (malformed > 0 && !command.force) {
-      write_line(stderr,
-                 fmt::format("fib tag add: {} malformed tag{}: nothing written (--force "
-                             "adds {} anyway)",
-                             malformed, malformed == 1 ? "" : "s", malformed == 1 ? "it" : "them"));
-      return k_exit_findings;
+    if (problem->code == codes::k_tag_malformed) {
+      ++malformed;
+      if (command.force) {
+        problem->severity = Severity::warning;
+        problem->message += " (added anyway: --force)";
+      }
     }
+    write_line(stderr, render_text(*problem));
+    problems.push_back(std::move(*problem));
   }
+  if (malformed > 0 && !command.force) {
+    write_line(stderr,
+               fmt::format("fib tag add: {} malformed tag{}: nothing written (--force "
+                           "adds {} anyway)",
+                           malformed, malformed == 1 ? "" : "s", malformed == 1 ? "it" : "them"));
+  }
+  return count_diagnostics(problems);
+}
+
+TagRun edit_tags(const TagCommand& command, const TagSelection& selection, TagAction action) {
   TagEditOptions options;
-  options.action = adding ? TagAction::add : TagAction::remove;
+  options.action = action;
   options.tags = command.tags;
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
+  TagRun run;
   const auto on_file = [&](const TaggedFile& file) {
-    for (const auto& d : file.diagnostics) {
-      write_line(stderr, render_text(d));
-    }
+    print_diagnostics(file.diagnostics);
+    run.counts += count_diagnostics(file.diagnostics);
     write_line(stderr, fmt::format("{}: {}", file.file.path.string(), render_tag_change(file)));
     if (command.dry_run && file.status == TagFileStatus::changed) {
       const std::string path = file.file.path.string();
@@ -184,13 +221,11 @@ int run_edit(const TagCommand& command, const TagSelection& selection, int selec
   const TagSummary summary = edit_tag_files(selection.files, options, on_file);
   write_line(stderr,
              fmt::format("fib tag {}: {} file{} selected: {} changed, {} unchanged, {} skipped{}",
-                         verb, summary.files, summary.files == 1 ? "" : "s", summary.changed,
-                         summary.files - summary.changed - summary.skipped, summary.skipped,
-                         command.dry_run ? " (dry run: nothing written)" : ""));
-  if (summary.environment_failed) {
-    return k_exit_environment;
-  }
-  return summary.skipped > 0 ? k_exit_findings : selection_exit;
+                         to_string(action), summary.files, summary.files == 1 ? "" : "s",
+                         summary.changed, summary.files - summary.changed - summary.skipped,
+                         summary.skipped, command.dry_run ? " (dry run: nothing written)" : ""));
+  run.outcome = summary.skipped > 0 ? Outcome::failed : Outcome::clean;
+  return run;
 }
 
 } // namespace
@@ -243,54 +278,32 @@ Subcommand register_tag(CLI::App& app) {
 }
 
 int run_tag(const TagCommand& command) {
-  const std::string_view action = command.add->parsed()      ? "add"
-                                  : command.remove->parsed() ? "remove"
-                                                             : "list";
-  TagSelectionOptions options;
-  for (const auto& file : command.files) {
-    options.files.emplace_back(file);
+  const TagAction action = command.add->parsed() ? TagAction::add : TagAction::remove;
+  auto options = selection_options(command, action);
+  if (!options) {
+    write_line(stderr, render_text(options.error()));
+    return exit_status(std::vector<Diagnostic>{options.error()});
   }
-  options.dataset = command.dataset;
-  options.manifest = command.manifest;
-  options.op_types = command.op_types;
-  options.name_globs = command.names;
-  if (options.files.empty() && options.dataset.empty() && options.manifest.empty()) {
-    return usage(fmt::format("fib tag {} needs a selection: --file FILE, --dataset DIR or "
-                             "--manifest FILE",
-                             action));
+  const TagSelection selection = select_tag_files(*options);
+  print_diagnostics(selection.problems);
+  print_diagnostics(selection.missing_entries);
+  DiagnosticCounts counts = count_diagnostics(selection.problems);
+  if (counts.usage_errors > 0 || counts.environment_errors > 0) {
+    return exit_status(counts); // nothing was selected: an invalid manifest, an unreadable root
   }
-  const bool filtered =
-      !command.op_types.empty() || !command.names.empty() || !command.since.empty();
-  if (filtered && !options.files.empty()) {
-    return usage("--op-type, --name and --since select within --dataset or --manifest, not "
-                 "among --file files");
-  }
-  if (!command.since.empty()) {
-    auto since = parse_tag_time(command.since);
-    if (!since) {
-      write_line(stderr, render_text(since.error()));
-      return k_exit_usage;
-    }
-    options.since = *since;
-  }
-  const TagSelection selection = select_tag_files(options);
-  int selection_exit = k_exit_ok;
-  for (const auto& d : selection.problems) {
-    write_line(stderr, render_text(d));
-    if (d.severity == Severity::error) {
-      selection_exit = k_exit_findings;
+  if (action == TagAction::add && !command.list->parsed()) {
+    const DiagnosticCounts checks = check_added_tags(command);
+    counts += checks;
+    if (checks.errors > 0) {
+      return exit_status(counts); // a malformed tag without --force: nothing is written
     }
   }
-  if (selection.usage_error) {
-    return k_exit_usage;
-  }
-  if (selection.environment_error) {
-    return k_exit_environment;
-  }
-  if (command.list->parsed()) {
-    return run_list(command, selection, selection_exit);
-  }
-  return run_edit(command, selection, selection_exit);
+  const TagRun run = command.list->parsed() ? list_tags(command, selection)
+                                            : edit_tags(command, selection, action);
+  counts += run.counts;
+  // A manifest entry whose file is gone is a finding: the other files were still handled.
+  const bool failed = run.outcome == Outcome::failed || !selection.missing_entries.empty();
+  return exit_status(counts, Strictness::normal, failed ? Outcome::failed : Outcome::clean);
 }
 
 } // namespace fib::app

@@ -232,7 +232,7 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
   progress(fmt::format("staging {} definition{} into {}", stage.sources.size(),
                        stage.sources.size() == 1 ? "" : "s", options.dataset.string()));
   result.staged = stage_definitions(stage, python);
-  if (result.staged->summary.environment_failed) {
+  if (count_stage_diagnostics(*result.staged).environment_errors > 0) {
     result.environment_failed = true;
   }
   std::vector<SelectedFile> staged_files;
@@ -261,8 +261,10 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
     tag.tags = options.tags;
     result.tagged = edit_tag_files(
         staged_files, tag, [&](const TaggedFile& file) { result.tagged_files.push_back(file); });
-    if (result.tagged->environment_failed) {
-      result.environment_failed = true;
+    for (const TaggedFile& file : result.tagged_files) {
+      if (count_diagnostics(file.diagnostics).environment_errors > 0) {
+        result.environment_failed = true;
+      }
     }
   }
   progress(fmt::format("validating {} definition{}", names.size(), names.size() == 1 ? "" : "s"));

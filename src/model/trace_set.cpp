@@ -4,6 +4,7 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/model/dataset_layout.hpp>
 
 #include <fmt/format.h>
 
@@ -59,33 +60,20 @@ private:
   DiagnosticSink& m_target;
 };
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-// Every entry below `tree` whose name ends with `suffix`, sorted by path components. Like Python's
-// rglob this matches directories too (reading one then fails), skips unreadable directories
-// silently and does not follow symbolic links to directories.
-std::vector<fs::path> list_tree(const fs::path& tree, std::string_view suffix,
-                                DiagnosticSink& sink) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  if (!fs::is_directory(tree, ec)) {
-    return found;
-  }
-  fs::recursive_directory_iterator it(tree, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ends_with(it->path().filename().string(), suffix)) {
-      found.push_back(it->path());
-    }
-  }
-  if (ec) {
-    Diagnostic d = make_diagnostic(codes::k_io_read,
-                                   fmt::format("cannot list the directory: {}", ec.message()));
-    d.file = tree;
+// The files of one tree as the old tool's TraceSet loader finds them (ScanMode::trace_set: any
+// depth, sorted; a directory with a matching name is listed too, and reading it then fails).
+std::vector<fs::path> list_tree(const fs::path& root, DatasetTree tree, DiagnosticSink& sink) {
+  const TreeScan scan = scan_tree(root, tree, ScanMode::trace_set);
+  for (const ListingFailure& failure : scan.failures) {
+    Diagnostic d = make_diagnostic(
+        codes::k_io_read, fmt::format("cannot list the directory: {}", failure.error.message()));
+    d.file = failure.directory;
     sink.report(std::move(d));
   }
-  std::sort(found.begin(), found.end());
+  std::vector<fs::path> found;
+  for (const LayoutEntry& entry : scan.entries) {
+    found.push_back(entry.path);
+  }
   return found;
 }
 
@@ -126,7 +114,7 @@ void report_misplaced(const fs::path& file, const TraceLine& line, std::string p
 
 void load_definitions(const fs::path& root, TraceSet& set, DiagnosticSink& sink) {
   std::map<std::string, fs::path, std::less<>> first_file;
-  for (const fs::path& file : list_tree(root / "definitions", ".json", sink)) {
+  for (const fs::path& file : list_tree(root, DatasetTree::definitions, sink)) {
     auto document = load_document(file, sink);
     if (!document) {
       continue;
@@ -148,7 +136,7 @@ void load_definitions(const fs::path& root, TraceSet& set, DiagnosticSink& sink)
 
 void load_solutions(const fs::path& root, TraceSet& set, DiagnosticSink& sink) {
   std::map<std::string, fs::path, std::less<>> first_file;
-  for (const fs::path& file : list_tree(root / "solutions", ".json", sink)) {
+  for (const fs::path& file : list_tree(root, DatasetTree::solutions, sink)) {
     auto document = load_document(file, sink);
     if (!document) {
       continue;
@@ -168,7 +156,7 @@ void load_solutions(const fs::path& root, TraceSet& set, DiagnosticSink& sink) {
 }
 
 void load_workloads(const fs::path& root, TraceSet& set, DiagnosticSink& sink) {
-  for (const fs::path& file : list_tree(root / "workloads", ".jsonl", sink)) {
+  for (const fs::path& file : list_tree(root, DatasetTree::workloads, sink)) {
     auto text = read_text_file(file);
     if (!text) {
       sink.report(text.error());
@@ -191,7 +179,7 @@ void load_workloads(const fs::path& root, TraceSet& set, DiagnosticSink& sink) {
 }
 
 void load_traces(const fs::path& root, TraceSet& set, DiagnosticSink& sink) {
-  for (const fs::path& file : list_tree(root / "traces", ".jsonl", sink)) {
+  for (const fs::path& file : list_tree(root, DatasetTree::traces, sink)) {
     auto text = read_text_file(file);
     if (!text) {
       sink.report(text.error());

@@ -1,6 +1,7 @@
 #include "fib/report/merge.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/dataset_layout.hpp>
 #include <fib/model/definition_diff.hpp>
 
 #include <fmt/format.h>
@@ -52,49 +53,30 @@ void report_not_copied(const fs::path& path, std::string_view what, MergeSummary
   ++summary.not_copied;
 }
 
-std::string_view kind_of(const fs::file_status& status) {
-  return fs::is_symlink(status) ? "a symbolic link" : "not a regular file";
+std::string_view kind_of(SkipReason reason) {
+  return reason == SkipReason::symbolic_link ? "a symbolic link" : "not a regular file";
 }
 
-// Every regular file of the merged trees of `root`, relative to it, added to `paths` with
-// `input`. Links are reported, never followed. Returns false when a directory could not be listed.
+// Every regular file of the merged trees of `root` (ScanMode::copy), relative to it, added to
+// `paths` with `input`. Links and special files are reported, never followed. Returns false when a
+// directory could not be listed.
 bool collect_files(const fs::path& root, std::size_t input,
                    std::map<fs::path, std::vector<std::size_t>>& paths, MergeSummary& summary,
                    DiagnosticSink& sink) {
   bool complete = true;
-  for (const std::string_view tree : k_merge_trees) {
-    const fs::path top = root / tree;
-    std::error_code ec;
-    const fs::file_status top_status = fs::symlink_status(top, ec);
-    if (ec || !fs::exists(top_status)) {
-      continue;
+  for (const DatasetTree tree : k_merge_trees) {
+    const TreeScan scan = scan_tree(root, tree, ScanMode::copy);
+    for (const SkippedEntry& skipped : scan.skipped) {
+      report_not_copied(skipped.path, kind_of(skipped.reason), summary, sink);
     }
-    if (!fs::is_directory(top_status)) {
-      report_not_copied(top, kind_of(top_status), summary, sink);
-      continue;
+    for (const LayoutEntry& entry : scan.entries) {
+      paths[entry.relative].push_back(input);
     }
-    fs::recursive_directory_iterator it(top, fs::directory_options::none, ec);
-    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code status_ec;
-      const fs::file_status status = it->symlink_status(status_ec);
-      if (status_ec) {
-        ec = status_ec;
-        break;
-      }
-      if (fs::is_directory(status)) {
-        continue;
-      }
-      if (!fs::is_regular_file(status)) {
-        report_not_copied(it->path(), kind_of(status), summary, sink);
-        continue;
-      }
-      paths[fs::path(tree) / it->path().lexically_relative(top)].push_back(input);
-    }
-    if (ec) {
-      Diagnostic d =
-          make_diagnostic(codes::k_io_read, fmt::format("{}: cannot list the directory: {}",
-                                                        top.string(), ec.message()));
-      d.file = top;
+    for (const ListingFailure& failure : scan.failures) {
+      Diagnostic d = make_diagnostic(
+          codes::k_io_read, fmt::format("{}: cannot list the directory: {}",
+                                        failure.directory.string(), failure.error.message()));
+      d.file = failure.directory;
       sink.report(std::move(d));
       complete = false;
     }
@@ -361,22 +343,6 @@ bool check_roots(const MergeOptions& options, DiagnosticSink& sink) {
 }
 
 } // namespace
-
-std::string_view to_string(MergeAction action) {
-  switch (action) {
-  case MergeAction::added:
-    return "added";
-  case MergeAction::merged:
-    return "merged";
-  case MergeAction::unchanged:
-    return "unchanged";
-  case MergeAction::conflict:
-    return "conflict";
-  case MergeAction::failed:
-    return "failed";
-  }
-  return "failed";
-}
 
 MergeResult merge_datasets(const MergeOptions& options, DiagnosticSink& sink) {
   MergeResult result;

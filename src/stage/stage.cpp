@@ -7,7 +7,8 @@
 #include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
-#include <fib/tag/tags.hpp>
+#include <fib/model/dataset_layout.hpp>
+#include <fib/tag/namespaces.hpp>
 #include <fib/util/text_diff.hpp>
 
 #include <fmt/format.h>
@@ -27,11 +28,6 @@ Diagnostic entry_diagnostic(std::string_view code, const std::filesystem::path& 
   d.file = file;
   d.pointer = std::move(pointer);
   return d;
-}
-
-bool is_environment(const Diagnostic& d) {
-  const auto* info = find_code(d.code);
-  return info != nullptr && info->exit_class == ExitClass::environment;
 }
 
 std::string render_differences(const std::vector<FieldDifference>& differences,
@@ -62,26 +58,15 @@ std::vector<std::string> model_tags(const Json& definition) {
 
 // --- The dataset side ---
 
-// The names staged below `definitions/` (file stems of `<op_type>/<name>.json`, the validator's
-// pattern), each with the op_type directories that hold it.
-std::map<std::string, std::vector<std::string>>
-staged_names(const std::filesystem::path& definitions) {
+// The names staged in the dataset (file stems of `definitions/<op_type>/<name>.json`, the
+// validator's pattern; ScanMode::occupancy, so an entry of any type takes its name), each with the
+// op_type directories that hold it, sorted.
+std::map<std::string, std::vector<std::string>> staged_names(const std::filesystem::path& dataset) {
   std::map<std::string, std::vector<std::string>> names;
-  std::error_code ec;
-  std::filesystem::directory_iterator op_types(definitions, ec);
-  for (; !ec && op_types != std::filesystem::directory_iterator(); op_types.increment(ec)) {
-    const auto& dir = *op_types;
-    if (!dir.is_directory(ec) || dir.is_symlink(ec)) {
-      continue;
-    }
-    std::error_code inner;
-    std::filesystem::directory_iterator files(dir.path(), inner);
-    for (; !inner && files != std::filesystem::directory_iterator(); files.increment(inner)) {
-      const auto& file = files->path();
-      if (file.extension() == ".json") {
-        names[file.stem().string()].push_back(dir.path().filename().string());
-      }
-    }
+  const TreeScan scan = scan_tree(dataset, DatasetTree::definitions, ScanMode::occupancy);
+  for (const LayoutEntry& entry : scan.entries) {
+    LayoutKeys keys = layout_keys(DatasetTree::definitions, entry.components);
+    names[keys.name].push_back(std::move(keys.op_type));
   }
   for (auto& [name, dirs] : names) {
     std::sort(dirs.begin(), dirs.end());
@@ -155,7 +140,6 @@ public:
       d.code = std::string(codes::k_dataset_root_missing);
       d.message = fmt::format("dataset root does not exist: {}", m_options.dataset.string());
       m_result.diagnostics.push_back(std::move(d));
-      m_result.summary.environment_failed = true;
       return std::move(m_result);
     }
     DatasetDirectories directories(std::move(*root));
@@ -166,18 +150,14 @@ public:
     // `definitions/` itself must not be a link: checked once, before the index is read through it.
     if (auto definitions = directories.definitions(CreateMissing::no); !definitions) {
       m_result.diagnostics.push_back(definitions.error());
-      m_result.summary.environment_failed = true;
       return finish();
     }
-    const auto index = staged_names(m_options.dataset / "definitions");
+    const auto index = staged_names(m_options.dataset);
     for (auto& candidate : m_candidates) {
       compare_with_dataset(candidate, index, directories);
     }
-    const bool any_conflict =
-        std::any_of(m_result.entries.begin(), m_result.entries.end(),
-                    [](const StageEntry& e) { return e.action == StageAction::conflict; });
     m_result.summary.blocked_by_conflicts =
-        any_conflict && m_options.on_conflict == OnConflict::fail;
+        has_unresolved_conflicts(m_result) && m_options.on_conflict == OnConflict::fail;
     if (m_options.dry_run == DryRun::no && !m_result.summary.blocked_by_conflicts) {
       for (auto& candidate : m_candidates) {
         write(candidate, directories);
@@ -215,9 +195,6 @@ private:
     if (diagnostic.file.empty()) {
       diagnostic.file = entry.source;
     }
-    if (is_environment(diagnostic)) {
-      m_result.summary.environment_failed = true;
-    }
     entry.action = StageAction::rejected;
     entry.diagnostics.push_back(std::move(diagnostic));
   }
@@ -254,7 +231,7 @@ private:
     }
     entry.name = document["name"].get<std::string>();
     entry.op_type = document["op_type"].get<std::string>();
-    entry.target = std::filesystem::path("definitions") / entry.op_type / (entry.name + ".json");
+    entry.target = definition_path(entry.op_type, entry.name);
     return true;
   }
 
@@ -434,7 +411,7 @@ private:
         if (op_type == entry.op_type) {
           here = true;
         } else {
-          elsewhere.push_back("definitions/" + op_type + "/" + entry.name + ".json");
+          elsewhere.push_back(definition_path(op_type, entry.name).generic_string());
         }
       }
     }
@@ -458,7 +435,8 @@ private:
       entry.action = StageAction::added;
       return;
     }
-    auto text = read_file_in(**directory, entry.name + ".json", m_options.max_file_bytes);
+    auto text =
+        read_file_in(**directory, entry.target.filename().string(), m_options.max_file_bytes);
     if (!text) {
       reject(entry, text.error());
       return;
@@ -539,15 +517,13 @@ private:
     auto directory = directories.op_type_directory(entry.op_type, CreateMissing::yes);
     if (!directory) {
       entry.diagnostics.push_back(directory.error());
-      m_result.summary.environment_failed = true;
       return;
     }
     auto written = write_file_atomically_in(
-        **directory, entry.name + ".json", entry.incoming_text,
+        **directory, entry.target.filename().string(), entry.incoming_text,
         entry.action == StageAction::added ? Overwrite::forbidden : Overwrite::allowed);
     if (!written) {
       entry.diagnostics.push_back(written.error());
-      m_result.summary.environment_failed = true;
       return;
     }
     entry.written = true;
@@ -589,40 +565,21 @@ private:
 
 } // namespace
 
-std::string_view to_string(OnConflict mode) {
-  switch (mode) {
-  case OnConflict::fail:
-    return "fail";
-  case OnConflict::skip:
-    return "skip";
-  case OnConflict::overwrite:
-    return "overwrite";
-  }
-  return "fail";
-}
-
-std::string_view to_string(StageAction action) {
-  switch (action) {
-  case StageAction::added:
-    return "added";
-  case StageAction::unchanged:
-    return "unchanged";
-  case StageAction::overwritten:
-    return "overwritten";
-  case StageAction::conflict:
-    return "conflict";
-  case StageAction::skipped:
-    return "skipped";
-  case StageAction::duplicate:
-    return "duplicate";
-  case StageAction::rejected:
-    return "rejected";
-  }
-  return "rejected";
-}
-
 StageResult stage_definitions(const StageOptions& options, PythonFrontend& python) {
   return Stager(options, python).run();
+}
+
+DiagnosticCounts count_stage_diagnostics(const StageResult& result) {
+  DiagnosticCounts counts = count_diagnostics(result.diagnostics);
+  for (const StageEntry& entry : result.entries) {
+    counts += count_diagnostics(entry.diagnostics);
+  }
+  return counts;
+}
+
+bool has_unresolved_conflicts(const StageResult& result) {
+  return std::any_of(result.entries.begin(), result.entries.end(),
+                     [](const StageEntry& e) { return e.action == StageAction::conflict; });
 }
 
 Json stage_manifest(const StageResult& result, const std::filesystem::path& dataset) {

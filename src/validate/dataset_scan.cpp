@@ -1,6 +1,7 @@
 #include "fib/validate/dataset.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/dataset_layout.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,67 +17,34 @@ namespace {
 constexpr std::array<std::string_view, 7> k_valid_checks = {
     "layout", "definition", "workload", "solution", "trace", "baseline", "benchmark"};
 
-struct Tree {
-  std::string_view name;
-  std::string_view extension;
-  std::size_t depth;
-};
-
-constexpr std::array<Tree, 4> k_trees = {{{"definitions", ".json", 2},
-                                          {"workloads", ".jsonl", 2},
-                                          {"solutions", ".json", 4},
-                                          {"traces", ".jsonl", 3}}};
-
-// Files of one tree that match its pattern, sorted; everything else goes to `ignored`.
-std::vector<std::vector<std::string>> walk_tree(const std::filesystem::path& root, const Tree& tree,
-                                                std::vector<IgnoredFile>& ignored) {
-  std::vector<std::vector<std::string>> found;
-  const std::filesystem::path base = root / tree.name;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(base, ec)) {
-    return found;
+// How `fib validate` reports an entry the old tool's scan silently ignored.
+IgnoredFile ignored_file(const SkippedEntry& entry, const TreeLayout& layout) {
+  if (entry.reason == SkipReason::wrong_depth) {
+    return {entry.path, fmt::format("at the wrong depth: {}/ files must be {} levels down",
+                                    layout.directory, layout.depth)};
   }
-  std::vector<std::filesystem::path> entries;
-  std::filesystem::recursive_directory_iterator it(
-      base, std::filesystem::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    entries.push_back(it->path());
-  }
-  if (ec) {
-    ignored.push_back({base, fmt::format("could not be listed completely: {}", ec.message())});
-  }
-  std::sort(entries.begin(), entries.end());
-  for (const auto& entry : entries) {
-    const std::filesystem::path relative = entry.lexically_relative(base);
-    std::vector<std::string> parts;
-    for (const auto& part : relative) {
-      parts.push_back(part.string());
-    }
-    std::error_code type_ec;
-    const bool is_directory = std::filesystem::is_directory(entry, type_ec);
-    // Like Python's rglob, the pattern matches directories named *.json too.
-    if (!entry.filename().string().ends_with(tree.extension)) {
-      if (!is_directory) {
-        ignored.push_back({root / tree.name / relative,
-                           fmt::format("not a {} file, so no check reads it", tree.extension)});
-      }
-      continue;
-    }
-    if (parts.size() != tree.depth) {
-      if (!is_directory) {
-        ignored.push_back({root / tree.name / relative,
-                           fmt::format("at the wrong depth: {}/ files must be {} levels down",
-                                       tree.name, tree.depth)});
-      }
-      continue;
-    }
-    found.push_back(std::move(parts));
-  }
-  return found;
+  return {entry.path, fmt::format("not a {} file, so no check reads it", layout.extension)};
 }
 
-std::string stem_of(const std::string& file_name) {
-  return std::filesystem::path(file_name).stem().string();
+// The entries of one tree as the old tool's validator finds them; everything else goes to
+// `ignored`.
+std::vector<ScannedFile> scan_for_validation(const std::filesystem::path& root, DatasetTree tree,
+                                             std::vector<IgnoredFile>& ignored) {
+  const TreeScan scan = scan_tree(root, tree, ScanMode::validator);
+  for (const ListingFailure& failure : scan.failures) {
+    ignored.push_back({failure.directory,
+                       fmt::format("could not be listed completely: {}", failure.error.message())});
+  }
+  for (const SkippedEntry& entry : scan.skipped) {
+    ignored.push_back(ignored_file(entry, layout_of(tree)));
+  }
+  std::vector<ScannedFile> files;
+  for (const LayoutEntry& entry : scan.entries) {
+    LayoutKeys keys = layout_keys(tree, entry.components);
+    files.push_back({entry.path, std::move(keys.op_type), std::move(keys.name),
+                     std::move(keys.author), std::move(keys.definition)});
+  }
+  return files;
 }
 
 std::uint64_t fnv1a64(std::string_view text) {
@@ -108,9 +76,7 @@ std::filesystem::path normalize_root(const std::filesystem::path& root) {
 
 DatasetScan scan_dataset(const std::filesystem::path& root) {
   DatasetScan scan;
-  for (const auto& parts : walk_tree(root, k_trees[0], scan.ignored)) {
-    ScannedFile file{
-        root / "definitions" / parts[0] / parts[1], parts[0], stem_of(parts[1]), {}, {}};
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::definitions, scan.ignored)) {
     DefinitionFile entry{file, std::nullopt};
     if (auto it = scan.definitions.find(file.name); it != scan.definitions.end()) {
       entry.duplicate_error = fmt::format("duplicate definition name: {} and {}",
@@ -120,31 +86,23 @@ DatasetScan scan_dataset(const std::filesystem::path& root) {
       scan.definitions.emplace(file.name, std::move(entry));
     }
   }
-  for (const auto& parts : walk_tree(root, k_trees[1], scan.ignored)) {
-    ScannedFile file{root / "workloads" / parts[0] / parts[1], parts[0], stem_of(parts[1]), {}, {}};
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::workloads, scan.ignored)) {
     if (auto it = scan.workloads.find(file.name); it != scan.workloads.end()) {
       scan.shadowed.push_back(std::move(it->second));
       it->second = std::move(file);
     } else {
-      scan.workloads.emplace(file.name, std::move(file));
+      std::string name = file.name;
+      scan.workloads.emplace(std::move(name), std::move(file));
     }
   }
-  for (const auto& parts : walk_tree(root, k_trees[2], scan.ignored)) {
-    scan.solutions.push_back({root / "solutions" / parts[0] / parts[1] / parts[2] / parts[3],
-                              parts[1], stem_of(parts[3]), parts[0], parts[2]});
-  }
-  for (const auto& parts : walk_tree(root, k_trees[3], scan.ignored)) {
-    ScannedFile file{root / "traces" / parts[0] / parts[1] / parts[2],
-                     parts[1],
-                     stem_of(parts[2]),
-                     parts[0],
-                     {}};
-    const auto key = std::make_pair(file.author, file.name);
+  scan.solutions = scan_for_validation(root, DatasetTree::solutions, scan.ignored);
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::traces, scan.ignored)) {
+    auto key = std::make_pair(file.author, file.name);
     if (auto it = scan.traces.find(key); it != scan.traces.end()) {
       scan.shadowed.push_back(std::move(it->second));
       it->second = std::move(file);
     } else {
-      scan.traces.emplace(key, std::move(file));
+      scan.traces.emplace(std::move(key), std::move(file));
     }
   }
   return scan;

@@ -1,8 +1,9 @@
 #pragma once
 // `fib report merge`: merges dataset trees into one output dataset (docs/report.md).
 //
-// The old tool's `report merge` crashes (contract §4); this one copies files as they are, by their
-// path below the dataset root, and never rewrites a document:
+// The old tool's `report merge` fails with an AttributeError before it merges anything (and its
+// export layout was not the validator's); this one copies files as they are, by their path below
+// the dataset root, and never rewrites a document:
 //   * the trees merged are `definitions/`, `solutions/`, `workloads/`, `traces/` and `blob/`;
 //     anything else at an input's root (reports, READMEs) is left out;
 //   * a file only one input has is copied; byte-identical copies collapse into one;
@@ -19,9 +20,12 @@
 // written outside the output, not even through a link placed inside it.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/enum_names.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/model/dataset_layout.hpp>
 #include <fib/util/atomic_file.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -32,9 +36,10 @@ namespace fib {
 
 // --- Interface ---
 
-// The dataset trees a merge copies, in this order.
-inline constexpr std::string_view k_merge_trees[] = {"definitions", "solutions", "workloads",
-                                                     "traces", "blob"};
+// The dataset trees a merge copies, in this order (scan_tree with ScanMode::copy).
+inline constexpr std::array k_merge_trees = {DatasetTree::definitions, DatasetTree::solutions,
+                                             DatasetTree::workloads, DatasetTree::traces,
+                                             DatasetTree::blob};
 
 struct MergeOptions {
   // Created (with parents) when missing. It must not be an input, inside one or contain one.
@@ -51,8 +56,20 @@ enum class MergeAction {
   failed,    // reading or writing failed
 };
 
+template <> struct EnumNames<MergeAction> {
+  static constexpr std::array k_table = std::to_array<EnumName<MergeAction>>({
+      {MergeAction::added, "added"},
+      {MergeAction::merged, "merged"},
+      {MergeAction::unchanged, "unchanged"},
+      {MergeAction::conflict, "conflict"},
+      {MergeAction::failed, "failed"},
+  });
+};
+
 // "added", "merged", "unchanged", "conflict", "failed".
-std::string_view to_string(MergeAction action);
+inline std::string_view to_string(MergeAction action) {
+  return enum_name(action);
+}
 
 // One path of the output.
 struct MergeEntry {

@@ -1,6 +1,6 @@
 #pragma once
 // `fib report summary` and `fib report best`: the old tool's `report` views of loaded datasets
-// (contract §2.9, §4), as data plus a text and a JSON rendering (docs/report.md).
+// (its TraceSet scoring), as data plus a text and a JSON rendering (docs/report.md).
 //
 // Every dataset is loaded on its own with load_trace_set and reported in its own section, in the
 // order given; one that fails to load is reported as such and the others still are.

@@ -15,12 +15,14 @@
 // dataset root) and is atomic.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/enum_names.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition_diff.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/util/atomic_file.hpp>
 #include <fib/util/path_safety.hpp>
 
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -35,8 +37,18 @@ namespace fib {
 
 enum class OnConflict { fail, skip, overwrite };
 
-// "fail", "skip", "overwrite".
-std::string_view to_string(OnConflict mode);
+template <> struct EnumNames<OnConflict> {
+  static constexpr std::array k_table = std::to_array<EnumName<OnConflict>>({
+      {OnConflict::fail, "fail"},
+      {OnConflict::skip, "skip"},
+      {OnConflict::overwrite, "overwrite"},
+  });
+};
+
+// "fail", "skip", "overwrite" (the values of --on-conflict).
+inline std::string_view to_string(OnConflict mode) {
+  return enum_name(mode);
+}
 
 enum class StageNormalize { no, yes };
 
@@ -62,8 +74,22 @@ enum class StageAction {
   rejected,    // unreadable, not a definition, or an unsafe name
 };
 
+template <> struct EnumNames<StageAction> {
+  static constexpr std::array k_table = std::to_array<EnumName<StageAction>>({
+      {StageAction::added, "added"},
+      {StageAction::unchanged, "unchanged"},
+      {StageAction::overwritten, "overwritten"},
+      {StageAction::conflict, "conflict"},
+      {StageAction::skipped, "skipped"},
+      {StageAction::duplicate, "duplicate"},
+      {StageAction::rejected, "rejected"},
+  });
+};
+
 // "added", "unchanged", "overwritten", "conflict", "skipped", "duplicate", "rejected".
-std::string_view to_string(StageAction action);
+inline std::string_view to_string(StageAction action) {
+  return enum_name(action);
+}
 
 struct StageEntry {
   std::filesystem::path source;
@@ -89,10 +115,11 @@ struct StageSummary {
   std::size_t rejected = 0;
   // OnConflict::fail met a conflict: nothing was written.
   bool blocked_by_conflicts = false;
-  // An I/O or environment problem (unreadable dataset, failed write, unsafe path, no Python).
-  bool environment_failed = false;
 };
 
+// Every diagnostic of a run is in the result: `diagnostics` and each entry's. An I/O or
+// environment problem (unreadable dataset, failed write, unsafe path, no Python) is an error of
+// the environment exit class among them: count them with count_stage_diagnostics.
 struct StageResult {
   std::vector<StageEntry> entries; // one per input file, in input order
   StageSummary summary;
@@ -100,8 +127,14 @@ struct StageResult {
 };
 
 // Plans and (unless DryRun::yes) performs the staging. `python` is used only with
-// StageNormalize::yes and may be null otherwise. Never throws.
+// StageNormalize::yes (NoPython will do otherwise). Never throws.
 StageResult stage_definitions(const StageOptions& options, PythonFrontend& python);
+
+// The counts of every diagnostic of `result`: its own, then each entry's.
+DiagnosticCounts count_stage_diagnostics(const StageResult& result);
+
+// Whether some input is left in conflict (StageAction::conflict): a run that did not settle.
+bool has_unresolved_conflicts(const StageResult& result);
 
 // The `--manifest` document: the dataset root (absolute) and one entry per written file
 // (`path` relative to the root, `name`, `op_type`, `action` added|overwritten, `source`), the

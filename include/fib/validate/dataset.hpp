@@ -52,8 +52,11 @@ struct DatasetScan {
 // The old tool's root as str(Path(text)): "." components and trailing slashes dropped.
 std::filesystem::path normalize_root(const std::filesystem::path& root);
 
-// Scans definitions/, workloads/, solutions/ and traces/ by exact depth, in sorted path order
-// (component-wise, by code point), with the old tool's last-wins rules (contract §1.2).
+// Scans definitions/, workloads/, solutions/ and traces/ as the old tool's validator does
+// (scan_tree with ScanMode::validator: exact depth, sorted path order, component-wise by code
+// point) and keys them the old tool's way: a definition or workload stem, or a trace's (author,
+// stem), seen again replaces the earlier file (the last one wins; replaced workloads and traces go
+// to `shadowed`, a replaced definition leaves its duplicate_error); solutions are all kept.
 DatasetScan scan_dataset(const std::filesystem::path& root);
 
 enum class GpuChecks { enabled, disabled };

@@ -205,5 +205,19 @@ TEST(Merge, AMissingInputStopsBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
 }
 
+TEST(MergeNames, ActionSpellings) {
+  const std::vector<std::pair<MergeAction, std::string_view>> actions = {
+      {MergeAction::added, "added"},
+      {MergeAction::merged, "merged"},
+      {MergeAction::unchanged, "unchanged"},
+      {MergeAction::conflict, "conflict"},
+      {MergeAction::failed, "failed"}};
+  for (const auto& [action, name] : actions) {
+    EXPECT_EQ(to_string(action), name);
+    EXPECT_EQ(parse_enum<MergeAction>(name), action);
+  }
+  EXPECT_EQ(parse_enum<MergeAction>("copied"), std::nullopt);
+}
+
 } // namespace
 } // namespace fib

@@ -162,7 +162,7 @@ TEST(Stage, AddsThenLeavesUnchanged) {
   f.dump("gemm.json", make_definition("gemm_n8_k8", "gemm"));
   const auto first = f.stage();
   EXPECT_EQ(first.summary.added, 2u);
-  EXPECT_FALSE(first.summary.environment_failed);
+  EXPECT_EQ(count_stage_diagnostics(first).environment_errors, 0u);
   const auto staged = f.dataset / "definitions/rmsnorm/rmsnorm_h128.json";
   EXPECT_EQ(read_file(staged), canonical_json_text(make_definition("rmsnorm_h128")));
   EXPECT_EQ(tree(f.dataset),
@@ -356,7 +356,7 @@ TEST(Stage, ASymlinkedOpTypeDirectoryIsRefusedNotFollowed) {
   ASSERT_EQ(result.entries.size(), 1u);
   EXPECT_EQ(result.entries[0].action, StageAction::rejected);
   EXPECT_TRUE(has_code(result.entries[0], codes::k_io_unsafe_path));
-  EXPECT_TRUE(result.summary.environment_failed);
+  EXPECT_GT(count_stage_diagnostics(result).environment_errors, 0u);
   EXPECT_TRUE(std::filesystem::is_empty(outside));
 }
 
@@ -369,7 +369,7 @@ TEST(Stage, ASymlinkedDefinitionsDirectoryIsRefused) {
   const auto result = f.stage();
   ASSERT_EQ(result.diagnostics.size(), 1u);
   EXPECT_EQ(result.diagnostics[0].code, codes::k_io_unsafe_path);
-  EXPECT_TRUE(result.summary.environment_failed);
+  EXPECT_GT(count_stage_diagnostics(result).environment_errors, 0u);
   EXPECT_TRUE(std::filesystem::is_empty(outside));
 }
 
@@ -405,7 +405,7 @@ TEST(Stage, MissingDatasetRootIsAnEnvironmentError) {
   const auto result = stage_definitions(options, no_python);
   ASSERT_EQ(result.diagnostics.size(), 1u);
   EXPECT_EQ(result.diagnostics[0].code, codes::k_dataset_root_missing);
-  EXPECT_TRUE(result.summary.environment_failed);
+  EXPECT_GT(count_stage_diagnostics(result).environment_errors, 0u);
   EXPECT_FALSE(std::filesystem::exists(options.dataset));
 }
 
@@ -531,7 +531,7 @@ TEST(StageCorpus, AllSharedDumpsStageAsNormalizeWritesThemAndRestageIsANoOp) {
   options.dataset = dir.path();
   options.normalize = StageNormalize::yes;
   const auto first = stage_definitions(options, python());
-  ASSERT_FALSE(first.summary.environment_failed);
+  ASSERT_EQ(count_stage_diagnostics(first).environment_errors, 0u);
   EXPECT_EQ(first.summary.rejected, 0u);
   EXPECT_EQ(first.summary.conflicts, 0u);
   EXPECT_EQ(first.summary.added, first.entries.size());
@@ -548,6 +548,26 @@ TEST(StageCorpus, AllSharedDumpsStageAsNormalizeWritesThemAndRestageIsANoOp) {
   const auto second = stage_definitions(options, python());
   EXPECT_EQ(second.summary.unchanged, first.entries.size());
   EXPECT_EQ(second.summary.added + second.summary.overwritten + second.summary.conflicts, 0u);
+}
+
+TEST(StageNames, OnConflictAndActionSpellings) {
+  EXPECT_EQ(to_string(OnConflict::fail), "fail");
+  EXPECT_EQ(to_string(OnConflict::skip), "skip");
+  EXPECT_EQ(to_string(OnConflict::overwrite), "overwrite");
+  EXPECT_EQ(parse_enum<OnConflict>("overwrite"), OnConflict::overwrite);
+  EXPECT_EQ(parse_enum<OnConflict>("Overwrite"), std::nullopt);
+  const std::vector<std::pair<StageAction, std::string_view>> actions = {
+      {StageAction::added, "added"},
+      {StageAction::unchanged, "unchanged"},
+      {StageAction::overwritten, "overwritten"},
+      {StageAction::conflict, "conflict"},
+      {StageAction::skipped, "skipped"},
+      {StageAction::duplicate, "duplicate"},
+      {StageAction::rejected, "rejected"}};
+  for (const auto& [action, name] : actions) {
+    EXPECT_EQ(to_string(action), name);
+    EXPECT_EQ(parse_enum<StageAction>(name), action);
+  }
 }
 
 } // namespace

@@ -489,7 +489,7 @@ TEST(TagSelect, MissingDatasetRoot) {
   TagSelectionOptions options;
   options.dataset = dir.path() / "nope";
   const auto selection = select_tag_files(options);
-  EXPECT_TRUE(selection.environment_error);
+  EXPECT_EQ(count_diagnostics(selection.problems).environment_errors, 1u);
   ASSERT_EQ(selection.problems.size(), 1u);
   EXPECT_EQ(selection.problems[0].code, codes::k_dataset_root_missing);
 }
@@ -508,14 +508,13 @@ TEST(TagSelect, Manifest) {
   TagSelectionOptions options;
   options.manifest = manifest;
   const auto selection = select_tag_files(options);
-  EXPECT_FALSE(selection.usage_error);
-  EXPECT_FALSE(selection.environment_error);
+  EXPECT_TRUE(selection.problems.empty());
   EXPECT_EQ(relative_paths(selection),
             (Tags{"definitions/gemm/gemm_c.json", "definitions/rmsnorm/rms_b.json"}));
-  ASSERT_EQ(selection.problems.size(), 1u);
-  EXPECT_EQ(selection.problems[0].code, codes::k_io_not_found);
-  EXPECT_EQ(selection.problems[0].pointer, "/entries/2/path");
-  EXPECT_EQ(selection.problems[0].file, manifest);
+  ASSERT_EQ(selection.missing_entries.size(), 1u);
+  EXPECT_EQ(selection.missing_entries[0].code, codes::k_io_not_found);
+  EXPECT_EQ(selection.missing_entries[0].pointer, "/entries/2/path");
+  EXPECT_EQ(selection.missing_entries[0].file, manifest);
 
   options.op_types = {"rmsnorm"};
   EXPECT_EQ(relative_paths(select_tag_files(options)), (Tags{"definitions/rmsnorm/rms_b.json"}));
@@ -535,13 +534,13 @@ TEST(TagSelect, InvalidManifestIsAUsageError) {
   TagSelectionOptions options;
   options.manifest = dir.write("m.json", "{not json");
   const auto not_json = select_tag_files(options);
-  EXPECT_TRUE(not_json.usage_error);
+  EXPECT_EQ(count_diagnostics(not_json.problems).usage_errors, 1u);
   ASSERT_EQ(not_json.problems.size(), 1u);
   EXPECT_EQ(not_json.problems[0].code, codes::k_tag_manifest_invalid);
 
   options.manifest = dir.write("m2.json", manifest_text("/d", "../x"));
   const auto hostile = select_tag_files(options);
-  EXPECT_TRUE(hostile.usage_error);
+  EXPECT_EQ(count_diagnostics(hostile.problems).usage_errors, 1u);
   EXPECT_TRUE(hostile.files.empty());
   ASSERT_EQ(hostile.problems.size(), 1u);
   EXPECT_EQ(hostile.problems[0].pointer, "/entries/0/path");
@@ -665,7 +664,7 @@ TEST(TagFiles, NonDefinitionsAndLinksAreSkipped) {
   EXPECT_EQ(only(results[1]), std::pair(std::string(codes::k_schema_type), std::string("/tags/0")));
   EXPECT_EQ(only(results[2]).first, codes::k_json_parse);
   EXPECT_EQ(only(results[3]).first, codes::k_io_unsafe_path);
-  EXPECT_TRUE(results[3].environment_failed);
+  EXPECT_EQ(count_diagnostics(results[3].diagnostics).environment_errors, 1u);
   EXPECT_EQ(only(results[4]).first, codes::k_io_not_found);
   EXPECT_EQ(read_file(target), R"({"name": "n"})");
   EXPECT_EQ(read_file(array), "[]");
@@ -710,6 +709,13 @@ TEST(TagInventory, CountsFilesPerNamespaceAndTag) {
   EXPECT_EQ(tag_inventory_json(inventory).dump(),
             R"J({"files":3,"namespaces":{"(flag)":2,"model":1,"tp":3},)J"
             R"J("tags":{"fused":2,"mla":1,"model:x":1,"tp:02":1,"tp:2":2,"tp:4":1}})J");
+}
+
+TEST(TagNames, ActionSpellings) {
+  EXPECT_EQ(to_string(TagAction::add), "add");
+  EXPECT_EQ(to_string(TagAction::remove), "remove");
+  EXPECT_EQ(parse_enum<TagAction>("remove"), TagAction::remove);
+  EXPECT_EQ(parse_enum<TagAction>("list"), std::nullopt);
 }
 
 } // namespace

@@ -1,0 +1,290 @@
+// dataset_layout: the dataset trees, their file patterns, and the scanner behind every reading of
+// a dataset (the modes are documented in the header).
+
+#include "fib/model/dataset_layout.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace fib {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr TreeLayout tree_layout(DatasetTree tree, std::string_view extension, std::size_t depth) {
+  return {tree, enum_name(tree), extension, depth};
+}
+
+// Indexed by DatasetTree.
+constexpr std::array<TreeLayout, 5> k_layouts = {
+    tree_layout(DatasetTree::definitions, ".json", 2),
+    tree_layout(DatasetTree::workloads, ".jsonl", 2),
+    tree_layout(DatasetTree::solutions, ".json", 4),
+    tree_layout(DatasetTree::traces, ".jsonl", 3),
+    tree_layout(DatasetTree::blob, "", 0),
+};
+
+// Which entries a mode takes, by name and depth.
+enum class NameRule {
+  extension_suffix,     // the name ends with the extension (a bare extension too)
+  extension_after_stem, // the name ends with the extension and is longer than it
+  any,
+};
+
+enum class DepthRule { exact, any };
+
+// Which types of entry match (checked after the name and the depth).
+enum class TypeRule {
+  any_entry,          // files, directories, links, dangling links
+  regular_or_link_to, // a regular file, or a symbolic link to one
+  regular_only,       // a regular file itself; links and special files are skipped entries
+};
+
+// What a directory that cannot be listed does to the scan.
+enum class FailureRule {
+  rglob,       // permission denied: skipped silently; anything else: the tree ends, one failure
+  report_each, // a failure of that directory; the scan goes on
+  ignore,      // skipped silently
+  end_tree,    // the tree ends, one failure of the tree directory
+};
+
+enum class Unmatched { dropped, skipped_entry };
+
+struct ModeRules {
+  NameRule name;
+  DepthRule depth;
+  TypeRule type;
+  FailureRule failures;
+  Unmatched unmatched;
+};
+
+constexpr ModeRules rules_of(ScanMode mode) {
+  switch (mode) {
+  case ScanMode::validator:
+    return {NameRule::extension_suffix, DepthRule::exact, TypeRule::any_entry, FailureRule::rglob,
+            Unmatched::skipped_entry};
+  case ScanMode::trace_set:
+    return {NameRule::extension_suffix, DepthRule::any, TypeRule::any_entry, FailureRule::rglob,
+            Unmatched::dropped};
+  case ScanMode::strict:
+    return {NameRule::extension_after_stem, DepthRule::exact, TypeRule::regular_or_link_to,
+            FailureRule::report_each, Unmatched::dropped};
+  case ScanMode::occupancy:
+    return {NameRule::extension_after_stem, DepthRule::exact, TypeRule::any_entry,
+            FailureRule::ignore, Unmatched::dropped};
+  case ScanMode::copy:
+    return {NameRule::any, DepthRule::any, TypeRule::regular_only, FailureRule::end_tree,
+            Unmatched::dropped};
+  }
+  return {NameRule::any, DepthRule::any, TypeRule::any_entry, FailureRule::ignore,
+          Unmatched::dropped};
+}
+
+bool name_matches(NameRule rule, std::string_view name, std::string_view extension) {
+  switch (rule) {
+  case NameRule::extension_suffix:
+    return name.ends_with(extension);
+  case NameRule::extension_after_stem:
+    return name.ends_with(extension) && name.size() > extension.size();
+  case NameRule::any:
+    return true;
+  }
+  return false;
+}
+
+std::vector<fs::directory_entry> sorted_listing(const fs::path& directory, std::error_code& ec) {
+  std::vector<fs::directory_entry> entries;
+  fs::directory_iterator it(directory, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    entries.push_back(*it);
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  return entries;
+}
+
+class TreeWalker {
+public:
+  TreeWalker(const TreeLayout& layout, ScanMode mode, TreeScan& out)
+      : m_layout(layout), m_rules(rules_of(mode)), m_out(out) {}
+
+  void walk(const fs::path& tree_directory) {
+    m_tree_directory = tree_directory;
+    std::error_code ec;
+    if (m_rules.type == TypeRule::regular_only) {
+      // The tree directory must be a directory itself, not a link to one.
+      const fs::file_status status = fs::symlink_status(tree_directory, ec);
+      if (ec || !fs::exists(status)) {
+        return;
+      }
+      if (!fs::is_directory(status)) {
+        m_out.skipped.push_back({tree_directory, skip_reason_of(status)});
+        return;
+      }
+    } else if (!fs::is_directory(tree_directory, ec)) {
+      return;
+    }
+    std::vector<std::string> components;
+    walk_directory(tree_directory, components);
+  }
+
+private:
+  static SkipReason skip_reason_of(const fs::file_status& status) {
+    return fs::is_symlink(status) ? SkipReason::symbolic_link : SkipReason::special_file;
+  }
+
+  // Applies the failure rule; false when the tree ends here.
+  bool fail(const fs::path& directory, std::error_code ec) {
+    switch (m_rules.failures) {
+    case FailureRule::rglob:
+      if (ec == std::errc::permission_denied) {
+        return true;
+      }
+      m_out.failures.push_back({m_tree_directory, ec});
+      return false;
+    case FailureRule::report_each:
+      m_out.failures.push_back({directory, ec});
+      return true;
+    case FailureRule::ignore:
+      return true;
+    case FailureRule::end_tree:
+      m_out.failures.push_back({m_tree_directory, ec});
+      return false;
+    }
+    return false;
+  }
+
+  // Exact-depth modes that drop what does not match never look below the depth of a match.
+  bool descends_below(std::size_t depth) const {
+    return m_rules.depth == DepthRule::any || m_rules.unmatched == Unmatched::skipped_entry ||
+           depth < m_layout.depth;
+  }
+
+  // Lists `directory` (`components` below the tree directory) and everything below it; false
+  // when the tree ends.
+  bool walk_directory(const fs::path& directory, std::vector<std::string>& components) {
+    std::error_code ec;
+    const std::vector<fs::directory_entry> entries = sorted_listing(directory, ec);
+    if (ec) {
+      return fail(directory, ec);
+    }
+    for (const fs::directory_entry& entry : entries) {
+      std::error_code status_ec;
+      const fs::file_status status = entry.symlink_status(status_ec);
+      if (status_ec) {
+        if (!fail(directory, status_ec)) {
+          return false;
+        }
+        continue;
+      }
+      components.push_back(entry.path().filename().string());
+      consider(entry.path(), status, components);
+      bool go_on = true;
+      if (fs::is_directory(status) && descends_below(components.size())) {
+        go_on = walk_directory(entry.path(), components);
+      }
+      components.pop_back();
+      if (!go_on) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void consider(const fs::path& path, const fs::file_status& status,
+                const std::vector<std::string>& components) {
+    const bool name_ok = name_matches(m_rules.name, components.back(), m_layout.extension);
+    const bool depth_ok = m_rules.depth == DepthRule::any || components.size() == m_layout.depth;
+    if (!name_ok || !depth_ok) {
+      std::error_code ec;
+      if (m_rules.unmatched == Unmatched::skipped_entry && !fs::is_directory(path, ec)) {
+        m_out.skipped.push_back(
+            {path, name_ok ? SkipReason::wrong_depth : SkipReason::wrong_extension});
+      }
+      return;
+    }
+    switch (m_rules.type) {
+    case TypeRule::any_entry:
+      break;
+    case TypeRule::regular_or_link_to: {
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec)) {
+        return;
+      }
+      break;
+    }
+    case TypeRule::regular_only:
+      if (fs::is_directory(status)) {
+        return;
+      }
+      if (!fs::is_regular_file(status)) {
+        m_out.skipped.push_back({path, skip_reason_of(status)});
+        return;
+      }
+      break;
+    }
+    fs::path relative(m_layout.directory);
+    for (const std::string& part : components) {
+      relative /= part;
+    }
+    m_out.entries.push_back({path, components, std::move(relative)});
+  }
+
+  const TreeLayout& m_layout;
+  ModeRules m_rules;
+  TreeScan& m_out;
+  fs::path m_tree_directory;
+};
+
+std::string stem_of(const std::string& file_name) {
+  return fs::path(file_name).stem().string();
+}
+
+} // namespace
+
+const TreeLayout& layout_of(DatasetTree tree) {
+  return k_layouts[static_cast<std::size_t>(tree)];
+}
+
+fs::path definition_path(std::string_view op_type, std::string_view name) {
+  const TreeLayout& layout = layout_of(DatasetTree::definitions);
+  return fs::path(layout.directory) / op_type / (std::string(name) + std::string(layout.extension));
+}
+
+LayoutKeys layout_keys(DatasetTree tree, const std::vector<std::string>& components) {
+  LayoutKeys keys;
+  if (components.size() != layout_of(tree).depth || components.empty()) {
+    return keys;
+  }
+  switch (tree) {
+  case DatasetTree::definitions:
+  case DatasetTree::workloads:
+    keys.op_type = components[0];
+    break;
+  case DatasetTree::solutions:
+    keys.author = components[0];
+    keys.op_type = components[1];
+    keys.definition = components[2];
+    break;
+  case DatasetTree::traces:
+    keys.author = components[0];
+    keys.op_type = components[1];
+    break;
+  case DatasetTree::blob:
+    break;
+  }
+  keys.name = stem_of(components.back());
+  return keys;
+}
+
+TreeScan scan_tree(const fs::path& root, DatasetTree tree, ScanMode mode) {
+  TreeScan out;
+  const TreeLayout& layout = layout_of(tree);
+  TreeWalker(layout, mode, out).walk(root / layout.directory);
+  const auto by_path = [](const auto& a, const auto& b) { return a.path < b.path; };
+  std::sort(out.entries.begin(), out.entries.end(), by_path);
+  std::sort(out.skipped.begin(), out.skipped.end(), by_path);
+  return out;
+}
+
+} // namespace fib
