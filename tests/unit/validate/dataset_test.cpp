@@ -208,16 +208,28 @@ private:
   TempDir m_dir;
 };
 
-// "I: …", "W: …", "E: …" for each message of one category (a readable diff on failure).
+// "I[CODE]: …", "W[CODE]: …", "E[CODE]: …" for each message of one category (a readable diff on
+// failure): every expectation below asserts the level, the code and the old tool's text.
 Messages messages_of(const CheckResult& result) {
   Messages out;
   for (const CheckMessage& m : result.messages) {
-    const char* level = m.level == CheckLevel::info      ? "I: "
-                        : m.level == CheckLevel::warning ? "W: "
-                                                         : "E: ";
-    out.push_back(level + m.message);
+    const char* level = m.level == CheckLevel::info      ? "I"
+                        : m.level == CheckLevel::warning ? "W"
+                                                         : "E";
+    out.push_back(fmt::format("{}[{}]: {}", level, m.code, m.message));
   }
   return out;
+}
+
+// An expected message: info, warning or error with `code` and `text`.
+std::string I(std::string_view code, std::string_view text) {
+  return fmt::format("I[{}]: {}", code, text);
+}
+std::string W(std::string_view code, std::string_view text) {
+  return fmt::format("W[{}]: {}", code, text);
+}
+std::string E(std::string_view code, std::string_view text) {
+  return fmt::format("E[{}]: {}", code, text);
 }
 
 Messages messages(const DatasetReport& report, const std::string& definition, Category category) {
@@ -279,10 +291,14 @@ TEST(DatasetValidate, CleanDefinitionWithoutBaselineIsWarning) {
   ASSERT_EQ(report.definitions.size(), 1u);
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
   EXPECT_EQ(messages(report, "d1", Category::definition), Messages{});
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"I: 2 valid"});
-  EXPECT_EQ(messages(report, "d1", Category::solution), Messages{"I: no solutions"});
-  EXPECT_EQ(messages(report, "d1", Category::trace), Messages{"I: no trace files"});
-  EXPECT_EQ(messages(report, "d1", Category::baseline), Messages{"W: no baseline solution"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{I(codes::k_dataset_workload_valid_count, "2 valid")});
+  EXPECT_EQ(messages(report, "d1", Category::solution),
+            Messages{I(codes::k_dataset_solution_none, "no solutions")});
+  EXPECT_EQ(messages(report, "d1", Category::trace),
+            Messages{I(codes::k_dataset_trace_none, "no trace files")});
+  EXPECT_EQ(messages(report, "d1", Category::baseline),
+            Messages{W(codes::k_dataset_baseline_none, "no baseline solution")});
   EXPECT_FALSE(report.definitions.at("d1")[Category::benchmark].has_value());
   EXPECT_EQ(status(report, "d1", Category::layout), CheckStatus::ok);
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::ok);
@@ -301,10 +317,13 @@ TEST(DatasetValidate, CompleteDefinitionWithBaselineIsOk) {
   ds.solution("baseline", "d1", "b1", solution_json("b1", "d1", "baseline"));
   ds.traces("baseline", "d1", {tr("w1", R"("b1")"), tr("w2", R"("b1")")});
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::solution), Messages{"I: 1 solutions"});
+  EXPECT_EQ(messages(report, "d1", Category::solution),
+            Messages{I(codes::k_dataset_solution_count, "1 solutions")});
   EXPECT_EQ(messages(report, "d1", Category::trace), Messages{});
   EXPECT_EQ(messages(report, "d1", Category::baseline),
-            (Messages{"I: solution: b1", "I: trace: all passed", "I: trace: 2/2 workloads"}));
+            (Messages{I(codes::k_dataset_baseline_solutions, "solution: b1"),
+                      I(codes::k_dataset_baseline_trace_passed, "trace: all passed"),
+                      I(codes::k_dataset_baseline_trace_covered, "trace: 2/2 workloads")}));
   EXPECT_EQ(status(report, "d1"), CheckStatus::ok);
 }
 
@@ -338,10 +357,13 @@ TEST(DatasetValidate, LayoutDuplicateDefinitionName) {
       fmt::format("duplicate definition name: {} and {}", ds.path("definitions/a/d1.json"),
                   ds.path("definitions/b/d1.json"));
   // Only the duplicate error: the solution's author mismatch is not reached.
-  EXPECT_EQ(messages(report, "d1", Category::layout), Messages{"E: " + error});
-  EXPECT_EQ(messages(report, "d1", Category::definition), Messages{"E: parse error: " + error});
+  EXPECT_EQ(messages(report, "d1", Category::layout),
+            Messages{E(codes::k_dataset_definition_duplicate, error)});
+  EXPECT_EQ(messages(report, "d1", Category::definition),
+            Messages{E(codes::k_dataset_definition_duplicate, "parse error: " + error)});
   // The later file's Definition is still kept (§1.2), so its workloads are checked against it.
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"I: 1 valid"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{I(codes::k_dataset_workload_valid_count, "1 valid")});
   EXPECT_EQ(status(report, "d1"), CheckStatus::error);
 }
 
@@ -356,7 +378,8 @@ TEST(DatasetValidate, LayoutDuplicateDefinitionWhoseLaterFileIsBroken) {
   ds.workloads("d1", {wl("w1")}, "b");
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            Messages{"E: cannot validate workloads: definition failed to load"});
+            Messages{E(codes::k_dataset_definition_not_loaded,
+                       "cannot validate workloads: definition failed to load")});
 }
 
 // Layout 2, items 83 and 84.
@@ -369,8 +392,10 @@ TEST(DatasetValidate, LayoutDefinitionNameAndOpTypeMismatch) {
   const DatasetReport report = ds.validate();
   ASSERT_TRUE(report.definitions.contains("d1")); // keyed by the stem
   EXPECT_EQ(messages(report, "d1", Category::layout),
-            (Messages{"E: definition name mismatch: path says 'd1', JSON says 'other_name'",
-                      "E: definition op_type mismatch: path says 'op', JSON says 'other_op'"}));
+            (Messages{E(codes::k_dataset_definition_name_mismatch,
+                        "definition name mismatch: path says 'd1', JSON says 'other_name'"),
+                      E(codes::k_dataset_definition_op_type_mismatch,
+                        "definition op_type mismatch: path says 'op', JSON says 'other_op'")}));
   EXPECT_EQ(status(report, "d1", Category::layout), CheckStatus::error);
   EXPECT_EQ(status(report, "d1"), CheckStatus::error);
 }
@@ -385,10 +410,13 @@ TEST(DatasetValidate, LayoutWorkloadOpTypeAndDefinitionMismatch) {
       "wrong");
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::layout),
-            (Messages{"E: workload op_type mismatch: expected 'op', got 'wrong'",
-                      "E: workload trace definition mismatch: expected 'd1', got 'x'"}));
+            (Messages{E(codes::k_dataset_workload_op_type_mismatch,
+                        "workload op_type mismatch: expected 'op', got 'wrong'"),
+                      E(codes::k_dataset_workload_definition_mismatch,
+                        "workload trace definition mismatch: expected 'd1', got 'x'")}));
   // The line's definition field is layout's business only.
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"I: 3 valid"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{I(codes::k_dataset_workload_valid_count, "3 valid")});
 }
 
 // Layout 4 and solution 2, item 99: both categories report path/JSON mismatches; the op_type
@@ -399,14 +427,21 @@ TEST(DatasetValidate, LayoutAndSolutionMismatches) {
   ds.solution("alice", "d1", "s1", solution_json("s9", "d2", "bob"), "other_op");
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::layout),
-            (Messages{"E: solution 's1' author mismatch: path 'alice', JSON 'bob'",
-                      "E: solution 's1' definition mismatch: path 'd1', JSON 'd2'",
-                      "E: solution name mismatch: path 's1', JSON 's9'",
-                      "E: solution 's1' op_type mismatch: expected 'op', got 'other_op'"}));
-  EXPECT_EQ(messages(report, "d1", Category::solution),
-            (Messages{"I: 1 solutions", "E: s1: definition field 'd2' != 'd1'",
-                      "E: s1: author field 'bob' != path 'alice'",
-                      "E: s1: name field 's9' != path 's1'"}));
+            (Messages{E(codes::k_dataset_solution_author_mismatch,
+                        "solution 's1' author mismatch: path 'alice', JSON 'bob'"),
+                      E(codes::k_dataset_solution_definition_mismatch,
+                        "solution 's1' definition mismatch: path 'd1', JSON 'd2'"),
+                      E(codes::k_dataset_solution_name_mismatch,
+                        "solution name mismatch: path 's1', JSON 's9'"),
+                      E(codes::k_dataset_solution_op_type_mismatch,
+                        "solution 's1' op_type mismatch: expected 'op', got 'other_op'")}));
+  EXPECT_EQ(
+      messages(report, "d1", Category::solution),
+      (Messages{
+          I(codes::k_dataset_solution_count, "1 solutions"),
+          E(codes::k_dataset_solution_definition_mismatch, "s1: definition field 'd2' != 'd1'"),
+          E(codes::k_dataset_solution_author_mismatch, "s1: author field 'bob' != path 'alice'"),
+          E(codes::k_dataset_solution_name_mismatch, "s1: name field 's9' != path 's1'")}));
   EXPECT_EQ(status(report, "d1", Category::solution), CheckStatus::error);
 }
 
@@ -416,8 +451,10 @@ TEST(DatasetValidate, SolutionOpTypeMismatchIsLayoutOnly) {
   ds.solution("alice", "d1", "s1", solution_json("s1", "d1", "alice"), "other_op");
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::layout),
-            Messages{"E: solution 's1' op_type mismatch: expected 'op', got 'other_op'"});
-  EXPECT_EQ(messages(report, "d1", Category::solution), Messages{"I: 1 solutions"});
+            Messages{E(codes::k_dataset_solution_op_type_mismatch,
+                       "solution 's1' op_type mismatch: expected 'op', got 'other_op'")});
+  EXPECT_EQ(messages(report, "d1", Category::solution),
+            Messages{I(codes::k_dataset_solution_count, "1 solutions")});
 }
 
 // Layout 5: the trace file's op_type directory, and only the first mismatching line.
@@ -432,8 +469,10 @@ TEST(DatasetValidate, LayoutTraceOpTypeAndDefinitionMismatch) {
   const DatasetReport report = ds.validate();
   EXPECT_EQ(
       messages(report, "d1", Category::layout),
-      (Messages{"E: trace file op_type mismatch for author 'alice': expected 'op', got 'other'",
-                "E: trace definition mismatch for author 'alice': expected 'd1', got 'x'"}));
+      (Messages{E(codes::k_dataset_trace_op_type_mismatch,
+                  "trace file op_type mismatch for author 'alice': expected 'op', got 'other'"),
+                E(codes::k_dataset_trace_definition_mismatch,
+                  "trace definition mismatch for author 'alice': expected 'd1', got 'x'")}));
 }
 
 // Layout 6 and workload h, item 95: a missing blob is reported in both categories; fib reports it
@@ -451,12 +490,14 @@ TEST(DatasetValidate, MissingBlobReportedOncePerUuidAndPathInLayoutAndWorkload) 
       R"({"A": {"type": "safetensors", "path": "blob/w2.safetensors", "tensor_key": "A"}, "B": {"type": "random"}})";
   ds.workloads("d1", {wl("w1", R"({"M": 2})", inputs), wl("w2", R"({"M": 2})", other)});
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::layout),
-            (Messages{"E: workload w1: blob missing at blob/w1.safetensors",
-                      "E: workload w2: blob missing at blob/w2.safetensors"}));
+  EXPECT_EQ(
+      messages(report, "d1", Category::layout),
+      (Messages{E(codes::k_blob_not_found, "workload w1: blob missing at blob/w1.safetensors"),
+                E(codes::k_blob_not_found, "workload w2: blob missing at blob/w2.safetensors")}));
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 0/2 valid", "E: w1: blob missing at blob/w1.safetensors",
-                      "E: w2: blob missing at blob/w2.safetensors"}));
+            (Messages{I(codes::k_dataset_workload_valid_count, "0/2 valid"),
+                      E(codes::k_blob_not_found, "w1: blob missing at blob/w1.safetensors"),
+                      E(codes::k_blob_not_found, "w2: blob missing at blob/w2.safetensors")}));
   EXPECT_EQ(status(report, "d1", Category::layout), CheckStatus::error);
 }
 
@@ -469,10 +510,12 @@ TEST(DatasetValidate, LayoutChecksBlobsOfInputsTheDefinitionLacks) {
       R"({"A": {"type": "random"}, "s": {"type": "scalar", "value": 1}, "Z": {"type": "safetensors", "path": "./blob/z.safetensors", "tensor_key": "Z"}})";
   ds.workloads("d1", {wl("w1", R"({"M": 2})", inputs)});
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::layout),
-            Messages{"E: workload w1: blob missing at ./blob/z.safetensors"});
+  EXPECT_EQ(
+      messages(report, "d1", Category::layout),
+      Messages{E(codes::k_blob_not_found, "workload w1: blob missing at ./blob/z.safetensors")});
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 0/1 valid", "E: w1: extra inputs ['Z']"}));
+            (Messages{I(codes::k_dataset_workload_valid_count, "0/1 valid"),
+                      E(codes::k_dataset_workload_extra_inputs, "w1: extra inputs ['Z']")}));
 }
 
 // Layout 6 runs only when the definition parsed.
@@ -488,7 +531,8 @@ TEST(DatasetValidate, LayoutSkipsBlobsWhenDefinitionFailed) {
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            Messages{"E: cannot validate workloads: definition failed to load"});
+            Messages{E(codes::k_dataset_definition_not_loaded,
+                       "cannot validate workloads: definition failed to load")});
 }
 
 // --- definition (§3.2 definition 1–5) ------------------------------------------------------------
@@ -504,10 +548,12 @@ TEST(DatasetValidate, DefinitionParseErrorFromReference) {
   const Messages got = messages(report, "d1", Category::definition);
   ASSERT_EQ(got.size(), 1u);
   // A model-level error, as pydantic prints it: no location line, "Value error, " before it.
-  EXPECT_EQ(got[0], "E: parse error: 1 validation error for Definition\n  Value error, Reference "
-                    "must define a top-level function named 'run'");
+  EXPECT_EQ(got[0], E(codes::k_reference_no_run,
+                      "parse error: 1 validation error for Definition\n  Value error, Reference "
+                      "must define a top-level function named 'run'"));
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            Messages{"E: cannot validate workloads: definition failed to load"});
+            Messages{E(codes::k_dataset_definition_not_loaded,
+                       "cannot validate workloads: definition failed to load")});
   // A definition that did not parse gets no name/op_type comparison in layout.
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
   EXPECT_EQ(status(report, "d1"), CheckStatus::error);
@@ -520,7 +566,9 @@ TEST(DatasetValidate, DefinitionParseErrorFromSchema) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::definition);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(starts_with(got[0], "E: parse error: 1 validation error for Definition")) << got[0];
+  EXPECT_TRUE(starts_with(
+      got[0], E(codes::k_schema_required, "parse error: 1 validation error for Definition")))
+      << got[0];
   // A field-level error keeps its location line.
   EXPECT_TRUE(contains(got[0], "for Definition\nreference\n  ")) << got[0];
   EXPECT_FALSE(contains(got[0], "Value error")) << got[0];
@@ -532,7 +580,7 @@ TEST(DatasetValidate, DefinitionInvalidJsonIsParseError) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::definition);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(starts_with(got[0], "E: parse error: ")) << got[0];
+  EXPECT_TRUE(starts_with(got[0], E(codes::k_json_parse, "parse error: "))) << got[0];
 }
 
 // §1.2: rglob("*.json") matches a directory too; reading it is that entry's parse error.
@@ -543,7 +591,7 @@ TEST(DatasetValidate, DirectoryNamedLikeDefinitionIsParseError) {
   ASSERT_TRUE(report.definitions.contains("dir"));
   const Messages got = messages(report, "dir", Category::definition);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(starts_with(got[0], "E: parse error: ")) << got[0];
+  EXPECT_TRUE(starts_with(got[0], E(codes::k_io_read, "parse error: "))) << got[0];
 }
 
 // Definition 2–5, item 86: one warning each, in order.
@@ -561,9 +609,11 @@ TEST(DatasetValidate, DefinitionMissingDescriptions) {
   ds.traces("baseline", "d1", {tr("w1", R"("b1")")});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::definition),
-            (Messages{"W: missing description", "W: missing description: axes.M",
-                      "W: missing description: axes.N", "W: missing description: inputs.A",
-                      "W: missing description: outputs.C"}));
+            (Messages{W(codes::k_description_missing, "missing description"),
+                      W(codes::k_description_missing, "missing description: axes.M"),
+                      W(codes::k_description_missing, "missing description: axes.N"),
+                      W(codes::k_description_missing, "missing description: inputs.A"),
+                      W(codes::k_description_missing, "missing description: outputs.C")}));
   EXPECT_EQ(status(report, "d1", Category::definition), CheckStatus::warning);
   EXPECT_EQ(status(report, "d1"), CheckStatus::warning);
 }
@@ -574,10 +624,57 @@ TEST(DatasetValidate, DefinitionEmptyDescriptionWarns) {
   spec.description = R"("description": "", )";
   ds.definition(spec);
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::definition), Messages{"W: missing description"});
+  EXPECT_EQ(messages(report, "d1", Category::definition),
+            Messages{W(codes::k_description_missing, "missing description")});
 }
 
 // Item 109: with GPU checks disabled there is no reference build message and no benchmark.
+// fib's plausibility checks on const axes: heads in whole groups, and the naming convention.
+TEST(DatasetValidate, DefinitionHeadRatioAndNameConvention) {
+  Dataset ds;
+  DefSpec spec;
+  spec.name = "gqa_paged_decode_h32_kv8_d128_ps1";
+  spec.axes =
+      R"({"M": {"type": "var", "description": "rows"}, "N": {"type": "const", "value": 4, "description": "cols"}, "num_qo_heads": {"type": "const", "value": 32, "description": "q"}, "num_kv_heads": {"type": "const", "value": 6, "description": "kv"}, "head_dim": {"type": "const", "value": 128, "description": "d"}})";
+  spec.inputs =
+      R"({"A": {"shape": ["M", "N", "num_qo_heads", "num_kv_heads", "head_dim"], "dtype": "float32", "description": "a"}, "s": {"shape": null, "dtype": "float32", "description": "scale"}})";
+  ds.definition(spec);
+  const DatasetReport report = ds.validate();
+  EXPECT_EQ(messages(report, spec.name, Category::definition),
+            (Messages{W(codes::k_dataset_definition_head_ratio,
+                        "[fib] num_qo_heads = 32 is not a multiple of num_kv_heads = 6: query "
+                        "heads must be a whole number of groups per KV head (were the axes read "
+                        "from the wrong tensor layout?)"),
+                      W(codes::k_dataset_definition_name_convention,
+                        "[fib] name 'gqa_paged_decode_h32_kv8_d128_ps1' does not carry 'kv6' for "
+                        "num_kv_heads = 6, as the gqa_paged_* naming convention expects")}));
+  EXPECT_EQ(status(report, spec.name, Category::definition), CheckStatus::warning);
+}
+
+// With GPU checks enabled but no worker to run them, the definition and baseline categories say
+// the builds did not run (info), and the benchmark category is skipped.
+TEST(DatasetValidate, GpuChecksWithoutWorkerSayWhatDidNotRun) {
+  Dataset ds;
+  write_clean(ds);
+  ds.solution("baseline", "d1", "b1", solution_json("b1", "d1", "baseline"));
+  ValidateDatasetOptions options = ds.options();
+  options.gpu = GpuChecks::enabled;
+  const DatasetReport report = ds.validate(options);
+  EXPECT_EQ(messages(report, "d1", Category::definition),
+            Messages{I(codes::k_dataset_definition_reference_not_run,
+                       "[fib] reference build not run: the reference worker is not available (fib "
+                       "built without torch, or fib-worker failed to start; use --disable-gpu to "
+                       "silence this)")});
+  EXPECT_EQ(messages(report, "d1", Category::baseline),
+            (Messages{I(codes::k_dataset_baseline_solutions, "solution: b1"),
+                      I(codes::k_dataset_baseline_build_not_run,
+                        "[fib] baseline builds not run: the reference worker is not available "
+                        "(use --disable-gpu to silence this)"),
+                      W(codes::k_dataset_baseline_trace_missing, "trace missing")}));
+  EXPECT_FALSE(report.definitions.at("d1")[Category::benchmark].has_value());
+  EXPECT_EQ(status(report, "d1", Category::definition), CheckStatus::ok);
+}
+
 TEST(DatasetValidate, DisableGpuSkipsReferenceBuildAndBenchmark) {
   Dataset ds;
   write_clean(ds);
@@ -606,7 +703,8 @@ TEST(DatasetValidate, WorkloadFileMissing) {
   Dataset ds;
   ds.definition(DefSpec{});
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"W: no workload file found"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{W(codes::k_dataset_workload_no_file, "no workload file found")});
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::warning);
 }
 
@@ -619,7 +717,7 @@ TEST(DatasetValidate, WorkloadParseErrorFailsWholeFile) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(starts_with(got[0], "E: parse error: ")) << got[0];
+  EXPECT_TRUE(starts_with(got[0], E(codes::k_json_parse, "parse error: "))) << got[0];
   EXPECT_TRUE(got[0].ends_with(" (line 3)")) << got[0];
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::error);
 }
@@ -631,7 +729,9 @@ TEST(DatasetValidate, WorkloadSchemaErrorOnLine) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(starts_with(got[0], "E: parse error: 2 validation errors for Trace")) << got[0];
+  EXPECT_TRUE(starts_with(
+      got[0], E(codes::k_schema_required, "parse error: 2 validation errors for Trace")))
+      << got[0];
   EXPECT_TRUE(got[0].ends_with(" (line 2)")) << got[0];
 }
 
@@ -644,9 +744,10 @@ TEST(DatasetValidate, WorkloadLineWithSolutionOrEvaluation) {
                    fmt::format(R"(, "solution": "s1", "evaluation": {})", passed_evaluation())),
                 wl("w2")});
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(
-      messages(report, "d1", Category::workload),
-      (Messages{"I: 1/2 valid", "E: w1: workload entry should not have solution or evaluation"}));
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            (Messages{I(codes::k_dataset_workload_valid_count, "1/2 valid"),
+                      E(codes::k_workload_not_workload_only,
+                        "w1: workload entry should not have solution or evaluation")}));
 }
 
 // Workload 4b–d, items 90–92.
@@ -666,10 +767,13 @@ TEST(DatasetValidate, WorkloadAxesChecks) {
                          wl("ok", R"({"K": 3, "M": 2})", inputs),
                      });
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 1/4 valid", "E: missing: missing axes ['K']",
-                      "E: extra: extra axes ['N', 'Z']", "E: zero: axis M has non-positive value 0",
-                      "E: zero: axis K has non-positive value 0"}));
+  EXPECT_EQ(
+      messages(report, "d1", Category::workload),
+      (Messages{I(codes::k_dataset_workload_valid_count, "1/4 valid"),
+                E(codes::k_dataset_workload_missing_axes, "missing: missing axes ['K']"),
+                E(codes::k_dataset_workload_extra_axes, "extra: extra axes ['N', 'Z']"),
+                E(codes::k_dataset_workload_axis_value, "zero: axis M has non-positive value 0"),
+                E(codes::k_dataset_workload_axis_value, "zero: axis K has non-positive value 0")}));
 }
 
 // Workload 4e, item 93: mismatched input names skip the line's type and blob checks.
@@ -681,9 +785,10 @@ TEST(DatasetValidate, WorkloadInputNameChecks) {
       {wl("w1", R"({"M": 2})",
           R"({"A": {"type": "scalar", "value": 1}, "t": {"type": "random"}, "b": {"type": "random"}})")});
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(
-      messages(report, "d1", Category::workload),
-      (Messages{"I: 0/1 valid", "E: w1: missing inputs ['s']", "E: w1: extra inputs ['b', 't']"}));
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            (Messages{I(codes::k_dataset_workload_valid_count, "0/1 valid"),
+                      E(codes::k_dataset_workload_missing_inputs, "w1: missing inputs ['s']"),
+                      E(codes::k_dataset_workload_extra_inputs, "w1: extra inputs ['b', 't']")}));
 }
 
 // Workload 4h, item 94: input kinds against the definition's shapes.
@@ -709,15 +814,20 @@ TEST(DatasetValidate, WorkloadInputKindChecks) {
              R"({"A": {"type": "random"}, "s": {"type": "scalar", "value": true}, "z": {"type": "random"}})"),
       });
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(
-      messages(report, "d1", Category::workload),
-      (Messages{"I: 1/5 valid", "E: scalar_for_tensor: A is scalar but definition expects tensor",
-                "E: random_for_scalar: s is random but definition expects scalar",
-                "E: blob_for_scalar: s is safetensors but definition expects scalar",
-                "E: scalar_for_0d: z is scalar but definition expects tensor"}));
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            (Messages{I(codes::k_dataset_workload_valid_count, "1/5 valid"),
+                      E(codes::k_dataset_workload_input_kind,
+                        "scalar_for_tensor: A is scalar but definition expects tensor"),
+                      E(codes::k_dataset_workload_input_kind,
+                        "random_for_scalar: s is random but definition expects scalar"),
+                      E(codes::k_dataset_workload_input_kind,
+                        "blob_for_scalar: s is safetensors but definition expects scalar"),
+                      E(codes::k_dataset_workload_input_kind,
+                        "scalar_for_0d: z is scalar but definition expects tensor")}));
   // The scalar input's blob is still missing as far as layout is concerned.
   EXPECT_EQ(messages(report, "d1", Category::layout),
-            Messages{"E: workload blob_for_scalar: blob missing at blob/none.safetensors"});
+            Messages{E(codes::k_blob_not_found,
+                       "workload blob_for_scalar: blob missing at blob/none.safetensors")});
 }
 
 // Workload 5, item 98: "N valid", "v/N valid", and "0 valid" for an empty file.
@@ -726,7 +836,8 @@ TEST(DatasetValidate, WorkloadValidCountForEmptyFile) {
   ds.definition(DefSpec{});
   ds.file("workloads/op/d1.jsonl", "\n  \n");
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"I: 0 valid"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{I(codes::k_dataset_workload_valid_count, "0 valid")});
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::ok);
 }
 
@@ -737,7 +848,9 @@ TEST(DatasetValidate, DuplicateWorkloadUuidIsFibWarning) {
   ds.workloads("d1", {wl("w1"), wl("w2"), wl("w1", R"({"M": 5})")});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 3 valid", "W: [fib] duplicate workload uuid w1 on lines 1 and 3"}));
+            (Messages{I(codes::k_dataset_workload_valid_count, "3 valid"),
+                      W(codes::k_dataset_workload_duplicate_uuid,
+                        "[fib] duplicate workload uuid w1 on lines 1 and 3")}));
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::warning);
 }
 
@@ -766,7 +879,8 @@ TEST_F(DatasetBlob, PresentBlobWithRightShapeAndDtypeIsValid) {
             safetensors_file({{"A", "F32", {2, 4}, f32_bytes({0, 1, 2, 3, 4, 5, 6, 7})}}));
   const DatasetReport report = validate_with_blob();
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"I: 1 valid"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{I(codes::k_dataset_workload_valid_count, "1 valid")});
 }
 
 TEST_F(DatasetBlob, WrongShapeIsOldToolError) {
@@ -774,7 +888,9 @@ TEST_F(DatasetBlob, WrongShapeIsOldToolError) {
             safetensors_file({{"A", "F32", {4, 2}, f32_bytes({0, 1, 2, 3, 4, 5, 6, 7})}}));
   const DatasetReport report = validate_with_blob();
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 0/1 valid", "E: w1: A shape mismatch: expected (2, 4), got (4, 2)"}));
+            (Messages{I(codes::k_dataset_workload_valid_count, "0/1 valid"),
+                      E(codes::k_dataset_workload_blob_shape,
+                        "w1: A shape mismatch: expected (2, 4), got (4, 2)")}));
 }
 
 TEST(DatasetValidate, ShapeMismatchUsesPythonTupleRepr) {
@@ -792,9 +908,12 @@ TEST(DatasetValidate, ShapeMismatchUsesPythonTupleRepr) {
       {wl("w1", R"({"M": 2})",
           R"({"A": {"type": "safetensors", "path": "blob/w1.safetensors", "tensor_key": "A"}, "z": {"type": "safetensors", "path": "blob/w1.safetensors", "tensor_key": "z"}})")});
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 0/1 valid", "E: w1: A shape mismatch: expected (2,), got (3,)",
-                      "E: w1: z shape mismatch: expected (), got (1,)"}));
+  EXPECT_EQ(
+      messages(report, "d1", Category::workload),
+      (Messages{
+          I(codes::k_dataset_workload_valid_count, "0/1 valid"),
+          E(codes::k_dataset_workload_blob_shape, "w1: A shape mismatch: expected (2,), got (3,)"),
+          E(codes::k_dataset_workload_blob_shape, "w1: z shape mismatch: expected (), got (1,)")}));
 }
 
 // Item 96: the old tool does not check blob dtypes; fib does, as an error of its own. The old
@@ -805,8 +924,10 @@ TEST_F(DatasetBlob, WrongDtypeIsFibError) {
   const DatasetReport report = validate_with_blob();
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], "I: 1 valid");
-  EXPECT_TRUE(starts_with(got[1], "E: [fib] w1: A dtype mismatch")) << got[1];
+  EXPECT_EQ(got[0], I(codes::k_dataset_workload_valid_count, "1 valid"));
+  EXPECT_TRUE(
+      starts_with(got[1], E(codes::k_dataset_workload_blob_dtype, "[fib] w1: A dtype mismatch")))
+      << got[1];
   EXPECT_TRUE(contains(got[1], "float32")) << got[1];
   EXPECT_TRUE(contains(got[1], "I32")) << got[1];
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::error);
@@ -816,9 +937,10 @@ TEST_F(DatasetBlob, MissingKey) {
   m_ds.file("blob/w1.safetensors",
             safetensors_file({{"A", "F32", {2, 4}, f32_bytes({0, 1, 2, 3, 4, 5, 6, 7})}}));
   const DatasetReport report = validate_with_blob("nope");
-  EXPECT_EQ(
-      messages(report, "d1", Category::workload),
-      (Messages{"I: 0/1 valid", "E: w1: tensor key 'nope' not found in blob/w1.safetensors"}));
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            (Messages{I(codes::k_dataset_workload_valid_count, "0/1 valid"),
+                      E(codes::k_dataset_workload_tensor_key,
+                        "w1: tensor key 'nope' not found in blob/w1.safetensors")}));
 }
 
 TEST_F(DatasetBlob, GitLfsPointerIsBlobLoadFailure) {
@@ -829,8 +951,9 @@ TEST_F(DatasetBlob, GitLfsPointerIsBlobLoadFailure) {
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{}); // the file exists
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], "I: 0/1 valid");
-  EXPECT_TRUE(starts_with(got[1], "E: w1: blob load failed: ")) << got[1];
+  EXPECT_EQ(got[0], I(codes::k_dataset_workload_valid_count, "0/1 valid"));
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_blob_lfs_pointer, "w1: blob load failed: ")))
+      << got[1];
   EXPECT_TRUE(contains(got[1], "LFS")) << got[1];
 }
 
@@ -839,7 +962,7 @@ TEST_F(DatasetBlob, TruncatedFileIsBlobLoadFailure) {
   const DatasetReport report = validate_with_blob();
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_TRUE(starts_with(got[1], "E: w1: blob load failed: ")) << got[1];
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_blob_malformed, "w1: blob load failed: "))) << got[1];
 }
 
 // §1.3: an absolute blob path is used as-is.
@@ -860,9 +983,10 @@ TEST(DatasetValidate, AbsoluteBlobPath) {
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
   // Read all the same, but fib warns: the blob is not part of the dataset.
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 1 valid", fmt::format("W: [fib] w1: blob path '{}' points outside the "
-                                                "dataset",
-                                                blob.string())}));
+            (Messages{I(codes::k_dataset_workload_valid_count, "1 valid"),
+                      W(codes::k_dataset_workload_blob_outside,
+                        fmt::format("[fib] w1: blob path '{}' points outside the dataset",
+                                    blob.string()))}));
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::warning);
 }
 
@@ -886,12 +1010,15 @@ TEST(DatasetValidate, DotDotBlobPathWarnsOncePerUuidAndPath) {
                       wl("w3", R"({"M": 2})", inside)});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::workload),
-            (Messages{"I: 1/3 valid",
-                      "W: [fib] w1: blob path 'blob/../blob/w.safetensors' points outside the "
-                      "dataset",
-                      "W: [fib] w2: blob path 'blob/../blob/w.safetensors' points outside the "
-                      "dataset",
-                      "E: w2: extra axes ['K']", "E: w3: blob missing at blob/..w.safetensors"}));
+            (Messages{I(codes::k_dataset_workload_valid_count, "1/3 valid"),
+                      W(codes::k_dataset_workload_blob_outside,
+                        "[fib] w1: blob path 'blob/../blob/w.safetensors' points outside the "
+                        "dataset"),
+                      W(codes::k_dataset_workload_blob_outside,
+                        "[fib] w2: blob path 'blob/../blob/w.safetensors' points outside the "
+                        "dataset"),
+                      E(codes::k_dataset_workload_extra_axes, "w2: extra axes ['K']"),
+                      E(codes::k_blob_not_found, "w3: blob missing at blob/..w.safetensors")}));
 }
 
 // --- Constraints (fib) ---------------------------------------------------------------------------
@@ -906,8 +1033,10 @@ TEST(DatasetValidate, ConstraintsHoldOrFail) {
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 2u) << fmt::format("{}", fmt::join(got, "\n"));
   // Constraints are fib's; the old tool's count is unchanged.
-  EXPECT_EQ(got[0], "I: 2 valid");
-  EXPECT_TRUE(starts_with(got[1], "E: [fib] w2: constraint 'M <= 8' does not hold: ")) << got[1];
+  EXPECT_EQ(got[0], I(codes::k_dataset_workload_valid_count, "2 valid"));
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_dataset_workload_constraint_violated,
+                                    "[fib] w2: constraint 'M <= 8' does not hold: ")))
+      << got[1];
   EXPECT_TRUE(contains(got[1], "M=16")) << got[1];
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::error);
 }
@@ -937,14 +1066,16 @@ TEST(DatasetValidate, ConstraintOnBlobDataIsEvaluated) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 4u) << fmt::format("{}", fmt::join(got, "\n"));
-  EXPECT_EQ(got[0], "I: 3/4 valid");
-  EXPECT_TRUE(starts_with(got[1], "E: [fib] bad: constraint 'idx[-1].item() == M' does not hold: "))
+  EXPECT_EQ(got[0], I(codes::k_dataset_workload_valid_count, "3/4 valid"));
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_dataset_workload_constraint_violated,
+                                    "[fib] bad: constraint 'idx[-1].item() == M' does not hold: ")))
       << got[1];
   // The missing blob makes its line invalid, but constraints still run on it: the one reading the
   // blob's data is "not evaluated" there, as on the line whose tensor is random.
-  EXPECT_EQ(got[2], "E: gone: blob missing at blob/gone.safetensors");
-  EXPECT_TRUE(starts_with(got[3], "I: [fib] constraint 'idx[-1].item() == M' not evaluated on 2 "
-                                  "of 4 workloads: "))
+  EXPECT_EQ(got[2], E(codes::k_blob_not_found, "gone: blob missing at blob/gone.safetensors"));
+  EXPECT_TRUE(starts_with(got[3], I(codes::k_dataset_workload_constraint_not_evaluated,
+                                    "[fib] constraint 'idx[-1].item() == M' not evaluated on 2 "
+                                    "of 4 workloads: ")))
       << got[3];
   EXPECT_TRUE(contains(got[3], "idx")) << got[3];
 }
@@ -964,11 +1095,13 @@ TEST(DatasetValidate, LongConstraintTextIsCut) {
   const std::string cut_violated = violated.substr(0, 77) + "...";
   const std::string cut_unknown = unknown.substr(0, 77) + "...";
   EXPECT_TRUE(starts_with(
-      got[1], fmt::format("E: [fib] w1: constraint '{}' does not hold: ", cut_violated)))
+      got[1], E(codes::k_dataset_workload_constraint_violated,
+                fmt::format("[fib] w1: constraint '{}' does not hold: ", cut_violated))))
       << got[1];
-  EXPECT_TRUE(starts_with(got[2], fmt::format("I: [fib] constraint '{}' not evaluated on 1 of 1 "
-                                              "workloads: ",
-                                              cut_unknown)))
+  EXPECT_TRUE(starts_with(
+      got[2],
+      I(codes::k_dataset_workload_constraint_not_evaluated,
+        fmt::format("[fib] constraint '{}' not evaluated on 1 of 1 workloads: ", cut_unknown))))
       << got[2];
 }
 
@@ -981,9 +1114,10 @@ TEST(DatasetValidate, ConstraintNotEvaluableIsInfo) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::workload);
   ASSERT_EQ(got.size(), 2u) << fmt::format("{}", fmt::join(got, "\n"));
-  EXPECT_EQ(got[0], "I: 2 valid");
-  EXPECT_TRUE(starts_with(got[1], "I: [fib] constraint 'foo(M) > 0' not evaluated on 2 of 2 "
-                                  "workloads: "))
+  EXPECT_EQ(got[0], I(codes::k_dataset_workload_valid_count, "2 valid"));
+  EXPECT_TRUE(starts_with(got[1], I(codes::k_dataset_workload_constraint_not_evaluated,
+                                    "[fib] constraint 'foo(M) > 0' not evaluated on 2 of 2 "
+                                    "workloads: ")))
       << got[1];
   EXPECT_EQ(status(report, "d1", Category::workload), CheckStatus::ok);
 }
@@ -999,8 +1133,8 @@ TEST(DatasetValidate, SolutionParseErrorAndCount) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::solution);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], "I: 1 solutions");
-  EXPECT_TRUE(starts_with(got[1], "E: a_bad: parse error: ")) << got[1];
+  EXPECT_EQ(got[0], I(codes::k_dataset_solution_count, "1 solutions"));
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_schema_required, "a_bad: parse error: "))) << got[1];
   EXPECT_TRUE(contains(got[1], "validation error")) << got[1];
   // Unparsed solutions get no layout comparison.
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
@@ -1016,8 +1150,9 @@ TEST(DatasetValidate, SolutionModelLevelErrorHasNoLocation) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::solution);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_TRUE(starts_with(got[1], "E: s1: parse error: 1 validation error for Solution\n  Value "
-                                  "error, "))
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_source_duplicate,
+                                    "s1: parse error: 1 validation error for Solution\n  Value "
+                                    "error, ")))
       << got[1];
   EXPECT_EQ(std::count(got[1].begin(), got[1].end(), '\n'), 1) << got[1];
 }
@@ -1029,8 +1164,8 @@ TEST(DatasetValidate, SolutionsOnlyUnparsedCountZero) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::solution);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], "I: 0 solutions");
-  EXPECT_TRUE(starts_with(got[1], "E: s1: parse error: ")) << got[1];
+  EXPECT_EQ(got[0], I(codes::k_dataset_solution_count, "0 solutions"));
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_json_parse, "s1: parse error: "))) << got[1];
 }
 
 // --- trace (§3.2 trace) --------------------------------------------------------------------------
@@ -1043,7 +1178,7 @@ TEST(DatasetValidate, TraceParseError) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::trace);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_TRUE(starts_with(got[0], "E: alice: parse error: ")) << got[0];
+  EXPECT_TRUE(starts_with(got[0], E(codes::k_json_parse, "alice: parse error: "))) << got[0];
   EXPECT_TRUE(got[0].ends_with(" (line 2)")) << got[0];
 }
 
@@ -1057,7 +1192,8 @@ TEST(DatasetValidate, TraceDefinitionMismatchStopsFile) {
              tr("w2", R"("unknown")")});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::trace),
-            Messages{"E: alice: trace definition 'x' != 'd1'"});
+            Messages{E(codes::k_dataset_trace_definition_mismatch,
+                       "alice: trace definition 'x' != 'd1'")});
 }
 
 // Items 101 and 102.
@@ -1079,12 +1215,16 @@ TEST(DatasetValidate, TraceMissingSolutionOrEvaluationAndUnknownSolution) {
           tr("w2", R"("s1")"),
       });
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::trace),
-            (Messages{"E: alice: trace entry w1 missing solution or evaluation",
-                      "E: alice: trace entry w2 missing solution or evaluation",
-                      "E: alice: trace references unknown solution 'nope'",
-                      "E: alice: trace references unknown solution ''",
-                      "E: alice: trace references unknown solution 's2'"}));
+  EXPECT_EQ(
+      messages(report, "d1", Category::trace),
+      (Messages{
+          E(codes::k_trace_not_evaluated, "alice: trace entry w1 missing solution or evaluation"),
+          E(codes::k_trace_not_evaluated, "alice: trace entry w2 missing solution or evaluation"),
+          E(codes::k_dataset_trace_unknown_solution,
+            "alice: trace references unknown solution 'nope'"),
+          E(codes::k_dataset_trace_unknown_solution, "alice: trace references unknown solution ''"),
+          E(codes::k_dataset_trace_unknown_solution,
+            "alice: trace references unknown solution 's2'")}));
 }
 
 // Item 104, and the fib warning for trace lines naming workloads not in the workload file.
@@ -1100,8 +1240,10 @@ TEST(DatasetValidate, TraceCoverageAndUnknownWorkloads) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::trace);
   ASSERT_EQ(got.size(), 2u) << fmt::format("{}", fmt::join(got, "\n"));
-  EXPECT_EQ(got[0], "W: alice missing 2/3 workloads");
-  EXPECT_TRUE(starts_with(got[1], "W: [fib] alice: 1 trace ")) << got[1];
+  EXPECT_EQ(got[0], W(codes::k_dataset_trace_coverage, "alice missing 2/3 workloads"));
+  EXPECT_TRUE(
+      starts_with(got[1], W(codes::k_dataset_trace_unknown_workload, "[fib] alice: 1 trace ")))
+      << got[1];
   EXPECT_TRUE(contains(got[1], "zz")) << got[1];
   EXPECT_EQ(status(report, "d1", Category::trace), CheckStatus::warning);
 }
@@ -1114,7 +1256,8 @@ TEST(DatasetValidate, BaselineNoSolution) {
   write_clean(ds);
   ds.solution("alice", "d1", "s1", solution_json("s1", "d1", "alice"));
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::baseline), Messages{"W: no baseline solution"});
+  EXPECT_EQ(messages(report, "d1", Category::baseline),
+            Messages{W(codes::k_dataset_baseline_none, "no baseline solution")});
 }
 
 // Item 106; baseline solutions include unparsed ones.
@@ -1125,7 +1268,8 @@ TEST(DatasetValidate, BaselineTraceMissing) {
   ds.solution("baseline", "d1", "b2", "{}");
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::baseline),
-            (Messages{"I: solution: b1, b2", "W: trace missing"}));
+            (Messages{I(codes::k_dataset_baseline_solutions, "solution: b1, b2"),
+                      W(codes::k_dataset_baseline_trace_missing, "trace missing")}));
   EXPECT_EQ(status(report, "d1", Category::baseline), CheckStatus::warning);
 }
 
@@ -1137,8 +1281,8 @@ TEST(DatasetValidate, BaselineTraceParseError) {
   const DatasetReport report = ds.validate();
   const Messages got = messages(report, "d1", Category::baseline);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], "I: solution: b1");
-  EXPECT_TRUE(starts_with(got[1], "E: trace parse error: ")) << got[1];
+  EXPECT_EQ(got[0], I(codes::k_dataset_baseline_solutions, "solution: b1"));
+  EXPECT_TRUE(starts_with(got[1], E(codes::k_json_parse, "trace parse error: "))) << got[1];
 }
 
 // Items 107 and 108, and coverage counting uuids outside the workload set.
@@ -1152,8 +1296,11 @@ TEST(DatasetValidate, BaselineTraceContents) {
              tr("w1", R"("other")", failed_evaluation()), tr("w1", "null")});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::baseline),
-            (Messages{"I: solution: b1", "E: trace references non-baseline solution 'a1'",
-                      "W: trace has 2 non-passing entries", "W: trace covers 2/2 workloads"}));
+            (Messages{I(codes::k_dataset_baseline_solutions, "solution: b1"),
+                      E(codes::k_dataset_baseline_foreign_solution,
+                        "trace references non-baseline solution 'a1'"),
+                      W(codes::k_dataset_baseline_trace_failing, "trace has 2 non-passing entries"),
+                      W(codes::k_dataset_baseline_trace_coverage, "trace covers 2/2 workloads")}));
   EXPECT_EQ(status(report, "d1", Category::baseline), CheckStatus::error);
 }
 
@@ -1164,7 +1311,9 @@ TEST(DatasetValidate, BaselineEmptyTraceAllPassed) {
   ds.traces("baseline", "d1", {});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::baseline),
-            (Messages{"I: solution: b1", "I: trace: all passed", "W: trace covers 0/2 workloads"}));
+            (Messages{I(codes::k_dataset_baseline_solutions, "solution: b1"),
+                      I(codes::k_dataset_baseline_trace_passed, "trace: all passed"),
+                      W(codes::k_dataset_baseline_trace_coverage, "trace covers 0/2 workloads")}));
 }
 
 TEST(DatasetValidate, BaselineTraceWithoutWorkloadFileHasNoCoverage) {
@@ -1174,7 +1323,8 @@ TEST(DatasetValidate, BaselineTraceWithoutWorkloadFileHasNoCoverage) {
   ds.traces("baseline", "d1", {tr("w1", R"("b1")")});
   const DatasetReport report = ds.validate();
   EXPECT_EQ(messages(report, "d1", Category::baseline),
-            (Messages{"I: solution: b1", "I: trace: all passed"}));
+            (Messages{I(codes::k_dataset_baseline_solutions, "solution: b1"),
+                      I(codes::k_dataset_baseline_trace_passed, "trace: all passed")}));
   EXPECT_EQ(messages(report, "d1", Category::trace), Messages{});
 }
 
@@ -1191,19 +1341,22 @@ TEST(DatasetValidate, WrongDepthFilesAreIgnoredAndListedByFib) {
   ds.file("definitions/op/README.md", "notes");
   const DatasetReport report = ds.validate();
   ASSERT_EQ(report.definitions.size(), 1u);
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"W: no workload file found"});
-  EXPECT_EQ(messages(report, "d1", Category::solution), Messages{"I: no solutions"});
-  EXPECT_EQ(messages(report, "d1", Category::trace), Messages{"I: no trace files"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{W(codes::k_dataset_workload_no_file, "no workload file found")});
+  EXPECT_EQ(messages(report, "d1", Category::solution),
+            Messages{I(codes::k_dataset_solution_none, "no solutions")});
+  EXPECT_EQ(messages(report, "d1", Category::trace),
+            Messages{I(codes::k_dataset_trace_none, "no trace files")});
   EXPECT_EQ(dataset_messages(report),
-            (Messages{"W: " + ds.path("definitions/d2.json") +
+            (Messages{W(codes::k_dataset_misplaced, "") + ds.path("definitions/d2.json") +
                           ": at the wrong depth: definitions/ files must be 2 levels down",
-                      "I: " + ds.path("definitions/op/README.md") +
+                      I(codes::k_dataset_unread_file, "") + ds.path("definitions/op/README.md") +
                           ": not a .json file, so no check reads it",
-                      "W: " + ds.path("workloads/op/extra/d1.jsonl") +
+                      W(codes::k_dataset_misplaced, "") + ds.path("workloads/op/extra/d1.jsonl") +
                           ": at the wrong depth: workloads/ files must be 2 levels down",
-                      "W: " + ds.path("solutions/alice/d1/s1.json") +
+                      W(codes::k_dataset_misplaced, "") + ds.path("solutions/alice/d1/s1.json") +
                           ": at the wrong depth: solutions/ files must be 4 levels down",
-                      "W: " + ds.path("traces/op/d1.jsonl") +
+                      W(codes::k_dataset_misplaced, "") + ds.path("traces/op/d1.jsonl") +
                           ": at the wrong depth: traces/ files must be 3 levels down"}));
   EXPECT_EQ(report.dataset->status, CheckStatus::warning);
   // The dataset section does not change any definition's status.
@@ -1230,11 +1383,11 @@ TEST(DatasetValidate, OrphansAreListedByFib) {
   const DatasetReport report = ds.validate();
   ASSERT_EQ(report.definitions.size(), 1u);
   EXPECT_EQ(dataset_messages(report),
-            (Messages{"W: " + ds.path("workloads/op/ghost.jsonl") +
+            (Messages{W(codes::k_dataset_orphan, "") + ds.path("workloads/op/ghost.jsonl") +
                           ": workload file for 'ghost', but there is no definitions/*/ghost.json",
-                      "W: " + ds.path("solutions/alice/op/ghost/s1.json") +
+                      W(codes::k_dataset_orphan, "") + ds.path("solutions/alice/op/ghost/s1.json") +
                           ": solution for 'ghost', but there is no definitions/*/ghost.json",
-                      "W: " + ds.path("traces/alice/op/ghost.jsonl") +
+                      W(codes::k_dataset_orphan, "") + ds.path("traces/alice/op/ghost.jsonl") +
                           ": trace file for 'ghost', but there is no definitions/*/ghost.json"}));
 }
 
@@ -1246,10 +1399,11 @@ TEST(DatasetValidate, ShadowedWorkloadFile) {
   ds.workloads("d1", {wl("a1"), wl("a2")}, "aaa");
   ds.workloads("d1", {wl("w1")}, "op");
   const DatasetReport report = ds.validate();
-  EXPECT_EQ(messages(report, "d1", Category::workload), Messages{"I: 1 valid"});
+  EXPECT_EQ(messages(report, "d1", Category::workload),
+            Messages{I(codes::k_dataset_workload_valid_count, "1 valid")});
   EXPECT_EQ(messages(report, "d1", Category::layout), Messages{});
   EXPECT_EQ(dataset_messages(report),
-            Messages{"W: " + ds.path("workloads/aaa/d1.jsonl") +
+            Messages{W(codes::k_dataset_shadowed, "") + ds.path("workloads/aaa/d1.jsonl") +
                      ": ignored, a later file with the same name replaces it"});
 }
 
@@ -1263,10 +1417,12 @@ TEST(DatasetValidate, ShadowedTraceFileSameAuthor) {
   // The later path (zzz) wins, so layout sees its op_type.
   EXPECT_EQ(
       messages(report, "d1", Category::layout),
-      Messages{"E: trace file op_type mismatch for author 'alice': expected 'op', got 'zzz'"});
-  EXPECT_EQ(messages(report, "d1", Category::trace), Messages{"W: alice missing 1/2 workloads"});
+      Messages{E(codes::k_dataset_trace_op_type_mismatch,
+                 "trace file op_type mismatch for author 'alice': expected 'op', got 'zzz'")});
+  EXPECT_EQ(messages(report, "d1", Category::trace),
+            Messages{W(codes::k_dataset_trace_coverage, "alice missing 1/2 workloads")});
   EXPECT_EQ(dataset_messages(report),
-            Messages{"W: " + ds.path("traces/alice/op/d1.jsonl") +
+            Messages{W(codes::k_dataset_shadowed, "") + ds.path("traces/alice/op/d1.jsonl") +
                      ": ignored, a later file with the same name replaces it"});
 }
 
@@ -1452,15 +1608,19 @@ TEST(DatasetValidate, ManyDefinitionsAcrossChunks) {
     SCOPED_TRACE(name);
     EXPECT_EQ(report.definition_files.at(name),
               ds.root() / "definitions" / "op" / (name + ".json"));
-    const Messages workload =
-        i % 3 == 0 ? Messages{"I: 1/2 valid", "E: w2: axis M has non-positive value 0"}
-                   : Messages{"I: 2 valid"};
+    const Messages workload = i % 3 == 0
+                                  ? Messages{I(codes::k_dataset_workload_valid_count, "1/2 valid"),
+                                             E(codes::k_dataset_workload_axis_value,
+                                               "w2: axis M has non-positive value 0")}
+                                  : Messages{I(codes::k_dataset_workload_valid_count, "2 valid")};
     const Messages layout =
-        i % 5 == 0 ? Messages{"E: solution 's1' author mismatch: path 'alice', JSON 'bob'"}
+        i % 5 == 0 ? Messages{E(codes::k_dataset_solution_author_mismatch,
+                                "solution 's1' author mismatch: path 'alice', JSON 'bob'")}
                    : Messages{};
     EXPECT_EQ(messages(report, name, Category::workload), workload);
     EXPECT_EQ(messages(report, name, Category::layout), layout);
-    EXPECT_EQ(messages(report, name, Category::trace), Messages{"W: alice missing 1/2 workloads"});
+    EXPECT_EQ(messages(report, name, Category::trace),
+              Messages{W(codes::k_dataset_trace_coverage, "alice missing 1/2 workloads")});
   }
 }
 
@@ -1515,39 +1675,42 @@ TEST(ParallelFor, RethrowsTheFirstExceptionOnTheCallingThread) {
 
 // --- Report rendering (§3.5) ---------------------------------------------------------------------
 
-CheckResult result(std::vector<std::pair<CheckLevel, std::string>> items) {
+// A category result of (code, text) messages, each at the default level of its code.
+CheckResult result(std::vector<std::pair<std::string_view, std::string>> items) {
   CheckResult r;
-  for (auto& [level, text] : items) {
-    r.add(level, std::move(text));
+  for (auto& [code, text] : items) {
+    r.add(code, std::move(text));
   }
   return r;
 }
 
-// The illustrative example of contract §3.5.
+// The illustrative example of the old tool's text report.
 DatasetReport example_report() {
   DatasetReport report;
   report.config.dataset = "/data/fit";
   report.config.checks = {"layout", "definition", "workload", "solution", "trace", "baseline"};
   report.config.disable_gpu = true;
-  constexpr CheckLevel I = CheckLevel::info;
-  constexpr CheckLevel W = CheckLevel::warning;
-  constexpr CheckLevel E = CheckLevel::error;
   DefinitionReport gemm;
   gemm[Category::layout] = result({});
-  gemm[Category::definition] = result({{W, "missing description: axes.M"}});
-  gemm[Category::workload] = result({{I, "2/3 valid"}, {E, "w3: extra axes ['N']"}});
-  gemm[Category::solution] = result({{I, "no solutions"}});
-  gemm[Category::trace] = result({{I, "no trace files"}});
-  gemm[Category::baseline] = result({{W, "no baseline solution"}});
+  gemm[Category::definition] =
+      result({{codes::k_description_missing, "missing description: axes.M"}});
+  gemm[Category::workload] =
+      result({{codes::k_dataset_workload_valid_count, "2/3 valid"},
+              {codes::k_dataset_workload_extra_axes, "w3: extra axes ['N']"}});
+  gemm[Category::solution] = result({{codes::k_dataset_solution_none, "no solutions"}});
+  gemm[Category::trace] = result({{codes::k_dataset_trace_none, "no trace files"}});
+  gemm[Category::baseline] = result({{codes::k_dataset_baseline_none, "no baseline solution"}});
   gemm.update_status();
   DefinitionReport rms;
   rms[Category::layout] = result({});
   rms[Category::definition] = result({});
-  rms[Category::workload] = result({{I, "2 valid"}});
-  rms[Category::solution] = result({{I, "1 solutions"}});
+  rms[Category::workload] = result({{codes::k_dataset_workload_valid_count, "2 valid"}});
+  rms[Category::solution] = result({{codes::k_dataset_solution_count, "1 solutions"}});
   rms[Category::trace] = result({});
   rms[Category::baseline] =
-      result({{I, "solution: fi_rmsnorm"}, {I, "trace: all passed"}, {I, "trace: 2/2 workloads"}});
+      result({{codes::k_dataset_baseline_solutions, "solution: fi_rmsnorm"},
+              {codes::k_dataset_baseline_trace_passed, "trace: all passed"},
+              {codes::k_dataset_baseline_trace_covered, "trace: 2/2 workloads"}});
   rms.update_status();
   report.definitions.emplace("rmsnorm_h128", std::move(rms));
   report.definitions.emplace("gemm_n64_k64", std::move(gemm));
@@ -1563,11 +1726,16 @@ TEST(DatasetReportRender, StatusIsWorstCategory) {
   EXPECT_EQ(counts.warning, 0u);
   EXPECT_EQ(counts.error, 1u);
   // Info never affects a status.
-  EXPECT_EQ(result({{CheckLevel::info, "x"}}).status, CheckStatus::ok);
-  CheckResult front = result({{CheckLevel::warning, "w"}});
-  front.add_front(CheckLevel::info, "first");
-  EXPECT_EQ(messages_of(front), (Messages{"I: first", "W: w"}));
+  EXPECT_EQ(result({{codes::k_dataset_solution_none, "x"}}).status, CheckStatus::ok);
+  CheckResult front = result({{codes::k_dataset_baseline_none, "w"}});
+  front.add_front(codes::k_dataset_workload_valid_count, "first");
+  EXPECT_EQ(messages_of(front), (Messages{I(codes::k_dataset_workload_valid_count, "first"),
+                                          W(codes::k_dataset_baseline_none, "w")}));
   EXPECT_EQ(front.status, CheckStatus::warning);
+  // An explicit level wins over the code's default (a diagnostic passed through).
+  CheckResult explicit_level;
+  explicit_level.add(CheckLevel::error, codes::k_axis_unused, "e");
+  EXPECT_EQ(explicit_level.status, CheckStatus::error);
 }
 
 TEST(DatasetReportRender, TextMatchesContractExample) {
@@ -1624,7 +1792,8 @@ TEST(DatasetReportRender, TextHeaderFiltersFalseGpuAndMultilineMessages) {
   report.config.op_types = {"gemm", "rmsnorm"};
   report.config.definitions = {"x"};
   DefinitionReport x;
-  x[Category::layout] = result({{CheckLevel::error, "parse error: 1 validation error\n  detail"}});
+  x[Category::layout] =
+      result({{codes::k_json_parse, "parse error: 1 validation error\n  detail"}});
   x.update_status();
   report.definitions.emplace("x", std::move(x));
   const std::string expected = "=== Dataset Validation Report ===\n"
@@ -1651,7 +1820,7 @@ TEST(DatasetReportRender, TextHeaderFiltersFalseGpuAndMultilineMessages) {
 TEST(DatasetReportRender, TextPrintsFibDatasetSectionAfterDefinitions) {
   DatasetReport report;
   report.config.dataset = "ds";
-  report.dataset = result({{CheckLevel::warning, "a: orphan"}});
+  report.dataset = result({{codes::k_dataset_orphan, "a: orphan"}});
   const std::string text = render_report_text(report);
   EXPECT_TRUE(text.ends_with("    - a: orphan\n")) << text;
   EXPECT_FALSE(text.ends_with("\n\n")) << text;
@@ -1661,7 +1830,8 @@ TEST(DatasetReportRender, TextPrintsFibDatasetSectionAfterDefinitions) {
   EXPECT_FALSE(contains(render_report_text(report), "--- dataset"));
 }
 
-// Python's json.dumps(indent=2, ensure_ascii=False) of the report model, no trailing newline.
+// Python's json.dumps(indent=2, ensure_ascii=False) of the report model, no trailing newline,
+// with fib's "code" after each message.
 TEST(DatasetReportRender, JsonFieldOrderNullsAndNoTrailingNewline) {
   DatasetReport report;
   report.config.dataset = "/data/fit";
@@ -1670,8 +1840,9 @@ TEST(DatasetReportRender, JsonFieldOrderNullsAndNoTrailingNewline) {
   report.config.op_types = {"gemm"};
   DefinitionReport g;
   g[Category::layout] = result({});
-  g[Category::workload] =
-      result({{CheckLevel::info, "1/2 valid"}, {CheckLevel::error, "w2: café\nline \"2\""}});
+  g[Category::workload] = result({{codes::k_dataset_workload_valid_count, "1/2 valid"}});
+  // A message without a code (read from an old report) has no "code" key.
+  g[Category::workload]->add(CheckLevel::error, "", "w2: café\nline \"2\"");
   g.update_status();
   report.definitions.emplace("g", std::move(g));
   const std::string expected = R"({
@@ -1700,7 +1871,8 @@ TEST(DatasetReportRender, JsonFieldOrderNullsAndNoTrailingNewline) {
         "messages": [
           {
             "level": "info",
-            "message": "1/2 valid"
+            "message": "1/2 valid",
+            "code": "dataset.workload.valid-count"
           },
           {
             "level": "error",
@@ -1763,6 +1935,118 @@ TEST(DatasetReportRender, ParseRejectsInvalidLevel) {
       "r.json");
   ASSERT_FALSE(parsed);
   EXPECT_EQ(parsed.error().code, codes::k_report_invalid);
+}
+
+} // namespace
+} // namespace fib
+
+namespace fib {
+namespace {
+
+// The old tool's report (no "code" keys) and fib's (with them) both read, and each renders back
+// to itself; a code that is not a string is invalid.
+TEST(DatasetReportRender, ReadsReportsWithAndWithoutCodes) {
+  const auto report_with = [](std::string_view code_key) {
+    return fmt::format(R"({{
+  "config": {{
+    "dataset": "d",
+    "checks": [
+      "workload"
+    ],
+    "disable_gpu": true,
+    "op_types": [],
+    "definitions": []
+  }},
+  "definitions": {{
+    "x": {{
+      "status": "error",
+      "layout": null,
+      "definition": null,
+      "workload": {{
+        "status": "error",
+        "messages": [
+          {{
+            "level": "error",
+            "message": "w1: extra axes ['K']"{}
+          }}
+        ]
+      }},
+      "solution": null,
+      "trace": null,
+      "baseline": null,
+      "benchmark": null
+    }}
+  }}
+}})",
+                       code_key);
+  };
+  const std::string old_json = report_with("");
+  const auto old_report = parse_report_json(old_json, "old.json");
+  ASSERT_TRUE(old_report) << old_report.error().message;
+  EXPECT_EQ(messages(*old_report, "x", Category::workload),
+            Messages{E("", "w1: extra axes ['K']")});
+  EXPECT_EQ(render_report_json(*old_report), old_json);
+
+  const std::string new_json =
+      report_with(",\n            \"code\": \"dataset.workload.extra-axes\"");
+  const auto new_report = parse_report_json(new_json, "new.json");
+  ASSERT_TRUE(new_report) << new_report.error().message;
+  EXPECT_EQ(messages(*new_report, "x", Category::workload),
+            Messages{E(codes::k_dataset_workload_extra_axes, "w1: extra axes ['K']")});
+  EXPECT_EQ(render_report_json(*new_report), new_json);
+  EXPECT_EQ(render_report_text(*new_report), render_report_text(*old_report));
+
+  const auto bad = parse_report_json(report_with(",\n\"code\": 5"), "bad.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, codes::k_report_invalid);
+  EXPECT_EQ(bad.error().pointer, "/definitions/x/workload/messages/0/code");
+}
+
+// Shards written with and without codes merge; dataset-level messages keep their codes and are
+// de-duplicated by level and text.
+TEST(DatasetReportRender, MergeKeepsCodes) {
+  DatasetReport with_codes;
+  with_codes.definitions["a"][Category::layout] =
+      result({{codes::k_dataset_trace_op_type_mismatch, "m"}});
+  with_codes.dataset = result({{codes::k_dataset_orphan, "o"}});
+  DatasetReport without_codes;
+  without_codes.definitions["b"][Category::layout].emplace().add(CheckLevel::error, "", "m");
+  without_codes.dataset.emplace().add(CheckLevel::warning, "", "o");
+  const DatasetReport merged = merge_reports({with_codes, without_codes});
+  EXPECT_EQ(messages(merged, "a", Category::layout),
+            Messages{E(codes::k_dataset_trace_op_type_mismatch, "m")});
+  EXPECT_EQ(messages(merged, "b", Category::layout), Messages{E("", "m")});
+  EXPECT_EQ(dataset_messages(merged), Messages{W(codes::k_dataset_orphan, "o")});
+}
+
+// The report's messages counted as findings for the exit status: never environment or usage
+// errors, whatever their code (an unreadable file is a finding about the dataset here).
+TEST(DatasetReportRender, CountFindingsCountsEveryMessage) {
+  DatasetReport report = example_report();
+  report.definitions["z"][Category::definition] =
+      result({{codes::k_io_read, "parse error: cannot read"}});
+  report.dataset = result({{codes::k_dataset_unread_file, "f: not a .json file"},
+                           {codes::k_dataset_misplaced, "g.json: at the wrong depth"}});
+  const DiagnosticCounts counts = count_findings(report);
+  EXPECT_EQ(counts.errors, 2u);   // w3's extra axes, z's unreadable file
+  EXPECT_EQ(counts.warnings, 3u); // a description, gemm's baseline, the misplaced file
+  EXPECT_EQ(counts.notes, 9u);    // 3 of gemm, 5 of rmsnorm, the unread file
+  EXPECT_EQ(counts.environment_errors, 0u);
+  EXPECT_EQ(counts.usage_errors, 0u);
+}
+
+// Which codes pydantic shows as model-level "Value error, …" lines is a property of the codes
+// table.
+TEST(DatasetValidate, ModelLevelCodesAreMarkedInTheTable) {
+  for (const std::string_view code :
+       {codes::k_reference_no_run, codes::k_source_duplicate, codes::k_axis_undefined}) {
+    ASSERT_NE(find_code(code), nullptr);
+    EXPECT_EQ(find_code(code)->scope, ErrorScope::model) << code;
+  }
+  for (const std::string_view code : {codes::k_schema_required, codes::k_json_parse}) {
+    ASSERT_NE(find_code(code), nullptr);
+    EXPECT_EQ(find_code(code)->scope, ErrorScope::field) << code;
+  }
 }
 
 } // namespace
