@@ -1,4 +1,5 @@
-// Real data from ../shared/corpus (read in place, never copied). Skipped when the corpus is absent.
+// Real data from the corpus beside the repository (testing::corpus_dir(); read in place, never
+// copied). Skipped when the corpus is absent.
 
 #include "test_support.hpp"
 
