@@ -125,7 +125,7 @@ std::filesystem::path default_dataset_root() {
          "dataset";
 }
 
-// Prints a diagnostic that stops the run; its code's exit class gives the status (2 or 3).
+// Prints a diagnostic that stops the run; its code's exit class gives the status.
 int fail(const Diagnostic& d) {
   write_line(stderr, render_text(d));
   return exit_status(std::vector<Diagnostic>{d});
