@@ -20,9 +20,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace fib::app {
 
@@ -123,11 +125,10 @@ std::filesystem::path default_dataset_root() {
          "dataset";
 }
 
-int report_environment(const Diagnostic& d) {
+// Prints a diagnostic that stops the run; its code's exit class gives the status.
+int fail(const Diagnostic& d) {
   write_line(stderr, render_text(d));
-  const CodeInfo* info = find_code(d.code);
-  return info != nullptr && info->exit_class == ExitClass::usage ? k_exit_usage
-                                                                 : k_exit_environment;
+  return exit_status(std::vector<Diagnostic>{d});
 }
 
 std::optional<Shard> parse_shard(const std::string& text) {
@@ -152,15 +153,20 @@ std::optional<Shard> parse_shard(const std::string& text) {
   }
 }
 
-// Problems that stop a run (I/O, Python) collected for the exit status.
-class EnvironmentSink final : public DiagnosticSink {
+// Problems that stop fib from judging (Python start-up, the worker), printed as they come.
+class StderrSink final : public DiagnosticSink {
 public:
-  void report(Diagnostic d) override {
-    write_line(stderr, render_text(d));
-    failed = failed || d.severity == Severity::error;
-  }
-  bool failed = false;
+  void report(Diagnostic d) override { write_line(stderr, render_text(d)); }
 };
+
+// --exit-zero: findings do not count, what fib could not do still does.
+DiagnosticCounts counted(const ValidateCommand& command, DiagnosticCounts counts) {
+  if (command.exit_policy == ExitPolicy::always_zero) {
+    counts.errors = counts.environment_errors + counts.usage_errors;
+    counts.warnings = 0;
+  }
+  return counts;
+}
 
 ReferenceRunnerOptions runner_options(const ValidateCommand& command) {
   ReferenceRunnerOptions options;
@@ -177,10 +183,31 @@ ReferenceRunnerOptions runner_options(const ValidateCommand& command) {
   return options;
 }
 
-// The order of the checks before scanning is the old tool's (contract §3.1): the root, the check
-// names, the output targets, then fib's --shard, then the report files.
-int run_dataset(const ValidateCommand& command, python::Runtime& python) {
+// A dataset run, as decided before scanning.
+struct DatasetPlan {
   ValidateDatasetOptions options;
+  ReportTargets targets;
+  ReportFiles files;
+  bool uses_worker = false;
+};
+
+// The reference checks dataset mode runs: the old tool builds references unless --disable-gpu;
+// --exec and --smoke ask for them anyway. None when the definition category is not checked.
+ReferenceChecks dataset_reference_checks(const ValidateCommand& command,
+                                         const std::vector<std::string>& checks) {
+  if (std::find(checks.begin(), checks.end(), "definition") == checks.end()) {
+    return ReferenceChecks::none;
+  }
+  return command.smoke                                       ? ReferenceChecks::build_and_smoke
+         : command.exec || command.gpu == GpuChecks::enabled ? ReferenceChecks::build
+                                                             : ReferenceChecks::none;
+}
+
+// The checks before scanning, in the old tool's order: the root, the check names, the output
+// targets; then fib's --shard, then the report files.
+Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
+  DatasetPlan plan;
+  ValidateDatasetOptions& options = plan.options;
   options.root =
       command.dataset.empty() ? default_dataset_root() : std::filesystem::path(command.dataset);
   options.checks = split_commas(command.checks);
@@ -189,39 +216,23 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   options.definitions = command.definitions;
   std::error_code ec;
   if (!std::filesystem::is_directory(options.root, ec)) {
-    return report_environment(make_diagnostic(
+    return unexpected(make_diagnostic(
         codes::k_dataset_root_missing,
         fmt::format("dataset root does not exist: {}", normalize_root(options.root).string())));
   }
-  auto resolved = resolve_checks(options.checks, options.gpu);
-  if (!resolved) {
-    return report_environment(resolved.error());
-  }
-  // The old tool builds references unless --disable-gpu; --exec and --smoke ask for it anyway.
-  std::optional<ReferenceRunner> runner;
-  const bool definition_checked =
-      std::find(resolved->begin(), resolved->end(), "definition") != resolved->end();
-  if (definition_checked) {
-    options.reference_checks = command.smoke ? ReferenceChecks::build_and_smoke
-                               : command.exec || command.gpu == GpuChecks::enabled
-                                   ? ReferenceChecks::build
-                                   : ReferenceChecks::none;
-    options.reference_checks_requested = command.exec || command.smoke;
-  }
+  FIB_TRY_ASSIGN(const auto checks, resolve_checks(options.checks, options.gpu));
+  options.reference_checks = dataset_reference_checks(command, checks);
+  options.reference_checks_requested =
+      options.reference_checks != ReferenceChecks::none && (command.exec || command.smoke);
   // The worker also builds baseline solutions and runs the benchmark category (not under
   // --disable-gpu, as the old tool).
-  if (options.reference_checks != ReferenceChecks::none || options.gpu == GpuChecks::enabled) {
-    runner.emplace(runner_options(command));
-    options.runner = &*runner;
-  }
-  auto targets = parse_report_targets(command.outputs);
-  if (!targets) {
-    return report_environment(targets.error());
-  }
+  plan.uses_worker =
+      options.reference_checks != ReferenceChecks::none || options.gpu == GpuChecks::enabled;
+  FIB_TRY_ASSIGN(plan.targets, parse_report_targets(command.outputs));
   if (!command.shard.empty()) {
-    auto shard = parse_shard(command.shard);
+    const auto shard = parse_shard(command.shard);
     if (!shard) {
-      return report_environment(make_diagnostic(
+      return unexpected(make_diagnostic(
           codes::k_usage,
           fmt::format("--shard wants K/N with 1 <= K <= N, got '{}'", command.shard)));
     }
@@ -230,100 +241,148 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   const std::filesystem::path folder = command.output_folder.empty()
                                            ? normalize_root(options.root) / "reports"
                                            : std::filesystem::path(command.output_folder);
-  const ReportFiles files = report_files(folder, local_timestamp());
-  if (auto busy = check_report_files_free(files, *targets)) {
-    return report_environment(*busy);
+  plan.files = report_files(folder, local_timestamp());
+  if (auto busy = check_report_files_free(plan.files, plan.targets)) {
+    return unexpected(std::move(*busy));
   }
-  if (isatty(STDERR_FILENO) != 0) {
-    options.progress = [](std::size_t done, std::size_t total) {
-      std::fprintf(stderr, "\rfib: checked %zu/%zu definitions", done, total);
-      if (done == total) {
-        std::fputs("\r\033[K", stderr);
-      }
-    };
+  return plan;
+}
+
+// A progress line on standard error when it is a terminal; nothing otherwise.
+std::function<void(std::size_t, std::size_t)> terminal_progress() {
+  if (isatty(STDERR_FILENO) == 0) {
+    return {};
   }
-  EnvironmentSink environment;
-  const DatasetReport report = validate_dataset(options, python, environment);
-  if (auto failure = write_report_files(report, files, *targets)) {
-    return report_environment(*failure);
+  return [](std::size_t done, std::size_t total) {
+    std::fprintf(stderr, "\rfib: checked %zu/%zu definitions", done, total);
+    if (done == total) {
+      std::fputs("\r\033[K", stderr);
+    }
+  };
+}
+
+// The report on standard output, in the --format asked for (and the log lines of the files).
+void print_dataset_report(const ValidateCommand& command, const DatasetReport& report,
+                          const DatasetPlan& plan) {
+  if (plan.targets.json_file) {
+    spdlog::info("Report JSON written to {}", plan.files.json.string());
   }
-  if (targets->json_file) {
-    spdlog::info("Report JSON written to {}", files.json.string());
-  }
-  if (targets->text_file) {
-    spdlog::info("Report text written to {}", files.text.string());
+  if (plan.targets.text_file) {
+    spdlog::info("Report text written to {}", plan.files.text.string());
   }
   if (command.format_name == "github") {
-    write_all(stdout, render_github(report, normalize_root(options.root)));
+    write_all(stdout, render_github(report, normalize_root(plan.options.root)));
   } else if (command.format_name == "json") {
     write_line(stdout, render_report_json(report));
-  } else if (targets->stdout_text) {
+  } else if (plan.targets.stdout_text) {
     // The text report ends with one "\n"; print() adds another, as in the old tool.
     write_line(stdout, render_report_text(report));
   }
-  if (environment.failed) {
-    return k_exit_environment;
-  }
-  if (command.exit_policy == ExitPolicy::always_zero) {
-    return k_exit_ok;
-  }
-  const StatusCounts counts = count_statuses(report);
-  const CheckStatus dataset_status = report.dataset ? report.dataset->status : CheckStatus::ok;
-  if (counts.error > 0 || dataset_status == CheckStatus::error) {
-    return k_exit_findings;
-  }
-  if (command.strictness == Strictness::strict &&
-      (counts.warning > 0 || dataset_status == CheckStatus::warning)) {
-    return k_exit_findings;
-  }
-  return k_exit_ok;
 }
 
-int run_files(const ValidateCommand& command, python::Runtime& python) {
+int run_dataset(const ValidateCommand& command, python::Runtime& python) {
+  auto plan = plan_dataset(command);
+  if (!plan) {
+    return fail(plan.error());
+  }
+  std::optional<ReferenceRunner> runner;
+  if (plan->uses_worker) {
+    plan->options.runner = &runner.emplace(runner_options(command));
+  }
+  plan->options.progress = terminal_progress();
+  StderrSink printed;
+  CountingSink environment(printed);
+  const DatasetReport report = validate_dataset(plan->options, python, environment);
+  if (auto failure = write_report_files(report, plan->files, plan->targets)) {
+    return fail(*failure);
+  }
+  print_dataset_report(command, report, *plan);
+  DiagnosticCounts counts = environment.counts();
+  counts += counted(command, count_findings(report));
+  return exit_status(counts, command.strictness);
+}
+
+ValidateFilesOptions files_options(const ValidateCommand& command) {
   ValidateFilesOptions options;
   options.paths.assign(command.paths.begin(), command.paths.end());
-  for (const FileKind kind : {FileKind::automatic, FileKind::definition, FileKind::solution,
-                              FileKind::workload, FileKind::trace}) {
-    if (to_string(kind) == command.kind_name) {
-      options.kind = kind;
-    }
-  }
+  options.kind = parse_file_kind(command.kind_name).value_or(FileKind::automatic);
   options.reference_checks = command.smoke  ? ReferenceChecks::build_and_smoke
                              : command.exec ? ReferenceChecks::build
                                             : ReferenceChecks::none;
-  std::optional<ReferenceRunner> runner;
-  if (options.reference_checks != ReferenceChecks::none) {
-    runner.emplace(runner_options(command));
-    options.runner = &*runner;
-  }
-  DiagnosticList diagnostics;
-  const ValidateSummary summary = validate_files(options, python, diagnostics);
+  return options;
+}
+
+// The diagnostics in the --format asked for, then the summary line (on standard error unless
+// the format is text).
+void print_file_findings(const ValidateCommand& command, const std::vector<Diagnostic>& found,
+                         std::size_t files) {
   if (command.format_name == "json") {
-    write_line(stdout, render_json(diagnostics.items()));
+    write_line(stdout, render_json(found));
   } else {
-    for (const Diagnostic& d : diagnostics.items()) {
+    for (const Diagnostic& d : found) {
       const std::string line = command.format_name == "github" ? render_github(d) : render_text(d);
       if (!line.empty()) {
         write_line(stdout, line);
       }
     }
   }
-  const std::string line =
-      fmt::format("fib validate: {} file{} checked: {} error{}, {} warning{}, {} note{}",
-                  summary.files, summary.files == 1 ? "" : "s", summary.errors,
-                  summary.errors == 1 ? "" : "s", summary.warnings,
-                  summary.warnings == 1 ? "" : "s", summary.notes, summary.notes == 1 ? "" : "s");
-  write_line(command.format_name == "text" ? stdout : stderr, line);
-  if (summary.environment_failed) {
-    return k_exit_environment;
+  const DiagnosticCounts counts = count_diagnostics(found);
+  const auto plural = [](std::size_t n) { return n == 1 ? "" : "s"; };
+  write_line(command.format_name == "text" ? stdout : stderr,
+             fmt::format("fib validate: {} file{} checked: {} error{}, {} warning{}, {} note{}",
+                         files, plural(files), counts.errors, plural(counts.errors),
+                         counts.warnings, plural(counts.warnings), counts.notes,
+                         plural(counts.notes)));
+}
+
+int run_files(const ValidateCommand& command, python::Runtime& python) {
+  ValidateFilesOptions options = files_options(command);
+  std::optional<ReferenceRunner> runner;
+  if (options.reference_checks != ReferenceChecks::none) {
+    options.runner = &runner.emplace(runner_options(command));
   }
-  if (command.exit_policy == ExitPolicy::always_zero) {
-    return k_exit_ok;
+  DiagnosticList diagnostics;
+  const ValidateSummary summary = validate_files(options, python, diagnostics);
+  print_file_findings(command, diagnostics.items(), summary.files);
+  return exit_status(counted(command, count_diagnostics(diagnostics.items())), command.strictness);
+}
+
+// Options that only dataset mode reads; with paths they are a usage error rather than ignored.
+constexpr std::array k_dataset_only_options = {"--checks",      "--disable-gpu",   "--op-types",
+                                               "--definitions", "--output-folder", "--outputs",
+                                               "--shard"};
+
+// Options given together that do not go together (a `cli.usage` diagnostic), in a fixed order.
+std::optional<Diagnostic> check_option_combination(const ValidateCommand& command) {
+  const auto given = [&](const char* option) { return command.subcommand->count(option) > 0; };
+  if (!command.smoke && (given("--device") || given("--max-bytes"))) {
+    return make_diagnostic(codes::k_usage, "--device and --max-bytes need --smoke");
   }
-  if (summary.errors > 0 || (command.strictness == Strictness::strict && summary.warnings > 0)) {
-    return k_exit_findings;
+  const bool references_run =
+      command.exec || command.smoke || (command.paths.empty() && command.gpu == GpuChecks::enabled);
+  if (!references_run && (given("--timeout") || given("--memory-limit"))) {
+    return make_diagnostic(codes::k_usage,
+                           "--timeout and --memory-limit need --exec or --smoke (or dataset mode "
+                           "without --disable-gpu, which builds references)");
   }
-  return k_exit_ok;
+  if (command.paths.empty()) {
+    if (given("--kind")) {
+      return make_diagnostic(codes::k_usage, "--kind is a file-mode option; it needs paths and "
+                                             "cannot be used with a dataset");
+    }
+    return std::nullopt;
+  }
+  if (given("--dataset")) {
+    return make_diagnostic(codes::k_usage, "give either paths or --dataset, not both");
+  }
+  for (const char* option : k_dataset_only_options) {
+    if (given(option)) {
+      return make_diagnostic(
+          codes::k_usage,
+          fmt::format("{} is a dataset-mode option; it cannot be used with paths", option));
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -392,44 +451,11 @@ Subcommand register_validate(CLI::App& app) {
           [command](python::Runtime& python) { return run_validate(*command, python); }};
 }
 
-// Options that only dataset mode reads; with paths they are a usage error rather than ignored.
-constexpr std::array k_dataset_only_options = {"--checks",      "--disable-gpu",   "--op-types",
-                                               "--definitions", "--output-folder", "--outputs",
-                                               "--shard"};
-
 int run_validate(const ValidateCommand& command, python::Runtime& python) {
-  const auto given = [&](const char* option) { return command.subcommand->count(option) > 0; };
-  if (!command.smoke && (given("--device") || given("--max-bytes"))) {
-    return report_environment(
-        make_diagnostic(codes::k_usage, "--device and --max-bytes need --smoke"));
+  if (auto misuse = check_option_combination(command)) {
+    return fail(*misuse);
   }
-  const bool references_run =
-      command.exec || command.smoke || (command.paths.empty() && command.gpu == GpuChecks::enabled);
-  if (!references_run && (given("--timeout") || given("--memory-limit"))) {
-    return report_environment(make_diagnostic(
-        codes::k_usage, "--timeout and --memory-limit need --exec or --smoke (or dataset mode "
-                        "without --disable-gpu, which builds references)"));
-  }
-  if (!command.paths.empty()) {
-    if (command.subcommand->count("--dataset") > 0) {
-      return report_environment(
-          make_diagnostic(codes::k_usage, "give either paths or --dataset, not both"));
-    }
-    for (const char* option : k_dataset_only_options) {
-      if (command.subcommand->count(option) > 0) {
-        return report_environment(make_diagnostic(
-            codes::k_usage,
-            fmt::format("{} is a dataset-mode option; it cannot be used with paths", option)));
-      }
-    }
-    return run_files(command, python);
-  }
-  if (command.subcommand->count("--kind") > 0) {
-    return report_environment(make_diagnostic(
-        codes::k_usage, "--kind is a file-mode option; it needs paths and cannot be used with a "
-                        "dataset"));
-  }
-  return run_dataset(command, python);
+  return command.paths.empty() ? run_dataset(command, python) : run_files(command, python);
 }
 
 } // namespace fib::app

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <vector>
 
 namespace fib::app {
 
@@ -37,18 +38,27 @@ Subcommand register_validate_merge(CLI::App& app) {
           [command](python::Runtime& /*python*/) { return run_validate_merge(*command); }};
 }
 
+namespace {
+
+// Prints a diagnostic that stops the merge; its code's exit class gives the status.
+int fail(const Diagnostic& d) {
+  write_line(stderr, render_text(d));
+  return exit_status(std::vector<Diagnostic>{d});
+}
+
+Expected<DatasetReport> read_report(const std::string& path) {
+  FIB_TRY_ASSIGN(const std::string text, read_text_file(path));
+  return parse_report_json(text, path);
+}
+
+} // namespace
+
 int run_validate_merge(const ValidateMergeCommand& command) {
   std::vector<DatasetReport> reports;
   for (const std::string& path : command.reports) {
-    auto text = read_text_file(path);
-    if (!text) {
-      write_line(stderr, render_text(text.error()));
-      return k_exit_environment;
-    }
-    auto report = parse_report_json(*text, path);
+    auto report = read_report(path);
     if (!report) {
-      write_line(stderr, render_text(report.error()));
-      return k_exit_findings;
+      return fail(report.error());
     }
     reports.push_back(std::move(*report));
   }
@@ -58,18 +68,19 @@ int run_validate_merge(const ValidateMergeCommand& command) {
     write_line(stdout, json);
   } else if (auto written = write_file_atomically(command.output, json, Overwrite::allowed);
              !written) {
-    write_line(stderr, render_text(written.error()));
-    return k_exit_environment;
+    return fail(written.error());
   }
   if (!command.text_output.empty()) {
     if (auto written = write_file_atomically(command.text_output, render_report_text(merged),
                                              Overwrite::allowed);
         !written) {
-      write_line(stderr, render_text(written.error()));
-      return k_exit_environment;
+      return fail(written.error());
     }
   }
-  return count_statuses(merged).error > 0 ? k_exit_findings : k_exit_ok;
+  // The merged definitions' statuses decide, as the shards' runs would have.
+  const bool failed = count_statuses(merged).error > 0;
+  return exit_status(DiagnosticCounts{}, Strictness::normal,
+                     failed ? Outcome::failed : Outcome::clean);
 }
 
 } // namespace fib::app

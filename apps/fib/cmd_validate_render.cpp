@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <vector>
 
 namespace fib::app {
 
@@ -35,32 +36,43 @@ Subcommand register_validate_render(CLI::App& app) {
           [command](python::Runtime& /*python*/) { return run_validate_render(*command); }};
 }
 
-int run_validate_render(const ValidateRenderCommand& command) {
-  auto text = read_text_file(command.report);
+namespace {
+
+// Prints a diagnostic that stops the rendering; its code's exit class gives the status.
+int fail(const Diagnostic& d) {
+  write_line(stderr, render_text(d));
+  return exit_status(std::vector<Diagnostic>{d});
+}
+
+// The report read and parsed; a missing file is "report file not found: PATH", as in the old
+// tool.
+Expected<DatasetReport> read_report(const std::string& path) {
+  auto text = read_text_file(path);
   if (!text) {
     Diagnostic d = text.error();
     if (d.code == codes::k_io_not_found) {
-      d.message = fmt::format("report file not found: {}", command.report);
+      d.message = fmt::format("report file not found: {}", path);
     }
-    write_line(stderr, render_text(d));
-    return k_exit_environment;
+    return unexpected(std::move(d));
   }
-  auto report = parse_report_json(*text, command.report);
+  return parse_report_json(*text, path);
+}
+
+} // namespace
+
+int run_validate_render(const ValidateRenderCommand& command) {
+  auto report = read_report(command.report);
   if (!report) {
-    write_line(stderr, render_text(report.error()));
-    return k_exit_findings;
+    return fail(report.error());
   }
   const std::string rendered = render_report_text(*report);
   if (command.output.empty()) {
     write_line(stdout, rendered);
-    return k_exit_ok;
+  } else if (auto written = write_file_atomically(command.output, rendered, Overwrite::allowed);
+             !written) {
+    return fail(written.error());
   }
-  if (auto written = write_file_atomically(command.output, rendered, Overwrite::allowed);
-      !written) {
-    write_line(stderr, render_text(written.error()));
-    return k_exit_environment;
-  }
-  return k_exit_ok;
+  return exit_status(DiagnosticCounts{});
 }
 
 } // namespace fib::app

@@ -73,14 +73,18 @@ std::string render_github(const Diagnostic& d) {
 
 std::string render_github(const DatasetReport& report, const std::filesystem::path& root) {
   std::string out;
-  const auto emit = [&](CheckLevel level, const std::string& file, const std::string& title,
-                        const std::string& message) {
-    if (level == CheckLevel::info) {
+  // `subject` says where the message belongs ("DEFINITION CATEGORY", "dataset ROOT"): it leads
+  // the message, as a pointer does in file mode, and titles a message that has no code.
+  const auto emit = [&](const CheckMessage& m, const std::string& file,
+                        const std::string& subject) {
+    if (m.level == CheckLevel::info) {
       return;
     }
     const std::string properties =
         file.empty() ? std::string{} : "file=" + escape_github(file, true) + ",";
-    out += fmt::format("::{} {}title={}::{}\n", level == CheckLevel::error ? "error" : "warning",
+    const std::string title = m.code.empty() ? subject : m.code;
+    const std::string message = m.code.empty() ? m.message : subject + ": " + m.message;
+    out += fmt::format("::{} {}title={}::{}\n", m.level == CheckLevel::error ? "error" : "warning",
                        properties, escape_github(title, true), escape_github(message, false));
   };
   for (const auto& [name, definition] : report.definitions) {
@@ -90,14 +94,14 @@ std::string render_github(const DatasetReport& report, const std::filesystem::pa
     for (const Category category : k_category_order) {
       if (const auto& result = definition[category]) {
         for (const CheckMessage& m : result->messages) {
-          emit(m.level, path, fmt::format("{} {}", name, to_string(category)), m.message);
+          emit(m, path, fmt::format("{} {}", name, to_string(category)));
         }
       }
     }
   }
   if (report.dataset) {
     for (const CheckMessage& m : report.dataset->messages) {
-      emit(m.level, {}, fmt::format("dataset {}", root.string()), m.message);
+      emit(m, {}, fmt::format("dataset {}", root.string()));
     }
   }
   return out;

@@ -34,9 +34,12 @@ std::string render_json(const std::vector<Diagnostic>& diagnostics);
 // warnings; "" for notes.
 std::string render_github(const Diagnostic& diagnostic);
 
-// Annotations for every error and warning message of a dataset report, titled with the definition
-// and category; a definition's messages carry `file=` (its definition file, from
-// DatasetReport::definition_files) when the report knows it.
+// Annotations for every error and warning message of a dataset report, titled with the message's
+// code as file mode does (`::error file=F,title=CODE::DEFINITION CATEGORY: MESSAGE`; fib's
+// dataset-level messages read `dataset ROOT: MESSAGE` and have no `file=`). A definition's
+// messages carry `file=` (its definition file, from DatasetReport::definition_files) when the
+// report knows it. A message without a code (read from an old report) is titled with its subject
+// instead, as before codes.
 std::string render_github(const DatasetReport& report, const std::filesystem::path& root);
 
 // One plan line of `fib stage`: `ACTION      definitions/<op_type>/<name>.json  (SOURCE)`, or

@@ -171,7 +171,7 @@ DatasetReport merge_reports(const std::vector<DatasetReport>& reports) {
       }
       for (const CheckMessage& m : report.dataset->messages) {
         if (seen.emplace(static_cast<int>(m.level), m.message).second) {
-          merged.dataset->add(m.level, m.message);
+          merged.dataset->add(m);
         }
       }
     }

@@ -51,26 +51,6 @@ std::vector<std::filesystem::path> expand_paths(const std::vector<std::filesyste
   return files;
 }
 
-} // namespace
-
-std::string_view to_string(FileKind kind) {
-  switch (kind) {
-  case FileKind::automatic:
-    return "auto";
-  case FileKind::definition:
-    return "definition";
-  case FileKind::solution:
-    return "solution";
-  case FileKind::workload:
-    return "workload";
-  case FileKind::trace:
-    return "trace";
-  }
-  return "auto";
-}
-
-namespace {
-
 FileKind detect_jsonl_kind(const std::filesystem::path& file, std::string_view text) {
   const std::string parent = nearest_named_parent(file, {"workloads", "traces"});
   if (parent == "workloads") {
@@ -237,10 +217,9 @@ private:
 
 ValidateSummary validate_files(const ValidateFilesOptions& options, PythonFrontend& python,
                                DiagnosticSink& sink) {
-  CountingSink counting(sink);
   ValidateSummary summary;
   FileValidator validator(options, python);
-  for (const auto& file : expand_paths(options.paths, counting)) {
+  for (const auto& file : expand_paths(options.paths, sink)) {
     // A file's findings are reported in line order once all its checks ran.
     DiagnosticList file_sink;
     validator.validate(file, file_sink);
@@ -249,13 +228,9 @@ ValidateSummary validate_files(const ValidateFilesOptions& options, PythonFronte
                      [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
     ++summary.files;
     for (Diagnostic& d : items) {
-      counting.report(std::move(d));
+      sink.report(std::move(d));
     }
   }
-  summary.errors = counting.counts().errors;
-  summary.warnings = counting.counts().warnings;
-  summary.notes = counting.counts().notes;
-  summary.environment_failed = counting.has_environment_errors();
   return summary;
 }
 

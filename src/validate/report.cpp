@@ -12,11 +12,14 @@
 namespace fib {
 namespace {
 
-constexpr std::array<std::string_view, 7> k_category_names = {
-    "layout", "definition", "workload", "solution", "trace", "baseline", "benchmark"};
-
 CheckStatus worse(CheckStatus a, CheckStatus b) {
   return a > b ? a : b;
+}
+
+// The level of a message of `code`: its default severity in the codes table (make_diagnostic
+// aborts on a code that is not in it).
+CheckLevel default_level(std::string_view code) {
+  return level_of(make_diagnostic(code, {}).severity);
 }
 
 CheckStatus status_of(CheckLevel level) {
@@ -39,6 +42,9 @@ Json result_to_json(const CheckResult& result) {
     Json item = Json::object();
     item["level"] = std::string(to_string(m.level));
     item["message"] = m.message;
+    if (!m.code.empty()) {
+      item["code"] = m.code;
+    }
     messages.push_back(std::move(item));
   }
   out["messages"] = std::move(messages);
@@ -71,15 +77,40 @@ std::string joined_or_all(const std::vector<std::string>& items) {
 // Reads "ok" / "warning" / "error"; anything else is reported and read as ok.
 CheckStatus read_status(detail::Reader& reader, const Json& value, const std::string& pointer) {
   const std::string text = value.is_string() ? value.get<std::string>() : std::string{};
-  for (const CheckStatus status : {CheckStatus::ok, CheckStatus::warning, CheckStatus::error}) {
-    if (text == to_string(status)) {
-      return status;
-    }
+  if (const auto status = parse_enum<CheckStatus>(text)) {
+    return *status;
   }
   reader.report(
       codes::k_report_invalid, pointer,
       fmt::format("Input should be 'ok', 'warning' or 'error', got {}", json_excerpt(value)));
   return CheckStatus::ok;
+}
+
+// Reads one {level, message, code?} object (`code` is fib's; reports without it read as "").
+CheckMessage parse_message(detail::Reader& reader, const Json& item,
+                           const std::string& item_pointer) {
+  CheckMessage message;
+  if (const Json* level = reader.member(item, item_pointer, "level", detail::Presence::required)) {
+    const std::string text = level->is_string() ? level->get<std::string>() : std::string{};
+    if (const auto parsed = parse_enum<CheckLevel>(text)) {
+      message.level = *parsed;
+    } else {
+      reader.report(codes::k_report_invalid, pointer_append(item_pointer, "level"),
+                    fmt::format("Input should be 'info', 'warning' or 'error', got {}",
+                                json_excerpt(*level)));
+    }
+  }
+  if (const Json* text = reader.member(item, item_pointer, "message", detail::Presence::required)) {
+    message.message =
+        reader.string(*text, pointer_append(item_pointer, "message"), detail::EmptyString::allowed)
+            .value_or("");
+  }
+  if (const Json* code = reader.member(item, item_pointer, "code", detail::Presence::optional)) {
+    message.code =
+        reader.string(*code, pointer_append(item_pointer, "code"), detail::EmptyString::allowed)
+            .value_or("");
+  }
+  return message;
 }
 
 // Reads a CheckResult; reports problems through `reader`.
@@ -105,28 +136,7 @@ std::optional<CheckResult> parse_result(detail::Reader& reader, const Json& valu
       if (!reader.expect_object(item, item_pointer)) {
         continue;
       }
-      CheckMessage message;
-      if (const Json* level =
-              reader.member(item, item_pointer, "level", detail::Presence::required)) {
-        const std::string text = level->is_string() ? level->get<std::string>() : std::string{};
-        if (text == "info" || text == "warning" || text == "error") {
-          message.level = text == "info"
-                              ? CheckLevel::info
-                              : (text == "warning" ? CheckLevel::warning : CheckLevel::error);
-        } else {
-          reader.report(codes::k_report_invalid, pointer_append(item_pointer, "level"),
-                        fmt::format("Input should be 'info', 'warning' or 'error', got {}",
-                                    json_excerpt(*level)));
-        }
-      }
-      if (const Json* text =
-              reader.member(item, item_pointer, "message", detail::Presence::required)) {
-        message.message = reader
-                              .string(*text, pointer_append(item_pointer, "message"),
-                                      detail::EmptyString::allowed)
-                              .value_or("");
-      }
-      result.messages.push_back(std::move(message));
+      result.messages.push_back(parse_message(reader, item, item_pointer));
     }
   }
   return result;
@@ -143,51 +153,35 @@ std::vector<std::string> parse_string_list(detail::Reader& reader, const Json& o
 
 } // namespace
 
-std::string_view to_string(CheckLevel level) {
-  switch (level) {
-  case CheckLevel::info:
-    return "info";
-  case CheckLevel::warning:
-    return "warning";
-  case CheckLevel::error:
-    return "error";
+CheckLevel level_of(Severity severity) {
+  switch (severity) {
+  case Severity::error:
+    return CheckLevel::error;
+  case Severity::warning:
+    return CheckLevel::warning;
+  case Severity::note:
+    return CheckLevel::info;
   }
-  return "info";
+  return CheckLevel::info;
 }
 
-std::string_view to_string(CheckStatus status) {
-  switch (status) {
-  case CheckStatus::ok:
-    return "ok";
-  case CheckStatus::warning:
-    return "warning";
-  case CheckStatus::error:
-    return "error";
-  }
-  return "ok";
+void CheckResult::add(std::string_view code, std::string message) {
+  add(default_level(code), code, std::move(message));
 }
 
-std::string_view to_string(Category category) {
-  return k_category_names[static_cast<std::size_t>(category)];
+void CheckResult::add(CheckLevel level, std::string_view code, std::string message) {
+  add(CheckMessage{level, std::move(message), std::string(code)});
 }
 
-std::optional<Category> parse_category(std::string_view name) {
-  for (std::size_t i = 0; i < k_category_names.size(); ++i) {
-    if (k_category_names[i] == name) {
-      return static_cast<Category>(i);
-    }
-  }
-  return std::nullopt;
+void CheckResult::add(CheckMessage message) {
+  status = worse(status, status_of(message.level));
+  messages.push_back(std::move(message));
 }
 
-void CheckResult::add(CheckLevel level, std::string message) {
+void CheckResult::add_front(std::string_view code, std::string message) {
+  const CheckLevel level = default_level(code);
   status = worse(status, status_of(level));
-  messages.push_back({level, std::move(message)});
-}
-
-void CheckResult::add_front(CheckLevel level, std::string message) {
-  status = worse(status, status_of(level));
-  messages.insert(messages.begin(), {level, std::move(message)});
+  messages.insert(messages.begin(), CheckMessage{level, std::move(message), std::string(code)});
 }
 
 void DefinitionReport::update_status() {
@@ -197,6 +191,28 @@ void DefinitionReport::update_status() {
       status = worse(status, result->status);
     }
   }
+}
+
+DiagnosticCounts count_findings(const DatasetReport& report) {
+  DiagnosticCounts counts;
+  const auto count = [&](const CheckResult& result) {
+    for (const CheckMessage& m : result.messages) {
+      ++(m.level == CheckLevel::error     ? counts.errors
+         : m.level == CheckLevel::warning ? counts.warnings
+                                          : counts.notes);
+    }
+  };
+  for (const auto& [name, definition] : report.definitions) {
+    for (const auto& result : definition.categories) {
+      if (result) {
+        count(*result);
+      }
+    }
+  }
+  if (report.dataset) {
+    count(*report.dataset);
+  }
+  return counts;
 }
 
 StatusCounts count_statuses(const DatasetReport& report) {

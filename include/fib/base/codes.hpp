@@ -23,12 +23,18 @@ enum class CheckOrigin { legacy, fib };
 // command line (exit 2).
 enum class ExitClass { finding, environment, usage };
 
+// How the old tool's pydantic error text shows a legacy error of this code inside dataset mode's
+// `parse error: …` messages: `field` errors with their dotted location, `model` errors (its
+// model validators) as "Value error, <message>" without one.
+enum class ErrorScope { field, model };
+
 struct CodeInfo {
   std::string_view code;
   Severity severity;
   CheckOrigin origin;
   ExitClass exit_class;
   std::string_view summary;
+  ErrorScope scope = ErrorScope::field;
 };
 
 // Every code, sorted by code.
@@ -109,6 +115,92 @@ inline constexpr std::string_view k_merge_not_copied = "merge.not-copied";
 inline constexpr std::string_view k_merge_output_is_input = "merge.output-is-input";
 inline constexpr std::string_view k_python_unavailable = "python.unavailable";
 inline constexpr std::string_view k_dataset_root_missing = "dataset.root-missing";
+inline constexpr std::string_view k_dataset_definition_duplicate = "dataset.definition.duplicate";
+inline constexpr std::string_view k_dataset_definition_name_mismatch =
+    "dataset.definition.name-mismatch";
+inline constexpr std::string_view k_dataset_definition_op_type_mismatch =
+    "dataset.definition.op-type-mismatch";
+inline constexpr std::string_view k_dataset_definition_not_loaded = "dataset.definition.not-loaded";
+inline constexpr std::string_view k_dataset_definition_head_ratio = "dataset.definition.head-ratio";
+inline constexpr std::string_view k_dataset_definition_name_convention =
+    "dataset.definition.name-convention";
+inline constexpr std::string_view k_dataset_definition_reference_not_run =
+    "dataset.definition.reference-not-run";
+inline constexpr std::string_view k_dataset_workload_no_file = "dataset.workload.no-file";
+inline constexpr std::string_view k_dataset_workload_op_type_mismatch =
+    "dataset.workload.op-type-mismatch";
+inline constexpr std::string_view k_dataset_workload_definition_mismatch =
+    "dataset.workload.definition-mismatch";
+inline constexpr std::string_view k_dataset_workload_duplicate_uuid =
+    "dataset.workload.duplicate-uuid";
+inline constexpr std::string_view k_dataset_workload_blob_outside = "dataset.workload.blob-outside";
+inline constexpr std::string_view k_dataset_workload_missing_axes = "dataset.workload.missing-axes";
+inline constexpr std::string_view k_dataset_workload_extra_axes = "dataset.workload.extra-axes";
+inline constexpr std::string_view k_dataset_workload_axis_value = "dataset.workload.axis-value";
+inline constexpr std::string_view k_dataset_workload_missing_inputs =
+    "dataset.workload.missing-inputs";
+inline constexpr std::string_view k_dataset_workload_extra_inputs = "dataset.workload.extra-inputs";
+inline constexpr std::string_view k_dataset_workload_input_kind = "dataset.workload.input-kind";
+inline constexpr std::string_view k_dataset_workload_tensor_key = "dataset.workload.tensor-key";
+inline constexpr std::string_view k_dataset_workload_blob_shape = "dataset.workload.blob-shape";
+inline constexpr std::string_view k_dataset_workload_blob_dtype = "dataset.workload.blob-dtype";
+inline constexpr std::string_view k_dataset_workload_constraint_violated =
+    "dataset.workload.constraint-violated";
+inline constexpr std::string_view k_dataset_workload_constraint_not_evaluated =
+    "dataset.workload.constraint-not-evaluated";
+inline constexpr std::string_view k_dataset_workload_valid_count = "dataset.workload.valid-count";
+inline constexpr std::string_view k_dataset_solution_none = "dataset.solution.none";
+inline constexpr std::string_view k_dataset_solution_count = "dataset.solution.count";
+inline constexpr std::string_view k_dataset_solution_author_mismatch =
+    "dataset.solution.author-mismatch";
+inline constexpr std::string_view k_dataset_solution_definition_mismatch =
+    "dataset.solution.definition-mismatch";
+inline constexpr std::string_view k_dataset_solution_name_mismatch =
+    "dataset.solution.name-mismatch";
+inline constexpr std::string_view k_dataset_solution_op_type_mismatch =
+    "dataset.solution.op-type-mismatch";
+inline constexpr std::string_view k_dataset_trace_none = "dataset.trace.none";
+inline constexpr std::string_view k_dataset_trace_op_type_mismatch =
+    "dataset.trace.op-type-mismatch";
+inline constexpr std::string_view k_dataset_trace_definition_mismatch =
+    "dataset.trace.definition-mismatch";
+inline constexpr std::string_view k_dataset_trace_unknown_solution =
+    "dataset.trace.unknown-solution";
+inline constexpr std::string_view k_dataset_trace_coverage = "dataset.trace.coverage";
+inline constexpr std::string_view k_dataset_trace_unknown_workload =
+    "dataset.trace.unknown-workload";
+inline constexpr std::string_view k_dataset_baseline_none = "dataset.baseline.none";
+inline constexpr std::string_view k_dataset_baseline_solutions = "dataset.baseline.solutions";
+inline constexpr std::string_view k_dataset_baseline_build_ok = "dataset.baseline.build-ok";
+inline constexpr std::string_view k_dataset_baseline_build_failed = "dataset.baseline.build-failed";
+inline constexpr std::string_view k_dataset_baseline_build_not_run =
+    "dataset.baseline.build-not-run";
+inline constexpr std::string_view k_dataset_baseline_trace_missing =
+    "dataset.baseline.trace-missing";
+inline constexpr std::string_view k_dataset_baseline_foreign_solution =
+    "dataset.baseline.foreign-solution";
+inline constexpr std::string_view k_dataset_baseline_trace_failing =
+    "dataset.baseline.trace-failing";
+inline constexpr std::string_view k_dataset_baseline_trace_passed = "dataset.baseline.trace-passed";
+inline constexpr std::string_view k_dataset_baseline_trace_covered =
+    "dataset.baseline.trace-covered";
+inline constexpr std::string_view k_dataset_baseline_trace_coverage =
+    "dataset.baseline.trace-coverage";
+inline constexpr std::string_view k_dataset_benchmark_no_workloads =
+    "dataset.benchmark.no-workloads";
+inline constexpr std::string_view k_dataset_benchmark_no_baseline = "dataset.benchmark.no-baseline";
+inline constexpr std::string_view k_dataset_benchmark_baseline_failed =
+    "dataset.benchmark.baseline-failed";
+inline constexpr std::string_view k_dataset_benchmark_reference_failed =
+    "dataset.benchmark.reference-failed";
+inline constexpr std::string_view k_dataset_benchmark_baseline_passed =
+    "dataset.benchmark.baseline-passed";
+inline constexpr std::string_view k_dataset_benchmark_reference_passed =
+    "dataset.benchmark.reference-passed";
+inline constexpr std::string_view k_dataset_orphan = "dataset.orphan";
+inline constexpr std::string_view k_dataset_shadowed = "dataset.shadowed";
+inline constexpr std::string_view k_dataset_misplaced = "dataset.misplaced";
+inline constexpr std::string_view k_dataset_unread_file = "dataset.unread-file";
 inline constexpr std::string_view k_usage = "cli.usage";
 inline constexpr std::string_view k_report_exists = "report.exists";
 inline constexpr std::string_view k_report_invalid = "report.invalid";

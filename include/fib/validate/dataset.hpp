@@ -1,5 +1,5 @@
 #pragma once
-// Dataset scanning and whole-dataset validation: `fib validate --dataset DIR` (contract §1, §3).
+// Dataset scanning and whole-dataset validation: `fib validate --dataset DIR`.
 
 #include <fib/base/diagnostic.hpp>
 #include <fib/exec/worker_client.hpp>
@@ -98,9 +98,11 @@ Expected<std::vector<std::string>> resolve_checks(const std::vector<std::string>
 
 // Validates the dataset, 64 target definitions at a time (so peak memory does not grow with the
 // dataset), and fills report.definition_files for every target. `python` runs the Python-exact
-// definition checks (null: they are skipped and one python.unavailable diagnostic is reported to
-// `environment`). Problems that stop fib from judging (I/O, Python start-up) go to `environment`;
-// everything about the data is in the report.
+// definition checks (when it cannot start, they are skipped and one python.unavailable diagnostic
+// is reported to `environment`). Problems that stop fib from judging (Python start-up, the
+// worker when --exec/--smoke asked for it) go to `environment`; everything about the data is in
+// the report, each message with its code. The caller counts both (count_findings) for the exit
+// status.
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
                                DiagnosticSink& environment);
 

@@ -2,12 +2,15 @@
 // Validation of individual files: `fib validate FILE…`.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/enum_names.hpp>
 #include <fib/exec/worker_client.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/python_checks.hpp>
 
+#include <array>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -17,8 +20,25 @@ namespace fib {
 
 enum class FileKind { automatic, definition, solution, workload, trace };
 
+template <> struct EnumNames<FileKind> {
+  static constexpr std::array k_table = std::to_array<EnumName<FileKind>>({
+      {FileKind::automatic, "auto"},
+      {FileKind::definition, "definition"},
+      {FileKind::solution, "solution"},
+      {FileKind::workload, "workload"},
+      {FileKind::trace, "trace"},
+  });
+};
+
 // "auto", "definition", "solution", "workload", "trace".
-std::string_view to_string(FileKind kind);
+inline std::string_view to_string(FileKind kind) {
+  return enum_name(kind);
+}
+
+// The kind named `name` (the --kind spelling); nullopt for anything else.
+inline std::optional<FileKind> parse_file_kind(std::string_view name) {
+  return parse_enum<FileKind>(name);
+}
 
 struct ValidateFilesOptions {
   // Files and directories. A directory stands for every *.json and *.jsonl below it, in sorted
@@ -34,13 +54,9 @@ struct ValidateFilesOptions {
   ReferenceRunner* runner = nullptr;
 };
 
+// What validate_files did; what it found went to the sink (count it there for the exit status).
 struct ValidateSummary {
-  std::size_t files = 0;
-  std::size_t errors = 0;
-  std::size_t warnings = 0;
-  std::size_t notes = 0;
-  // Some error was an environment problem (I/O, Python start-up): exit status 3.
-  bool environment_failed = false;
+  std::size_t files = 0; // files checked
 };
 
 // Decides what a file holds. `.jsonl`: the nearest parent directory named `workloads` or `traces`
@@ -50,9 +66,9 @@ struct ValidateSummary {
 // `definitions` or `solutions`. `automatic` when nothing tells.
 FileKind detect_file_kind(const std::filesystem::path& file, std::string_view text);
 
-// Validates every file named by `options`, reporting to `sink`. `python` runs the Python-exact
-// checks; when it is null, or when it cannot start, those checks are skipped and one
-// `python.unavailable` error is reported. Never throws.
+// Validates every file named by `options`, reporting to `sink` (each file's findings in line
+// order). `python` runs the Python-exact checks; when it cannot start, those checks are skipped
+// and one `python.unavailable` error is reported. Never throws.
 ValidateSummary validate_files(const ValidateFilesOptions& options, PythonFrontend& python,
                                DiagnosticSink& sink);
 

@@ -1,7 +1,9 @@
 #pragma once
-// The dataset validation report: the old tool's model (contract §2.8), its JSON file and its text
-// rendering (§3.5), plus fib's dataset-level section for files the old tool ignores.
+// The dataset validation report: the old tool's report model (a status and leveled messages per
+// category and definition), its JSON file and its text rendering, plus fib's dataset-level
+// section for files the old tool ignores. Every message carries a code of the codes table.
 
+#include <fib/base/enum_names.hpp>
 #include <fib/base/expected.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/util/atomic_file.hpp>
@@ -20,12 +22,42 @@ namespace fib {
 enum class CheckLevel { info, warning, error };
 enum class CheckStatus { ok, warning, error };
 
-std::string_view to_string(CheckLevel level);
-std::string_view to_string(CheckStatus status);
+template <> struct EnumNames<CheckLevel> {
+  static constexpr std::array k_table = std::to_array<EnumName<CheckLevel>>({
+      {CheckLevel::info, "info"},
+      {CheckLevel::warning, "warning"},
+      {CheckLevel::error, "error"},
+  });
+};
+
+template <> struct EnumNames<CheckStatus> {
+  static constexpr std::array k_table = std::to_array<EnumName<CheckStatus>>({
+      {CheckStatus::ok, "ok"},
+      {CheckStatus::warning, "warning"},
+      {CheckStatus::error, "error"},
+  });
+};
+
+// "info", "warning" or "error".
+inline std::string_view to_string(CheckLevel level) {
+  return enum_name(level);
+}
+
+// "ok", "warning" or "error".
+inline std::string_view to_string(CheckStatus status) {
+  return enum_name(status);
+}
+
+// The level a diagnostic of `severity` has in the report (a note is an info).
+CheckLevel level_of(Severity severity);
 
 struct CheckMessage {
   CheckLevel level = CheckLevel::info;
+  // The old tool's text where the old tool has the check; fib's own messages start with "[fib] ".
   std::string message;
+  // A code of the codes table; "" only for a message read from a report written without codes
+  // (the old tool's, or fib's before codes were added).
+  std::string code;
 };
 
 // One category's result. `status` is the worst level of its messages (info never counts).
@@ -33,18 +65,43 @@ struct CheckResult {
   CheckStatus status = CheckStatus::ok;
   std::vector<CheckMessage> messages;
 
-  void add(CheckLevel level, std::string message);
+  // A message at the default severity of `code` (which must be in the codes table).
+  void add(std::string_view code, std::string message);
+  // A message at an explicit level (a diagnostic passed through with its own severity).
+  void add(CheckLevel level, std::string_view code, std::string message);
+  void add(CheckMessage message);
   // Inserts at the front, as the old tool does for its summary lines ("N valid", "k solutions").
-  void add_front(CheckLevel level, std::string message);
+  void add_front(std::string_view code, std::string message);
 };
 
 // The seven categories, in the fixed order they run and print.
 enum class Category { layout, definition, workload, solution, trace, baseline, benchmark };
+
+template <> struct EnumNames<Category> {
+  static constexpr std::array k_table = std::to_array<EnumName<Category>>({
+      {Category::layout, "layout"},
+      {Category::definition, "definition"},
+      {Category::workload, "workload"},
+      {Category::solution, "solution"},
+      {Category::trace, "trace"},
+      {Category::baseline, "baseline"},
+      {Category::benchmark, "benchmark"},
+  });
+};
+
 inline constexpr std::array k_category_order = {
     Category::layout, Category::definition, Category::workload, Category::solution,
     Category::trace,  Category::baseline,   Category::benchmark};
-std::string_view to_string(Category category);
-std::optional<Category> parse_category(std::string_view name);
+
+// The category's name as the report and --checks spell it.
+inline std::string_view to_string(Category category) {
+  return enum_name(category);
+}
+
+// Exact lookup of a category name; nullopt for anything else.
+inline std::optional<Category> parse_category(std::string_view name) {
+  return parse_enum<Category>(name);
+}
 
 struct DefinitionReport {
   CheckStatus status = CheckStatus::ok;
@@ -86,15 +143,23 @@ struct StatusCounts {
 };
 StatusCounts count_statuses(const DatasetReport& report);
 
-// The JSON file, exactly as the old tool writes it: 2-space indent, declaration order, explicit
-// nulls for categories that did not run, raw non-ASCII, no trailing newline.
+// The counts of the report's messages as findings: errors, warnings and notes (infos) of every
+// definition and of the dataset section. Findings only: a message's code never makes it an
+// environment or usage error, since what fib could not do is reported apart (to the
+// environment sink of validate_dataset).
+DiagnosticCounts count_findings(const DatasetReport& report);
+
+// The JSON file as the old tool writes it (2-space indent, declaration order, explicit nulls for
+// categories that did not run, raw non-ASCII, no trailing newline), with one addition: each
+// message has a "code" key after "message" (left out when the code is "").
 std::string render_report_json(const DatasetReport& report);
 
-// The text report of §3.5, ending with exactly one "\n".
+// The old tool's text report, ending with exactly one "\n". Codes are not shown.
 std::string render_report_text(const DatasetReport& report);
 
-// Reads a report JSON (validate-render, validate-merge). Statuses and levels must be valid names;
-// unknown keys are ignored. Errors: `report.invalid` with the pointer of the bad value.
+// Reads a report JSON (validate-render, validate-merge), with or without "code" keys. Statuses and
+// levels must be valid names; unknown keys are ignored. Errors: `report.invalid` with the
+// pointer of the bad value.
 Expected<DatasetReport> parse_report_json(std::string_view text, const std::filesystem::path& file);
 
 // Where a dataset report goes (`--outputs stdout,json,text`).

@@ -1,5 +1,6 @@
-// fib validate --dataset on ../shared/corpus/dataset against what the old tool reported on it
-// (../shared/corpus/anchor-reports/dataset.json). Skipped when the corpus is absent.
+// fib validate --dataset on the corpus dataset (testing::corpus_dir()/dataset) against the report
+// the old tool wrote on it (anchor-reports/dataset.json in the corpus). Skipped when the corpus
+// is absent.
 
 #include "test_support.hpp"
 

@@ -1,0 +1,93 @@
+// The trace category: every trace file of the definition parses, names the definition and known
+// solutions, and covers the workloads; fib also reports lines for workloads that do not exist.
+
+#include "validate/dataset_job.hpp"
+
+#include <fib/base/codes.hpp>
+
+#include <fmt/format.h>
+
+namespace fib::dataset_checks {
+namespace {
+
+// The lines of one parsed trace file. The first line naming another definition ends the checks.
+void check_lines(const DefinitionJob& job, const LoadedTraceFile& t,
+                 const std::set<std::string>& solutions, CheckResult& r) {
+  const std::string& author = t.file->author;
+  for (const TraceLine& line : t.lines) {
+    const Trace& trace = line.trace;
+    if (trace.definition != job.name) {
+      r.add(codes::k_dataset_trace_definition_mismatch,
+            fmt::format("{}: trace definition '{}' != '{}'", author, trace.definition, job.name));
+      break;
+    }
+    if (!trace.solution || !trace.evaluation) {
+      r.add(codes::k_trace_not_evaluated,
+            fmt::format("{}: trace entry {} missing solution or evaluation", author,
+                        trace.workload.uuid));
+      continue;
+    }
+    if (!solutions.contains(*trace.solution)) {
+      r.add(codes::k_dataset_trace_unknown_solution,
+            fmt::format("{}: trace references unknown solution '{}'", author, *trace.solution));
+    }
+  }
+}
+
+// Coverage of the workload file (every line counts, including those after a definition
+// mismatch), and fib's warning for lines naming workloads that are not in it.
+void check_coverage(const LoadedTraceFile& t, const std::set<std::string>& uuids, CheckResult& r) {
+  const std::string& author = t.file->author;
+  std::set<std::string> seen;
+  std::size_t unknown_workloads = 0;
+  std::string first_unknown;
+  for (const TraceLine& line : t.lines) {
+    const std::string& uuid = line.trace.workload.uuid;
+    seen.insert(uuid);
+    if (!uuids.empty() && !uuids.contains(uuid) && unknown_workloads++ == 0) {
+      first_unknown = uuid;
+    }
+  }
+  if (!t.lines.empty() && !uuids.empty()) {
+    std::size_t missing = 0;
+    for (const std::string& u : uuids) {
+      missing += seen.contains(u) ? 0 : 1;
+    }
+    if (missing > 0) {
+      r.add(codes::k_dataset_trace_coverage,
+            fmt::format("{} missing {}/{} workloads", author, missing, uuids.size()));
+    }
+  }
+  if (unknown_workloads > 0) {
+    r.add(codes::k_dataset_trace_unknown_workload,
+          fib_message(fmt::format("{}: {} trace entr{} name workloads that are not in the "
+                                  "workload file (first: {})",
+                                  author, unknown_workloads, unknown_workloads == 1 ? "y" : "ies",
+                                  first_unknown)));
+  }
+}
+
+} // namespace
+
+std::optional<CheckResult> check_trace(const DefinitionJob& job,
+                                       const CategoryContext& /*context*/) {
+  CheckResult r;
+  if (job.traces.empty()) {
+    r.add(codes::k_dataset_trace_none, "no trace files");
+    return r;
+  }
+  const std::set<std::string> uuids = workload_uuids(job);
+  const std::set<std::string> solutions = parsed_solution_names(job);
+  for (const LoadedTraceFile* t : job.traces) {
+    if (!t->parsed) {
+      r.add(CheckLevel::error, t->error.code,
+            fmt::format("{}: parse error: {}", t->file->author, t->error.text));
+      continue;
+    }
+    check_lines(job, *t, solutions, r);
+    check_coverage(*t, uuids, r);
+  }
+  return r;
+}
+
+} // namespace fib::dataset_checks

@@ -1,0 +1,77 @@
+// Helpers the dataset categories share (see dataset_job.hpp).
+
+#include "validate/dataset_job.hpp"
+
+#include <fib/base/codes.hpp>
+
+#include <algorithm>
+
+namespace fib::dataset_checks {
+
+std::string fib_message(std::string_view text) {
+  return "[fib] " + std::string(text);
+}
+
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t k_max = 80;
+  if (text.size() <= k_max) {
+    return std::string(text);
+  }
+  std::size_t cut = k_max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0u) == 0x80u) {
+    --cut;
+  }
+  return std::string(text.substr(0, cut)) + "...";
+}
+
+bool points_outside(const std::string& blob_path) {
+  const std::filesystem::path path(blob_path);
+  return path.is_absolute() ||
+         std::any_of(path.begin(), path.end(),
+                     [](const std::filesystem::path& part) { return part == ".."; });
+}
+
+bool is_worker_unusable(const Diagnostic& d) {
+  return d.code == codes::k_worker_unavailable || d.code == codes::k_worker_protocol;
+}
+
+const Expected<SafetensorsHeader>& cached_header(HeaderCache& cache,
+                                                 const std::filesystem::path& full) {
+  auto it = cache.find(full);
+  if (it == cache.end()) {
+    it = cache.emplace(full, read_safetensors_header(full)).first;
+  }
+  return it->second;
+}
+
+std::set<std::string> workload_uuids(const DefinitionJob& job) {
+  std::set<std::string> uuids;
+  if (job.workload != nullptr && job.workload->parsed) {
+    for (const TraceLine& line : job.workload->lines) {
+      uuids.insert(line.trace.workload.uuid);
+    }
+  }
+  return uuids;
+}
+
+std::set<std::string> parsed_solution_names(const DefinitionJob& job) {
+  std::set<std::string> names;
+  for (const LoadedSolution* s : job.solutions) {
+    if (s->parsed) {
+      names.insert(s->file->name);
+    }
+  }
+  return names;
+}
+
+std::vector<const LoadedSolution*> baseline_solutions(const DefinitionJob& job) {
+  std::vector<const LoadedSolution*> baselines;
+  for (const LoadedSolution* s : job.solutions) {
+    if (s->file->author == "baseline") {
+      baselines.push_back(s);
+    }
+  }
+  return baselines;
+}
+
+} // namespace fib::dataset_checks

@@ -1,0 +1,136 @@
+// Reading and parsing the files of dataset validation, with the old tool's error texts.
+
+#include "validate/dataset_job.hpp"
+
+#include <fib/base/codes.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fib::dataset_checks {
+namespace {
+
+std::vector<Diagnostic> legacy_errors(const DiagnosticList& list) {
+  std::vector<Diagnostic> out;
+  for (const Diagnostic& d : list.items()) {
+    if (is_legacy_error(d)) {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+// The load error of `model`: the old tool's text, and the code of the first error.
+LoadError load_error(std::string_view model, const std::vector<Diagnostic>& errors) {
+  return LoadError{errors.front().code, validation_error_text(model, errors)};
+}
+
+bool is_model_level(std::string_view code) {
+  const CodeInfo* info = find_code(code);
+  return info != nullptr && info->scope == ErrorScope::model;
+}
+
+} // namespace
+
+bool is_legacy_error(const Diagnostic& d) {
+  const CodeInfo* info = find_code(d.code);
+  return d.severity == Severity::error && info != nullptr && info->origin == CheckOrigin::legacy;
+}
+
+std::string validation_error_text(std::string_view model, const std::vector<Diagnostic>& errors) {
+  std::string text = fmt::format("{} validation error{} for {}", errors.size(),
+                                 errors.size() == 1 ? "" : "s", model);
+  for (const Diagnostic& d : errors) {
+    std::string message = d.message;
+    if (d.code == codes::k_json_parse || d.code == codes::k_json_too_deep) {
+      message = "Invalid JSON: " + message.substr(message.find(':') + 2);
+    }
+    if (is_model_level(d.code)) {
+      text += fmt::format("\n  Value error, {}", message);
+    } else if (d.pointer.empty()) {
+      text += fmt::format("\n  {}", message);
+    } else {
+      std::string location = d.pointer.substr(1);
+      std::replace(location.begin(), location.end(), '/', '.');
+      text += fmt::format("\n{}\n  {}", location, message);
+    }
+  }
+  return text;
+}
+
+void load_definition(LoadedDefinition& out) {
+  const auto& path = out.entry->file.path;
+  auto text = read_text_file(path);
+  if (!text) {
+    out.errors.push_back(text.error());
+    return;
+  }
+  // The report shows no line numbers, so the line index is not built.
+  auto document = parse_json(*text, path, out.findings, 1, LineIndex::skipped);
+  if (!document) {
+    out.errors.push_back(document.error());
+    return;
+  }
+  out.definition = parse_definition(*document, out.findings);
+  out.document = std::move(*document);
+  out.errors = legacy_errors(out.findings);
+}
+
+void load_trace_file(LoadedTraceFile& out) {
+  auto text = read_text_file(out.file->path);
+  if (!text) {
+    out.error = LoadError{text.error().code, text.error().message};
+    return;
+  }
+  for (const JsonlLine& line : split_jsonl_lines(*text)) {
+    DiagnosticList sink;
+    auto lines =
+        parse_trace_lines(line.text, out.file->path, TraceFileKind::any, sink, LineIndex::skipped);
+    std::vector<Diagnostic> errors = legacy_errors(sink);
+    if (lines.empty() && errors.empty()) {
+      continue;
+    }
+    if (!errors.empty()) {
+      // One bad line fails the whole file, as in the old tool.
+      out.error = load_error("Trace", errors);
+      out.error.text += fmt::format(" (line {})", line.line);
+      out.lines.clear();
+      return;
+    }
+    lines.front().line = line.line;
+    out.lines.push_back(std::move(lines.front()));
+  }
+  out.parsed = true;
+}
+
+void load_solution(LoadedSolution& out) {
+  auto text = read_text_file(out.file->path);
+  if (!text) {
+    out.error = LoadError{text.error().code, text.error().message};
+    return;
+  }
+  DiagnosticList sink;
+  auto document = parse_json(*text, out.file->path, sink, 1, LineIndex::skipped);
+  if (!document) {
+    out.error = load_error("Solution", {document.error()});
+    return;
+  }
+  out.solution = parse_solution(*document, sink);
+  const auto errors = legacy_errors(sink);
+  if (!errors.empty()) {
+    out.error = load_error("Solution", errors);
+    return;
+  }
+  out.parsed = true;
+}
+
+std::string init_source(const LoadedDefinition& definition) {
+  if (!definition.document || !definition.document->root.is_object()) {
+    return "";
+  }
+  const auto it = definition.document->root.find("init");
+  return it != definition.document->root.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+} // namespace fib::dataset_checks
