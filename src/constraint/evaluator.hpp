@@ -21,6 +21,10 @@ namespace fib::constraint_detail {
 
 // --- Interface ---
 
+// The longest str, tuple or list that concatenation and repetition may build (in characters or
+// items); longer results are not evaluable.
+inline constexpr std::size_t k_max_sequence_length = k_constraint_max_length;
+
 // Which values a name (or a name-rooted chain such as "x.shape[0]") adds to the list shown for a
 // violated constraint.
 enum class Record { all, except_tensors, none };
@@ -76,6 +80,8 @@ private:
 
   // ---- evaluator_arithmetic.cpp
   std::optional<Value> arithmetic(BinaryOp op, Value left, Value right);
+  // + on two str or two tuples (lists), * of one of them by an int.
+  std::optional<Value> sequence_arithmetic(BinaryOp op, const Value& a, const Value& b);
   std::optional<Value> integer_overflow();
   std::optional<Value> integer_arithmetic(BinaryOp op, std::int64_t a, std::int64_t b);
   std::optional<Value> integer_power(std::int64_t base, std::int64_t exponent);

@@ -252,11 +252,7 @@ std::optional<Value> Evaluator::builtin_len(const Value& argument) {
     return make_int(static_cast<std::int64_t>(sequence->items.size()));
   }
   if (const auto* text = std::get_if<std::string>(&argument.data)) {
-    // Python counts code points.
-    const auto count = std::count_if(text->begin(), text->end(), [](char c) {
-      return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
-    });
-    return make_int(static_cast<std::int64_t>(count));
+    return make_int(static_cast<std::int64_t>(code_points(*text)));
   }
   if (const auto* tensor = std::get_if<TensorRef>(&argument.data)) {
     if (tensor->facts->shape.empty()) {

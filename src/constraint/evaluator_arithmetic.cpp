@@ -38,6 +38,91 @@ std::pair<double, double> float_divmod(double a, double b) {
   return {floor_div, mod};
 }
 
+bool is_text_or_sequence(const Value& v) {
+  return std::holds_alternative<std::string>(v.data) || std::holds_alternative<Sequence>(v.data);
+}
+
+bool is_integer(const Value& v) {
+  return std::holds_alternative<std::int64_t>(v.data) || std::holds_alternative<bool>(v.data);
+}
+
+// len() of a str (code points) or of a tuple or list.
+std::size_t length_of(const Value& v) {
+  if (const auto* text = std::get_if<std::string>(&v.data)) {
+    return code_points(*text);
+  }
+  return std::get<Sequence>(v.data).items.size();
+}
+
+// Two str, or two tuples (lists), joined.
+Value concatenation(const Value& a, const Value& b) {
+  if (const auto* x = std::get_if<std::string>(&a.data)) {
+    return Value{*x + std::get<std::string>(b.data)};
+  }
+  Sequence joined = std::get<Sequence>(a.data);
+  const auto& tail = std::get<Sequence>(b.data).items;
+  joined.items.insert(joined.items.end(), tail.begin(), tail.end());
+  return Value{std::move(joined)};
+}
+
+// A str, tuple or list repeated `count` times (none when count <= 0).
+Value repetition(const Value& v, std::int64_t count) {
+  if (const auto* text = std::get_if<std::string>(&v.data)) {
+    std::string out;
+    for (std::int64_t i = 0; i < count; ++i) {
+      out += *text;
+    }
+    return Value{std::move(out)};
+  }
+  const auto& sequence = std::get<Sequence>(v.data);
+  Sequence out{sequence.kind, {}};
+  for (std::int64_t i = 0; i < count; ++i) {
+    out.items.insert(out.items.end(), sequence.items.begin(), sequence.items.end());
+  }
+  return Value{std::move(out)};
+}
+
+// Python's int / int for b != 0: the exact quotient rounded once to the nearest double. Dividing
+// the two ints converted to double rounds twice when one of them is over 2^53.
+__extension__ typedef unsigned __int128 Unsigned128; // a GCC and Clang extension
+
+double true_divide(std::int64_t a, std::int64_t b) {
+  constexpr std::int64_t k_exact = std::int64_t{1} << 53;
+  if (a == 0 || (a >= -k_exact && a <= k_exact && b >= -k_exact && b <= k_exact)) {
+    return static_cast<double>(a) / static_cast<double>(b); // both exact: one rounding
+  }
+  const auto magnitude = [](std::int64_t v) {
+    return v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  };
+  const std::uint64_t numerator = magnitude(a);
+  const std::uint64_t denominator = magnitude(b);
+  // Shift the numerator to 127 bits, so that the integer quotient has at least 63 significant
+  // bits; a nonzero remainder is folded into its lowest bit, far below the double's last bit,
+  // so that converting the quotient rounds as the exact value would.
+  const int shift = 127 - (64 - __builtin_clzll(numerator));
+  const Unsigned128 scaled = static_cast<Unsigned128>(numerator) << shift;
+  Unsigned128 quotient = scaled / denominator;
+  if (scaled % denominator != 0) {
+    quotient |= 1U;
+  }
+  const double magnitude_quotient = std::ldexp(static_cast<double>(quotient), -shift);
+  return (a < 0) != (b < 0) ? -magnitude_quotient : magnitude_quotient;
+}
+
+// Whether `op` concatenates or repeats rather than computes.
+bool is_sequence_operation(BinaryOp op, const Value& a, const Value& b) {
+  if (op == BinaryOp::add) {
+    if (std::holds_alternative<std::string>(a.data)) {
+      return std::holds_alternative<std::string>(b.data);
+    }
+    const auto* x = std::get_if<Sequence>(&a.data);
+    const auto* y = std::get_if<Sequence>(&b.data);
+    return x != nullptr && y != nullptr && x->kind == y->kind;
+  }
+  return op == BinaryOp::multiply &&
+         ((is_text_or_sequence(a) && is_integer(b)) || (is_integer(a) && is_text_or_sequence(b)));
+}
+
 template <class T> bool apply_order(CompareOp op, const T& a, const T& b) {
   switch (op) {
   case CompareOp::lt:
@@ -62,19 +147,8 @@ std::optional<Value> Evaluator::arithmetic(BinaryOp op, Value left, Value right)
   if (!b) {
     return std::nullopt;
   }
-  if (op == BinaryOp::add) {
-    if (const auto* x = std::get_if<std::string>(&a->data)) {
-      if (const auto* y = std::get_if<std::string>(&b->data)) {
-        return Value{*x + *y};
-      }
-    }
-    if (const auto* x = std::get_if<Sequence>(&a->data)) {
-      if (const auto* y = std::get_if<Sequence>(&b->data); y && y->kind == x->kind) {
-        Sequence joined = *x;
-        joined.items.insert(joined.items.end(), y->items.begin(), y->items.end());
-        return Value{std::move(joined)};
-      }
-    }
+  if (is_sequence_operation(op, *a, *b)) {
+    return sequence_arithmetic(op, *a, *b);
   }
   const auto x = as_number(*a);
   const auto y = as_number(*b);
@@ -86,6 +160,28 @@ std::optional<Value> Evaluator::arithmetic(BinaryOp op, Value left, Value right)
     return integer_arithmetic(op, x->integer, y->integer);
   }
   return float_arithmetic(op, x->as_double(), y->as_double());
+}
+
+std::optional<Value> Evaluator::sequence_arithmetic(BinaryOp op, const Value& a, const Value& b) {
+  const auto too_long = [&](const Value& kind) {
+    return fail(fmt::format("a {} longer than {} is not supported", type_name(kind),
+                            k_max_sequence_length));
+  };
+  if (op == BinaryOp::add) {
+    if (length_of(a) + length_of(b) > k_max_sequence_length) {
+      return too_long(a);
+    }
+    return concatenation(a, b);
+  }
+  const bool sequence_first = is_text_or_sequence(a);
+  const Value& sequence = sequence_first ? a : b;
+  const Value& times = sequence_first ? b : a;
+  const std::int64_t count = std::max<std::int64_t>(as_number(times)->integer, 0);
+  const std::size_t length = length_of(sequence);
+  if (length != 0 && static_cast<std::uint64_t>(count) > k_max_sequence_length / length) {
+    return too_long(sequence);
+  }
+  return repetition(sequence, count);
 }
 
 std::optional<Value> Evaluator::integer_overflow() {
@@ -105,7 +201,7 @@ std::optional<Value> Evaluator::integer_arithmetic(BinaryOp op, std::int64_t a, 
     if (b == 0) {
       return fail("division by zero");
     }
-    return make_float(static_cast<double>(a) / static_cast<double>(b));
+    return make_float(true_divide(a, b));
   case BinaryOp::floor_divide: {
     if (b == 0) {
       return fail("division by zero");
@@ -184,7 +280,7 @@ std::optional<Value> Evaluator::float_power(double a, double b) {
   if (b == 0.0) {
     return make_float(1.0);
   }
-  if (a == 0.0 && b < 0.0) {
+  if (a == 0.0 && b < 0.0 && std::isfinite(b)) { // 0.0 ** -inf is inf
     return fail("division by zero: zero raised to a negative power");
   }
   if (std::isfinite(a) && std::isfinite(b) && a < 0.0 && b != std::floor(b)) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -123,6 +124,12 @@ std::string python_float_repr(double d) {
   }
   out += fmt::format("e{}{:02}", exponent < 0 ? '-' : '+', std::abs(exponent));
   return out;
+}
+
+std::size_t code_points(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+  }));
 }
 
 std::string python_str_repr(std::string_view text) {

@@ -80,6 +80,9 @@ std::string cut(std::string text, std::size_t limit = k_echo_limit);
 // [-4, 16), scientific with a two-digit exponent otherwise ("1e+16", "0.0001", "-0.0", "inf").
 std::string python_float_repr(double d);
 
+// The number of code points of UTF-8 `text`, which is what Python's len() counts.
+std::size_t code_points(std::string_view text);
+
 // Python's repr() of a str.
 std::string python_str_repr(std::string_view text);
 
