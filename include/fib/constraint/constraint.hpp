@@ -67,15 +67,21 @@ inline constexpr int k_constraint_max_nesting = 64;
 // Evaluates `expression` with Python semantics against `environment` and judges the result by
 // Python truthiness.
 //
-// Supported: int (64-bit; larger literals or results are not_evaluable), float, str, None, True,
-// False, tuple and list literals; + - * / // % ** (floor division and modulo follow the divisor's
-// sign; / gives a float), unary - + and `not`; == != < <= > >= (chained), `in` / `not in`,
-// `is` / `is not` with None, True or False; `and` / `or` with short-circuit; min(), max(), abs(),
-// len() (a tensor's first dimension); on a tensor: .shape, .shape[i], .ndim, .dim(), .numel(),
-// .size(), .size(i), t[i] (1-D tensors only; a 0-d tensor) and .item() (needs the data).
-// Everything else (other attributes or calls, lambdas, comprehensions, slices, bitwise
-// operators, assignments, conditional expressions) is not_evaluable with a detail that names it.
-// Python errors (ZeroDivisionError, IndexError, TypeError, ...) are not_evaluable too.
+// Supported: int (64-bit; larger literals or results are not_evaluable), float, str (escapes
+// \\ \' \" \n \t \r; other escapes are kept as written, as Python does, except \a \b \f \v \x
+// \u \U \N and octal ones, which are not_evaluable), None, True, False, tuple and list literals;
+// + - * / // % ** (floor division and modulo follow the divisor's sign; / gives the float
+// nearest the exact quotient); + joins two str, tuples or lists and * by an int repeats one
+// (results longer than 16384 are not_evaluable); indexing a tuple or list with an int; unary -
+// + and `not`; == != < <= > >= (chained), `in` / `not in`, `is` / `is not` with None, True or
+// False; `and` / `or` with short-circuit; min() and max() of several arguments or of one tuple
+// or list, abs(), len() (of a str, tuple or list, or a tensor's first dimension); on a tensor:
+// .shape, .shape[i], .ndim, .dim(), .numel(), .size(), .size(i), t[i] (1-D tensors only) and
+// .item() (needs the data). t[i] is a 0-d tensor that arithmetic, comparisons and truth tests
+// treat as its number (which needs the data).
+// Everything else (other attributes or calls, lambdas, comprehensions, slices, indexing a str,
+// bitwise operators, assignments, conditional expressions) is not_evaluable with a detail that
+// names it. Python errors (ZeroDivisionError, IndexError, TypeError, ...) are not_evaluable too.
 ConstraintResult evaluate_constraint(std::string_view expression,
                                      const ConstraintEnvironment& environment);
 

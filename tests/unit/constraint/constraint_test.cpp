@@ -279,6 +279,61 @@ TEST(Constraint, ArithmeticFollowsPython) {
   }
 }
 
+// Found by the differential test: / on ints over 2^53 converted both to double first and so
+// rounded twice; Python rounds the exact quotient once.
+TEST(Constraint, TrueDivisionOfLargeIntsRoundsOnce) {
+  const auto env = Env().axis("big", 9007199254740993); // 2^53 + 1
+  EXPECT_TRUE(satisfied("big / 3 == 3002399751580331", env));
+  EXPECT_TRUE(satisfied("big / 3 == big // 3", env));
+  EXPECT_TRUE(satisfied("-big / 3 == -3002399751580331", env));
+  EXPECT_TRUE(satisfied("big / -3 == -big // 3", env));
+  EXPECT_TRUE(satisfied("1 / 9007199254740995 == 1.1102230246251562e-16"));
+  EXPECT_TRUE(satisfied("big / 9007199254740995 == 0.9999999999999998", env));
+  EXPECT_TRUE(satisfied("9223372036854775807 / 3 == 3.0744573456182584e+18"));
+  EXPECT_TRUE(satisfied("(-9223372036854775807 - 1) / 7 == -1.3176245766935393e+18"));
+  EXPECT_TRUE(satisfied("0 / -9223372036854775807 == 0"));
+  EXPECT_EQ(not_evaluable_detail("big / 0", env), "division by zero");
+}
+
+// Found by the differential test: str, tuple and list repetition was refused as "unsupported
+// operand types for *".
+TEST(Constraint, SequenceRepetitionFollowsPython) {
+  for (const std::string_view expression : {
+           "'ab' * 2 == 'abab'",
+           "2 * 'ab' == 'abab'",
+           "'ab' * -1 == ''",
+           "(1, 2) * 2 == (1, 2, 1, 2)",
+           "[0] * 3 == [0, 0, 0]",
+           "(1,) * True == (1,)",
+           "() * 5 == ()",
+           "x.shape * 2 == (4, 8, 4, 8)",
+           "len((0,) * 16384) == 16384",
+           "len('ab' * 8192) == 16384",
+           "(1,) * (-9223372036854775807 - 1) == ()",
+       }) {
+    EXPECT_TRUE(satisfied(expression, Env().tensor("x", shape_only({4, 8})))) << expression;
+  }
+  EXPECT_EQ(not_evaluable_detail("'a' * 2.0"),
+            "unsupported operand types for *: 'str' and 'float'");
+  // Results are bounded, so that a short expression cannot ask for gigabytes.
+  EXPECT_EQ(not_evaluable_detail("'a' * 16385"), "a str longer than 16384 is not supported");
+  EXPECT_EQ(not_evaluable_detail("(1,) * 9223372036854775807"),
+            "a tuple longer than 16384 is not supported");
+  EXPECT_EQ(not_evaluable_detail("[1, 2] * 8193"), "a list longer than 16384 is not supported");
+  EXPECT_EQ(not_evaluable_detail("('a' * 16384) + 'b'"),
+            "a str longer than 16384 is not supported");
+}
+
+// Found by the differential test: 0.0 ** -inf was a division by zero; Python gives inf (the
+// zero-base error is for finite negative exponents only).
+TEST(Constraint, ZeroToMinusInfinityIsInfinity) {
+  EXPECT_TRUE(satisfied("0.0 ** -(1e308 * 10) > 1e308"));
+  EXPECT_TRUE(satisfied("0 ** -(1e308 * 10) > 1e308"));
+  EXPECT_TRUE(satisfied("0.0 ** (1e308 * 10) == 0"));
+  EXPECT_EQ(not_evaluable_detail("0.0 ** -1e308"),
+            "division by zero: zero raised to a negative power");
+}
+
 TEST(Constraint, ComparisonsFollowPython) {
   for (const std::string_view expression : {
            "1 < 2 < 3",
