@@ -49,7 +49,8 @@ std::string declared_shape_text(const PlannedOutput& output) {
 
 } // namespace
 
-struct Sandbox::Impl {
+// The interpreter and the functions of sandbox.py the jobs call.
+struct SandboxInterpreter {
   // Declared first so it is destroyed last: every Python object below dies before it.
   std::unique_ptr<pyb::scoped_interpreter> interpreter;
   pyb::object build;
@@ -62,6 +63,8 @@ struct Sandbox::Impl {
   std::string python_version;
   TorchCapabilities torch;
 };
+
+struct Sandbox::Impl : SandboxInterpreter {};
 
 Sandbox::Sandbox() : m_impl(std::make_unique<Impl>()) {}
 
@@ -122,296 +125,385 @@ Json Sandbox::hello() const {
               {"float8", m_impl->torch.float8}};
 }
 
+namespace {
+
+// The fields every request carries, read once.
+struct Job {
+  const Json& request;
+  std::string kind;
+  std::string name;
+  std::string reference;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  bool cuda = false;
+  std::uint64_t seed = 0;
+  // The reference's module, once built (jobs that run it).
+  pyb::object module;
+
+  explicit Job(const Json& r)
+      : request(r), kind(r.at("job").get<std::string>()), name(r.at("name").get<std::string>()),
+        reference(r.at("reference").get<std::string>()),
+        inputs(r.at("inputs").get<std::vector<std::string>>()),
+        outputs(r.at("outputs").get<std::vector<std::string>>()),
+        cuda(r.value("device", "cpu") == "cuda"), seed(r.value("seed", std::uint64_t{0})) {}
+
+  const char* device() const { return cuda ? "cuda" : "cpu"; }
+  Json failed(std::string_view code, std::string message, std::string hint = "") const {
+    return reply(request, "failed",
+                 Json::array({diagnostic(code, std::move(message), std::move(hint))}));
+  }
+  Json skipped(std::string_view code, std::string message, std::string hint = "") const {
+    return reply(request, "skipped",
+                 Json::array({diagnostic(code, std::move(message), std::move(hint))}));
+  }
+};
+
+// The request's solution as a Python dict.
+pyb::object solution_of(const Json& request) {
+  return pyb::module_::import("json").attr("loads")(
+      request.at("solution").dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+pyb::list steal_into_list(const std::vector<PyObject*>& objects) {
+  pyb::list list;
+  for (PyObject* object : objects) {
+    list.append(pyb::reinterpret_steal<pyb::object>(object));
+  }
+  return list;
+}
+
+// Output axes follow the inputs actually passed (an init picks its own sizes).
+void resize_outputs(SmokePlan& plan, const std::map<std::string, std::int64_t>& from_inputs) {
+  for (auto& output : plan.outputs) {
+    for (std::size_t k = 0; k < output.shape.size() && k < output.axis_names.size(); ++k) {
+      if (const auto it = from_inputs.find(output.axis_names[k]); it != from_inputs.end()) {
+        output.shape[k] = it->second;
+      }
+    }
+  }
+}
+
+// Whether the returned `shape` fits the declared output; output-only axes are bound by their
+// first use in `bound`.
+bool shape_fits(const PlannedOutput& expected, const std::vector<std::int64_t>& shape,
+                std::map<std::string, std::int64_t>& bound) {
+  if (expected.scalar) {
+    return shape.empty();
+  }
+  if (shape.size() != expected.shape.size()) {
+    return false;
+  }
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (expected.shape[k]) {
+      if (shape[k] != *expected.shape[k]) {
+        return false;
+      }
+    } else {
+      const auto [it, inserted] = bound.emplace(expected.axis_names[k], shape[k]);
+      if (!inserted && it->second != shape[k]) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+Json pointed(Json diagnostic, std::string pointer) {
+  diagnostic["pointer"] = std::move(pointer);
+  return diagnostic;
+}
+
+// What is wrong with the values `run` returned (count, kind, shape, dtype); empty when nothing.
+Json output_problems(const SmokePlan& plan, const pyb::list& values, std::size_t declared) {
+  Json problems = Json::array();
+  if (values.size() != declared) {
+    problems.push_back(diagnostic(
+        codes::k_smoke_output_count,
+        fmt::format("smoke run: the reference returned {} value{} for {} declared output{}",
+                    values.size(), values.size() == 1 ? "" : "s", declared,
+                    declared == 1 ? "" : "s")));
+    return problems;
+  }
+  std::map<std::string, std::int64_t> bound; // output-only axes, bound by the first output
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto& expected = plan.outputs[i];
+    const pyb::tuple value = values[i].cast<pyb::tuple>();
+    const auto value_kind = value[0].cast<std::string>();
+    if (value_kind != "tensor") {
+      if (!expected.scalar) {
+        problems.push_back(
+            pointed(diagnostic(codes::k_smoke_output_dtype,
+                               fmt::format("smoke run: output '{}' is a {}, not a tensor",
+                                           expected.name, value_kind)),
+                    "/outputs/" + expected.name));
+      }
+      continue;
+    }
+    const auto shape = value[1].cast<std::vector<std::int64_t>>();
+    const auto dtype = value[2].cast<std::string>();
+    if (!shape_fits(expected, shape, bound)) {
+      problems.push_back(pointed(
+          diagnostic(codes::k_smoke_output_shape,
+                     fmt::format("smoke run: output '{}' has shape {}, declared {}", expected.name,
+                                 shape_text(shape), declared_shape_text(expected))),
+          "/outputs/" + expected.name + "/shape"));
+    }
+    const std::string declared_dtype(to_string(expected.dtype));
+    if (dtype != declared_dtype) {
+      problems.push_back(
+          pointed(diagnostic(codes::k_smoke_output_dtype,
+                             fmt::format("smoke run: output '{}' has dtype {}, declared {}",
+                                         expected.name, dtype, declared_dtype)),
+                  "/outputs/" + expected.name + "/dtype"));
+    }
+  }
+  return problems;
+}
+
+// The attribute name of "AttributeError: module 'torch' has no attribute 'NAME'…"; "" otherwise.
+std::string missing_torch_attribute(const std::string& text) {
+  static constexpr std::string_view k_missing_attribute =
+      "AttributeError: module 'torch' has no attribute '";
+  if (!text.starts_with(k_missing_attribute)) {
+    return "";
+  }
+  const auto start = k_missing_attribute.size();
+  return text.substr(start, text.find('\'', start) - start);
+}
+
+// --- The job kinds: one function each, dispatched by Sandbox::run through k_jobs ---
+
+// Builds the solution (`cache`, `solution`); the reply carries the compile log.
+Json run_build_solution(SandboxInterpreter& impl, Job& job) {
+  const pyb::tuple result =
+      impl.build_job(job.request.at("cache").get<std::string>(), solution_of(job.request));
+  Json out = reply(job.request, result[0].cast<bool>() ? "ok" : "failed", Json::array());
+  out["log"] = result[1].cast<std::string>();
+  return out;
+}
+
+// The reference build alone (it ran before this).
+Json run_build_check(SandboxInterpreter& /*impl*/, Job& job) {
+  return reply(job.request, "ok",
+               Json::array({diagnostic(codes::k_reference_ok, "reference build: ok")}));
+}
+
+// One evaluation of the solution against the reference on the planned workload.
+Json run_evaluate(SandboxInterpreter& impl, Job& job) {
+  auto plan = smoke_plan_from_json(job.request.at("plan"));
+  if (!plan) {
+    return job.failed(codes::k_worker_protocol, plan.error().message);
+  }
+  std::string reason;
+  auto objects = make_inputs(*plan, job.cuda, job.seed, reason);
+  if (objects.size() != plan->inputs.size()) {
+    return job.skipped(codes::k_run_inputs, "the workload's inputs cannot be built: " + reason);
+  }
+  const pyb::list args = steal_into_list(objects);
+  const Json& r = job.request;
+  const auto text =
+      impl.evaluate_job(job.module, r.at("cache").get<std::string>(), solution_of(r), args,
+                        job.outputs.size(), r.value("warmup", 3), r.value("iterations", 10),
+                        job.device(), r.value("atol", 1e-2), r.value("rtol", 1e-2),
+                        r.value("tolerance_table", false))
+          .cast<std::string>();
+  Json evaluation = Json::parse(text);
+  if (evaluation.contains("reference_error")) {
+    return job.failed(codes::k_run_reference,
+                      "the reference raised on this workload, so nothing was compared:\n" +
+                          evaluation["reference_error"].get<std::string>());
+  }
+  Json out = reply(r, "ok", Json::array());
+  out["evaluation"] = std::move(evaluation);
+  return out;
+}
+
+// Fills `args`: from the definition's `init` when it gives them (`inputs_from` says which),
+// else synthesized from the plan. A reply when the run is skipped instead.
+std::optional<Json> smoke_arguments(SandboxInterpreter& impl, const Job& job, const SmokePlan& plan,
+                                    pyb::list& args, std::string& inputs_from) {
+  const std::string init = job.request.value("init", std::string());
+  if (!init.empty()) {
+    pyb::dict axes;
+    for (const auto& [axis, value] : plan.axes) {
+      axes[pyb::str(axis)] = value;
+    }
+    pyb::dict const_axes;
+    const Json declared_consts = job.request.value("const_axes", Json::object());
+    for (const auto& [axis, value] : declared_consts.items()) {
+      const_axes[pyb::str(axis)] = value.get<std::int64_t>();
+    }
+    const pyb::tuple from_init =
+        impl.init_args(job.name, init, job.inputs, axes, const_axes, job.device(), job.seed);
+    if (!from_init[0].is_none()) {
+      args = from_init[0].cast<pyb::list>();
+      inputs_from = "inputs from the definition's init";
+    } else {
+      inputs_from =
+          fmt::format("synthesized inputs; init not used: {}", from_init[1].cast<std::string>());
+    }
+  }
+  if (!args.empty() || plan.inputs.empty()) {
+    return std::nullopt;
+  }
+  std::string skip_reason;
+  std::vector<PyObject*> objects;
+  try {
+    objects = make_inputs(plan, job.cuda, job.seed, skip_reason);
+  } catch (const std::exception& e) {
+    // torch refused (the memory limit, a CUDA start-up failure): nothing about the reference.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    return job.skipped(codes::k_smoke_skipped,
+                       fmt::format("smoke run skipped: building the inputs failed: {}", what),
+                       "raise --memory-limit, or lower --max-bytes to skip such definitions");
+  }
+  if (objects.size() != plan.inputs.size()) {
+    return job.skipped(codes::k_smoke_skipped, "smoke run skipped: " + skip_reason);
+  }
+  args = steal_into_list(objects);
+  return std::nullopt;
+}
+
+// The reply when `run` raised: a missing helper, a skip (this torch lacks a dtype or a kernel:
+// nothing about the reference), or the exception.
+Json raised(const SandboxInterpreter& impl, const Job& job, const pyb::tuple& called) {
+  const auto text = called[1].cast<std::string>();
+  const auto trace = called[2].cast<std::string>();
+  if (called[0].cast<std::string>() == "name") {
+    return job.failed(codes::k_smoke_missing_helper,
+                      fmt::format("smoke run: the reference calls '{}', which it never "
+                                  "defines\n{}",
+                                  text, trace),
+                      "paste the missing helper into the reference (FlashInfer's "
+                      "flashinfer/trace/templates/*.py has the dumper's helpers)");
+  }
+  // Only a dtype a newer torch has (float8_*, float4_*, uint16/32/64) says something about
+  // this torch; any other missing attribute is a bug in the reference.
+  const auto attribute = missing_torch_attribute(text);
+  if (attribute.starts_with("float8") || attribute.starts_with("float4") || attribute == "uint16" ||
+      attribute == "uint32" || attribute == "uint64") {
+    return job.skipped(
+        codes::k_smoke_skipped,
+        fmt::format("smoke run skipped: the reference uses torch.{}, which torch {} lacks{}",
+                    attribute, impl.torch.version,
+                    attribute.starts_with("float8") ? " (float8 needs torch 2.1 or later)" : ""));
+  }
+  // A CPU kernel this torch lacks (float16 matmul on torch 1.13, …).
+  if (text.starts_with("RuntimeError: ") &&
+      text.find("not implemented for '") != std::string::npos) {
+    return job.skipped(codes::k_smoke_skipped,
+                       fmt::format("smoke run skipped: torch {} has no {} kernel for it ({})",
+                                   impl.torch.version, job.cuda ? "CUDA" : "CPU", text));
+  }
+  return job.failed(codes::k_smoke_exception,
+                    fmt::format("smoke run: the reference raised {}\n{}", text, trace));
+}
+// The smoke run: inputs (the definition's init, else synthesized), one call, and the outputs
+// compared with the declaration.
+Json run_smoke(SandboxInterpreter& impl, Job& job) {
+  auto plan = smoke_plan_from_json(job.request.at("plan"));
+  if (!plan) {
+    return job.failed(codes::k_worker_protocol, plan.error().message);
+  }
+  pyb::list args;
+  std::string inputs_from = "synthesized inputs";
+  if (auto early = smoke_arguments(impl, job, *plan, args, inputs_from)) {
+    return std::move(*early);
+  }
+  std::vector<std::vector<std::string>> axis_names;
+  for (const auto& input : plan->inputs) {
+    axis_names.push_back(input.axis_names);
+  }
+  const auto from_inputs =
+      impl.input_axes(args, axis_names).cast<std::map<std::string, std::int64_t>>();
+  resize_outputs(*plan, from_inputs);
+  const pyb::tuple called = impl.call(job.module, args, job.outputs.size());
+  const auto kind = called[0].cast<std::string>();
+  if (kind != "ok") {
+    return raised(impl, job, called);
+  }
+  Json problems = output_problems(*plan, called[1].cast<pyb::list>(), job.outputs.size());
+  if (!problems.empty()) {
+    return reply(job.request, "failed", problems);
+  }
+  std::vector<std::string> axes;
+  for (const auto& [axis, value] : plan->axes) {
+    const auto actual = from_inputs.find(axis);
+    axes.push_back(
+        fmt::format("{}={}", axis, actual != from_inputs.end() ? actual->second : value));
+  }
+  return reply(job.request, "ok",
+               Json::array({diagnostic(
+                   codes::k_reference_ok,
+                   fmt::format("smoke run: ok ({} output{} as declared; {}; {} on {})",
+                               job.outputs.size(), job.outputs.size() == 1 ? "" : "s", inputs_from,
+                               axes.empty() ? "no axes" : fmt::format("{}", fmt::join(axes, ", ")),
+                               job.device()))}));
+}
+
+enum class BuildsReference { no, yes };
+
+struct JobKind {
+  std::string_view name;
+  BuildsReference builds_reference;
+  Json (*run)(SandboxInterpreter&, Job&);
+};
+
+constexpr std::array<JobKind, 4> k_jobs{{
+    {"build_solution", BuildsReference::no, &run_build_solution},
+    {"build", BuildsReference::yes, &run_build_check},
+    {"evaluate", BuildsReference::yes, &run_evaluate},
+    {"smoke", BuildsReference::yes, &run_smoke},
+}};
+
+// Runs `job` as its kind says, the reference built first where the kind needs it.
+Json dispatch(SandboxInterpreter& impl, Job& job, bool& reference_built) {
+  const auto kind = std::find_if(k_jobs.begin(), k_jobs.end(),
+                                 [&](const JobKind& k) { return k.name == job.kind; });
+  if (kind == k_jobs.end()) {
+    return job.failed(codes::k_worker_protocol,
+                      fmt::format("bad request: unknown job '{}'", job.kind));
+  }
+  if (kind->builds_reference == BuildsReference::yes) {
+    const pyb::tuple built =
+        impl.build(job.name, job.reference, job.inputs.size(), job.outputs.size());
+    if (built[0].is_none()) {
+      std::string message = "reference build failed: " + built[1].cast<std::string>();
+      if (const auto trace = built[2].cast<std::string>(); !trace.empty()) {
+        message += "\n" + trace;
+      }
+      return job.failed(codes::k_reference_build_failed, message);
+    }
+    job.module = built[0];
+    reference_built = true;
+  }
+  return kind->run(impl, job);
+}
+
+} // namespace
+
 Json Sandbox::run(const Json& request) {
-  bool built = false;
-  Json out = run_job(request, built);
+  bool reference_built = false;
+  Json out;
+  try {
+    Job job(request);
+    out = dispatch(*m_impl, job, reference_built);
+  } catch (const pyb::error_already_set& e) {
+    out = reply(request, "failed",
+                Json::array({diagnostic(codes::k_smoke_exception,
+                                        fmt::format("the worker failed: {}", e.what()))}));
+  } catch (const std::exception& e) {
+    out = reply(request, "failed",
+                Json::array({diagnostic(codes::k_worker_protocol,
+                                        fmt::format("bad request: {}", e.what()))}));
+  }
   // A smoke job builds first: its reply carries the build's note too, so one job does both.
-  if (built && request.value("job", "") == "smoke" && out.contains("diagnostics")) {
+  if (reference_built && request.value("job", "") == "smoke" && out.contains("diagnostics")) {
     out["diagnostics"].insert(out["diagnostics"].begin(),
                               diagnostic(codes::k_reference_ok, "reference build: ok"));
   }
   return out;
-}
-
-Json Sandbox::run_job(const Json& request, bool& built_ok) {
-  try {
-    const std::string job = request.at("job").get<std::string>();
-    const std::string name = request.at("name").get<std::string>();
-    const std::string reference = request.at("reference").get<std::string>();
-    const auto inputs = request.at("inputs").get<std::vector<std::string>>();
-    const auto outputs = request.at("outputs").get<std::vector<std::string>>();
-    if (job == "build_solution") {
-      const auto solution = pyb::module_::import("json").attr("loads")(
-          request.at("solution").dump(-1, ' ', false, Json::error_handler_t::replace));
-      const pyb::tuple result = m_impl->build_job(request.at("cache").get<std::string>(), solution);
-      Json out = reply(request, result[0].cast<bool>() ? "ok" : "failed", Json::array());
-      out["log"] = result[1].cast<std::string>();
-      return out;
-    }
-    const pyb::tuple built = m_impl->build(name, reference, inputs.size(), outputs.size());
-    if (built[0].is_none()) {
-      std::string message = "reference build failed: " + built[1].cast<std::string>();
-      const auto trace = built[2].cast<std::string>();
-      if (!trace.empty()) {
-        message += "\n" + trace;
-      }
-      return reply(request, "failed",
-                   Json::array({diagnostic(codes::k_reference_build_failed, message)}));
-    }
-    built_ok = true;
-    if (job == "evaluate") {
-      auto plan = smoke_plan_from_json(request.at("plan"));
-      if (!plan) {
-        return reply(request, "failed",
-                     Json::array({diagnostic(codes::k_worker_protocol, plan.error().message)}));
-      }
-      const bool cuda = request.value("device", "cpu") == "cuda";
-      std::string reason;
-      auto objects = make_inputs(*plan, cuda, request.value("seed", std::uint64_t{0}), reason);
-      if (objects.size() != plan->inputs.size()) {
-        Json out =
-            reply(request, "skipped",
-                  Json::array({diagnostic(codes::k_run_inputs,
-                                          "the workload's inputs cannot be built: " + reason)}));
-        return out;
-      }
-      pyb::list args;
-      for (PyObject* object : objects) {
-        args.append(pyb::reinterpret_steal<pyb::object>(object));
-      }
-      const auto solution = pyb::module_::import("json").attr("loads")(
-          request.at("solution").dump(-1, ' ', false, Json::error_handler_t::replace));
-      const auto text =
-          m_impl
-              ->evaluate_job(built[0], request.at("cache").get<std::string>(), solution, args,
-                             outputs.size(), request.value("warmup", 3),
-                             request.value("iterations", 10), cuda ? "cuda" : "cpu",
-                             request.value("atol", 1e-2), request.value("rtol", 1e-2),
-                             request.value("tolerance_table", false))
-              .cast<std::string>();
-      Json evaluation = Json::parse(text);
-      if (evaluation.contains("reference_error")) {
-        return reply(request, "failed",
-                     Json::array({diagnostic(
-                         codes::k_run_reference,
-                         "the reference raised on this workload, so nothing was compared:\n" +
-                             evaluation["reference_error"].get<std::string>())}));
-      }
-      Json out = reply(request, "ok", Json::array());
-      out["evaluation"] = std::move(evaluation);
-      return out;
-    }
-    if (job == "build") {
-      return reply(request, "ok",
-                   Json::array({diagnostic(codes::k_reference_ok, "reference build: ok")}));
-    }
-    auto plan = smoke_plan_from_json(request.at("plan"));
-    if (!plan) {
-      return reply(request, "failed",
-                   Json::array({diagnostic(codes::k_worker_protocol, plan.error().message)}));
-    }
-    const bool cuda = request.value("device", "cpu") == "cuda";
-    const auto seed = request.value("seed", std::uint64_t{0});
-    pyb::list args;
-    // The definition's own init first (dumper notes §4.4), else synthesized inputs.
-    std::string inputs_from = "synthesized inputs";
-    const std::string init = request.value("init", std::string());
-    if (!init.empty()) {
-      pyb::dict axes;
-      for (const auto& [axis, value] : plan->axes) {
-        axes[pyb::str(axis)] = value;
-      }
-      pyb::dict const_axes;
-      const Json declared_consts = request.value("const_axes", Json::object());
-      for (const auto& [axis, value] : declared_consts.items()) {
-        const_axes[pyb::str(axis)] = value.get<std::int64_t>();
-      }
-      const pyb::tuple from_init =
-          m_impl->init_args(name, init, inputs, axes, const_axes, cuda ? "cuda" : "cpu", seed);
-      if (!from_init[0].is_none()) {
-        args = from_init[0].cast<pyb::list>();
-        inputs_from = "inputs from the definition's init";
-      } else {
-        inputs_from =
-            fmt::format("synthesized inputs; init not used: {}", from_init[1].cast<std::string>());
-      }
-    }
-    if (args.empty() && !plan->inputs.empty()) {
-      std::string skip_reason;
-      std::vector<PyObject*> objects;
-      try {
-        objects = make_inputs(*plan, cuda, seed, skip_reason);
-      } catch (const std::exception& e) {
-        // torch refused (the memory limit, a CUDA start-up failure): nothing about the reference.
-        std::string what = e.what();
-        what = what.substr(0, what.find('\n'));
-        return reply(request, "skipped",
-                     Json::array({diagnostic(
-                         codes::k_smoke_skipped,
-                         fmt::format("smoke run skipped: building the inputs failed: {}", what),
-                         "raise --memory-limit, or lower --max-bytes to skip such definitions")}));
-      }
-      if (objects.size() != plan->inputs.size()) {
-        return reply(
-            request, "skipped",
-            Json::array({diagnostic(codes::k_smoke_skipped, "smoke run skipped: " + skip_reason)}));
-      }
-      for (PyObject* object : objects) {
-        args.append(pyb::reinterpret_steal<pyb::object>(object));
-      }
-    }
-    // Output axes follow the inputs actually passed (an init picks its own sizes).
-    std::vector<std::vector<std::string>> axis_names;
-    for (const auto& input : plan->inputs) {
-      axis_names.push_back(input.axis_names);
-    }
-    const auto from_inputs =
-        m_impl->input_axes(args, axis_names).cast<std::map<std::string, std::int64_t>>();
-    for (auto& output : plan->outputs) {
-      for (std::size_t k = 0; k < output.shape.size() && k < output.axis_names.size(); ++k) {
-        if (const auto it = from_inputs.find(output.axis_names[k]); it != from_inputs.end()) {
-          output.shape[k] = it->second;
-        }
-      }
-    }
-    const pyb::tuple called = m_impl->call(built[0], args, outputs.size());
-    const auto kind = called[0].cast<std::string>();
-    if (kind == "name") {
-      const auto missing = called[1].cast<std::string>();
-      return reply(
-          request, "failed",
-          Json::array({diagnostic(codes::k_smoke_missing_helper,
-                                  fmt::format("smoke run: the reference calls '{}', which it never "
-                                              "defines\n{}",
-                                              missing, called[2].cast<std::string>()),
-                                  "paste the missing helper into the reference (FlashInfer's "
-                                  "flashinfer/trace/templates/*.py has the dumper's helpers)")}));
-    }
-    if (kind == "raise") {
-      // A CPU kernel this torch lacks (float16 matmul on torch 1.13, …) says nothing about the
-      // reference.
-      const auto text = called[1].cast<std::string>();
-      static constexpr std::string_view k_missing_attribute =
-          "AttributeError: module 'torch' has no attribute '";
-      const auto attribute = text.starts_with(k_missing_attribute)
-                                 ? text.substr(k_missing_attribute.size(),
-                                               text.find('\'', k_missing_attribute.size()) -
-                                                   k_missing_attribute.size())
-                                 : std::string();
-      // Only a dtype a newer torch has (float8_*, float4_*, uint16/32/64) says something about
-      // this torch; any other missing attribute is a bug in the reference.
-      const bool newer_dtype = attribute.starts_with("float8") || attribute.starts_with("float4") ||
-                               attribute == "uint16" || attribute == "uint32" ||
-                               attribute == "uint64";
-      if (newer_dtype) {
-        return reply(
-            request, "skipped",
-            Json::array({diagnostic(
-                codes::k_smoke_skipped,
-                fmt::format("smoke run skipped: the reference uses torch.{}, which torch "
-                            "{} lacks{}",
-                            attribute, m_impl->torch.version,
-                            attribute.starts_with("float8") ? " (float8 needs torch 2.1 or later)"
-                                                            : ""))}));
-      }
-      if (text.starts_with("RuntimeError: ") &&
-          text.find("not implemented for '") != std::string::npos) {
-        return reply(request, "skipped",
-                     Json::array({diagnostic(
-                         codes::k_smoke_skipped,
-                         fmt::format("smoke run skipped: torch {} has no {} kernel for it ({})",
-                                     m_impl->torch.version, cuda ? "CUDA" : "CPU", text))}));
-      }
-    }
-    if (kind == "raise") {
-      return reply(request, "failed",
-                   Json::array({diagnostic(codes::k_smoke_exception,
-                                           fmt::format("smoke run: the reference raised {}\n{}",
-                                                       called[1].cast<std::string>(),
-                                                       called[2].cast<std::string>()))}));
-    }
-    const auto values = called[1].cast<pyb::list>();
-    Json problems = Json::array();
-    if (values.size() != outputs.size()) {
-      problems.push_back(diagnostic(
-          codes::k_smoke_output_count,
-          fmt::format("smoke run: the reference returned {} value{} for {} declared output{}",
-                      values.size(), values.size() == 1 ? "" : "s", outputs.size(),
-                      outputs.size() == 1 ? "" : "s")));
-      return reply(request, "failed", problems);
-    }
-    std::map<std::string, std::int64_t> bound; // output-only axes, bound by the first output
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const auto& expected = plan->outputs[i];
-      const pyb::tuple value = values[i].cast<pyb::tuple>();
-      const auto value_kind = value[0].cast<std::string>();
-      Json d;
-      if (value_kind != "tensor") {
-        if (!expected.scalar) {
-          problems.push_back(diagnostic(codes::k_smoke_output_dtype,
-                                        fmt::format("smoke run: output '{}' is a {}, not a tensor",
-                                                    expected.name, value_kind)));
-          problems.back()["pointer"] = "/outputs/" + expected.name;
-        }
-        continue;
-      }
-      const auto shape = value[1].cast<std::vector<std::int64_t>>();
-      const auto dtype = value[2].cast<std::string>();
-      bool shape_ok = !expected.scalar || shape.empty();
-      if (!expected.scalar) {
-        shape_ok = shape.size() == expected.shape.size();
-        for (std::size_t k = 0; shape_ok && k < shape.size(); ++k) {
-          if (expected.shape[k]) {
-            shape_ok = shape[k] == *expected.shape[k];
-          } else {
-            const auto& axis = expected.axis_names[k];
-            const auto [it, inserted] = bound.emplace(axis, shape[k]);
-            shape_ok = inserted || it->second == shape[k];
-          }
-        }
-      }
-      if (!shape_ok) {
-        problems.push_back(diagnostic(
-            codes::k_smoke_output_shape,
-            fmt::format("smoke run: output '{}' has shape {}, declared {}", expected.name,
-                        shape_text(shape), declared_shape_text(expected))));
-        problems.back()["pointer"] = "/outputs/" + expected.name + "/shape";
-      }
-      const std::string declared(to_string(expected.dtype));
-      if (dtype != declared) {
-        problems.push_back(
-            diagnostic(codes::k_smoke_output_dtype,
-                       fmt::format("smoke run: output '{}' has dtype {}, declared {}",
-                                   expected.name, dtype, declared)));
-        problems.back()["pointer"] = "/outputs/" + expected.name + "/dtype";
-      }
-    }
-    if (!problems.empty()) {
-      return reply(request, "failed", problems);
-    }
-    std::vector<std::string> axes;
-    for (const auto& [axis, value] : plan->axes) {
-      const auto actual = from_inputs.find(axis);
-      axes.push_back(
-          fmt::format("{}={}", axis, actual != from_inputs.end() ? actual->second : value));
-    }
-    return reply(
-        request, "ok",
-        Json::array({diagnostic(
-            codes::k_reference_ok,
-            fmt::format("smoke run: ok ({} output{} as declared; {}; {} on {})", outputs.size(),
-                        outputs.size() == 1 ? "" : "s", inputs_from,
-                        axes.empty() ? "no axes" : fmt::format("{}", fmt::join(axes, ", ")),
-                        cuda ? "cuda" : "cpu"))}));
-  } catch (const pyb::error_already_set& e) {
-    return reply(request, "failed",
-                 Json::array({diagnostic(codes::k_smoke_exception,
-                                         fmt::format("the worker failed: {}", e.what()))}));
-  } catch (const std::exception& e) {
-    return reply(request, "failed",
-                 Json::array({diagnostic(codes::k_worker_protocol,
-                                         fmt::format("bad request: {}", e.what()))}));
-  }
 }
 
 } // namespace fib::worker
