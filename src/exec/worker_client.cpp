@@ -2,22 +2,18 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/util/subprocess.hpp>
 
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace fib {
 namespace {
@@ -30,18 +26,6 @@ std::string human_bytes(std::uintmax_t bytes) {
     return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
   }
   return fmt::format("{} bytes", bytes);
-}
-
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    const int signal = WTERMSIG(status);
-    const char* name = ::strsignal(signal);
-    return fmt::format("signal {} ({})", signal, name != nullptr ? name : "?");
-  }
-  if (WIFEXITED(status)) {
-    return fmt::format("exit status {}", WEXITSTATUS(status));
-  }
-  return "an unknown end";
 }
 
 } // namespace
@@ -152,12 +136,7 @@ public:
 
 private:
   ReferenceOutcome crashed(const std::string& what) {
-    int status = 0;
-    std::string how = "an unknown end";
-    if (m_pid > 0 && ::waitpid(m_pid, &status, 0) == m_pid) {
-      how = describe_status(status);
-      m_pid = -1;
-    }
+    const std::string how = reap_worker();
     kill_worker();
     ReferenceOutcome outcome;
     outcome.verdict = ReferenceVerdict::failed;
@@ -200,37 +179,33 @@ private:
       return make_diagnostic(codes::k_worker_unavailable,
                              fmt::format("cannot create a socket: {}", std::strerror(errno)));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, sockets[1], STDIN_FILENO);
-    const std::string address_space = std::to_string(m_options.address_space);
+    // The worker stays in fib's process group (a Ctrl-C reaches it too) and is run as found.
     const std::string path = worker->string();
-    std::vector<char*> argv{const_cast<char*>(path.c_str()), const_cast<char*>("--address-space"),
-                            const_cast<char*>(address_space.c_str()), nullptr};
-    pid_t pid = -1;
-    const int error = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    SpawnOptions spawn;
+    spawn.argv = {path, "--address-space", std::to_string(m_options.address_space)};
+    spawn.input_descriptor = sockets[1];
+    spawn.group = ProcessGroup::inherited;
+    spawn.lookup = ProgramLookup::exact_path;
+    const Spawned child = spawn_process(spawn);
     ::close(sockets[1]);
-    if (error != 0) {
+    if (child.failure) {
       ::close(sockets[0]);
-      Diagnostic d = make_diagnostic(
-          codes::k_worker_unavailable,
-          fmt::format("cannot start the reference worker {}: {}", path, std::strerror(error)));
+      Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
+                                     fmt::format("cannot start the reference worker {}: {}", path,
+                                                 std::strerror(child.failure->error)));
       m_failed_start = d;
       return d;
     }
-    m_pid = pid;
+    m_pid = child.pid;
     m_socket = sockets[0];
     m_buffer.clear();
     ++m_starts;
     auto hello = read_line(m_options.startup_timeout);
     if (!hello) {
       const bool timed_out = m_timed_out;
-      int status = 0;
       std::string how;
-      if (!timed_out && ::waitpid(m_pid, &status, 0) == m_pid) {
-        how = describe_status(status);
-        m_pid = -1;
+      if (!timed_out) {
+        how = reap_worker();
       }
       kill_worker();
       Diagnostic d = make_diagnostic(
@@ -319,25 +294,33 @@ private:
       m_socket = -1;
     }
     if (m_pid > 0) {
-      ::kill(m_pid, SIGKILL);
-      ::waitpid(m_pid, nullptr, 0);
+      kill_process(m_pid);
       m_pid = -1;
     }
     m_buffer.clear();
+  }
+
+  // Waits for the worker, which has ended or is about to: how it ended ("an unknown end" when it
+  // cannot tell). The worker is gone afterwards.
+  std::string reap_worker() {
+    std::string how = "an unknown end";
+    if (m_pid > 0) {
+      if (const WaitResult waited = wait_for_exit(m_pid, std::nullopt); waited.status) {
+        how = describe_wait_status(*waited.status);
+        m_pid = -1;
+      }
+    }
+    return how;
   }
 
   void stop() {
     if (m_socket >= 0) {
       ::shutdown(m_socket, SHUT_WR); // EOF: the worker exits on its own
     }
-    if (m_pid > 0) {
-      for (int i = 0; i < 50; ++i) {
-        if (::waitpid(m_pid, nullptr, WNOHANG) == m_pid) {
-          m_pid = -1;
-          break;
-        }
-        ::usleep(10'000);
-      }
+    if (m_pid > 0 &&
+        wait_for_exit(m_pid, std::chrono::steady_clock::now() + std::chrono::milliseconds(500))
+            .ended) {
+      m_pid = -1;
     }
     kill_worker();
   }

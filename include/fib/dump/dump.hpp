@@ -15,7 +15,7 @@
 #include <fib/normalize/normalize.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/tag/tags.hpp>
-#include <fib/util/child_process.hpp>
+#include <fib/util/subprocess.hpp>
 #include <fib/validate/report.hpp>
 
 #include <chrono>
