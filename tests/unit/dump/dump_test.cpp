@@ -138,5 +138,53 @@ TEST(DumpHarness, OptionalEngineArgumentsAreLeftOut) {
   EXPECT_NE(text.find("tp_size=1,"), std::string::npos);
 }
 
+// What fib dump's exit status is made of: the run's own diagnostics, and only the environment
+// errors of staging and tagging (their findings are outcomes).
+TEST(DumpVerdict, CountsTheRunAndTheEnvironmentErrorsOfItsSteps) {
+  DumpResult result;
+  result.diagnostics.push_back(make_diagnostic(codes::k_dump_left_processes, "left"));
+  EXPECT_EQ(count_dump_diagnostics(result).warnings, 1u);
+  EXPECT_EQ(count_dump_diagnostics(result).errors, 0u);
+  EXPECT_FALSE(dump_found_problems(result));
+
+  result.staged = StageResult{};
+  StageEntry conflict;
+  conflict.action = StageAction::conflict;
+  conflict.diagnostics.push_back(make_diagnostic(codes::k_stage_conflict, "differs"));
+  result.staged->entries.push_back(conflict);
+  // A conflict's error is not counted: the conflict itself is the finding.
+  EXPECT_EQ(count_dump_diagnostics(result).errors, 0u);
+  EXPECT_FALSE(dump_found_problems(result));
+  result.staged->summary.conflicts = 1;
+  EXPECT_TRUE(dump_found_problems(result));
+
+  StageEntry unwritten;
+  unwritten.action = StageAction::added;
+  unwritten.diagnostics.push_back(make_diagnostic(codes::k_io_write, "cannot write"));
+  result.staged->entries.push_back(unwritten);
+  const auto counts = count_dump_diagnostics(result);
+  EXPECT_EQ(counts.environment_errors, 1u);
+  EXPECT_EQ(counts.errors, 1u);
+
+  TaggedFile tagged;
+  tagged.diagnostics.push_back(make_diagnostic(codes::k_io_unsafe_path, "a link"));
+  result.tagged_files.push_back(tagged);
+  result.validation_environment.push_back(make_diagnostic(codes::k_python_unavailable, "none"));
+  EXPECT_EQ(count_dump_diagnostics(result).environment_errors, 3u);
+}
+
+TEST(DumpVerdict, AnInvalidDumpOrASkippedTagEditIsAProblem) {
+  DumpResult result;
+  result.files.push_back(DumpedFile{});
+  EXPECT_FALSE(dump_found_problems(result));
+  result.files.back().problem = make_diagnostic(codes::k_stage_not_definition, "not one");
+  EXPECT_TRUE(dump_found_problems(result));
+  result.files.clear();
+  result.tagged = TagSummary{};
+  EXPECT_FALSE(dump_found_problems(result));
+  result.tagged->skipped = 1;
+  EXPECT_TRUE(dump_found_problems(result));
+}
+
 } // namespace
 } // namespace fib
