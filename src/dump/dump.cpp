@@ -352,18 +352,6 @@ Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& direc
   return DumpSnapshot{};
 }
 
-std::string_view to_string(DumpFileState state) {
-  switch (state) {
-  case DumpFileState::created:
-    return "new";
-  case DumpFileState::rewritten:
-    return "rewritten";
-  case DumpFileState::kept:
-    return "kept";
-  }
-  return "new";
-}
-
 std::vector<DumpedFile> collect_dump(const std::filesystem::path& directory,
                                      const DumpSnapshot& before) {
   std::error_code ec;

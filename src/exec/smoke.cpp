@@ -230,30 +230,6 @@ Expected<std::map<std::string, std::int64_t>> choose_axes(const Definition& defi
 
 } // namespace
 
-std::string_view to_string(InputFill fill) {
-  switch (fill) {
-  case InputFill::random_normal:
-    return "random_normal";
-  case InputFill::probabilities:
-    return "probabilities";
-  case InputFill::random_bool:
-    return "random_bool";
-  case InputFill::index_pointer:
-    return "index_pointer";
-  case InputFill::indices:
-    return "indices";
-  case InputFill::lengths:
-    return "lengths";
-  case InputFill::zeros:
-    return "zeros";
-  case InputFill::scalar:
-    return "scalar";
-  case InputFill::safetensors:
-    return "safetensors";
-  }
-  return "zeros";
-}
-
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
   case DType::float32:
@@ -502,20 +478,11 @@ Expected<SmokePlan> smoke_plan_from_json(const Json& json) {
         return bad("unknown dtype");
       }
       input.dtype = *dtype;
-      const auto fill = item.at("fill").get<std::string>();
-      bool known = false;
-      for (const auto candidate :
-           {InputFill::safetensors, InputFill::random_normal, InputFill::probabilities,
-            InputFill::random_bool, InputFill::index_pointer, InputFill::indices,
-            InputFill::lengths, InputFill::zeros, InputFill::scalar}) {
-        if (to_string(candidate) == fill) {
-          input.fill = candidate;
-          known = true;
-        }
-      }
-      if (!known) {
+      const auto fill = parse_enum<InputFill>(item.at("fill").get<std::string>());
+      if (!fill) {
         return bad("unknown fill");
       }
+      input.fill = *fill;
       input.total = item.at("total").get<std::int64_t>();
       input.bound = item.at("bound").get<std::int64_t>();
       input.scalar_value = item.at("value").get<double>();

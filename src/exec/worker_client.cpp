@@ -30,10 +30,6 @@ std::string human_bytes(std::uintmax_t bytes) {
 
 } // namespace
 
-std::string_view to_string(SmokeDevice device) {
-  return device == SmokeDevice::cuda ? "cuda" : "cpu";
-}
-
 std::optional<std::filesystem::path> find_worker_executable() {
   if (const char* configured = std::getenv("FIB_WORKER"); configured != nullptr && *configured) {
     return std::filesystem::path(configured);

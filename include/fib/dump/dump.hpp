@@ -10,6 +10,7 @@
 // fatal.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/enum_names.hpp>
 #include <fib/base/expected.hpp>
 #include <fib/model/python_checks.hpp>
 #include <fib/normalize/normalize.hpp>
@@ -18,6 +19,7 @@
 #include <fib/util/subprocess.hpp>
 #include <fib/validate/report.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -57,8 +59,18 @@ enum class DumpFileState {
   kept,      // there before and untouched by this run
 };
 
+template <> struct EnumNames<DumpFileState> {
+  static constexpr std::array k_table = std::to_array<EnumName<DumpFileState>>({
+      {DumpFileState::created, "new"},
+      {DumpFileState::rewritten, "rewritten"},
+      {DumpFileState::kept, "kept"},
+  });
+};
+
 // "new", "rewritten", "kept".
-std::string_view to_string(DumpFileState state);
+inline std::string_view to_string(DumpFileState state) {
+  return enum_name(state);
+}
 
 struct DumpedFile {
   std::filesystem::path file;

@@ -186,5 +186,12 @@ TEST(DumpVerdict, AnInvalidDumpOrASkippedTagEditIsAProblem) {
   EXPECT_TRUE(dump_found_problems(result));
 }
 
+TEST(DumpDirectory, FileStatesHaveTheirListingNames) {
+  EXPECT_EQ(to_string(DumpFileState::created), "new");
+  EXPECT_EQ(to_string(DumpFileState::rewritten), "rewritten");
+  EXPECT_EQ(to_string(DumpFileState::kept), "kept");
+  EXPECT_EQ(parse_enum<DumpFileState>("new"), DumpFileState::created);
+}
+
 } // namespace
 } // namespace fib
