@@ -447,6 +447,43 @@ std::string now_iso8601() {
   return buffer;
 }
 
+// An evaluation fib writes itself (the worker could not): its environment is what the worker said
+// about itself at start.
+Json evaluation_by_fib(const std::optional<WorkerInfo>& info, SmokeDevice device,
+                       std::string status, std::string log) {
+  Json libs = Json::object();
+  if (info && !info->torch_version.empty()) {
+    libs["torch"] = info->torch_version;
+  }
+  if (info && !info->python_version.empty()) {
+    libs["python"] = info->python_version;
+  }
+  const bool cuda = device == SmokeDevice::cuda && info && info->cuda;
+  Json environment{{"hardware", cuda ? std::string("CUDA device") : cpu_model()}, {"libs", libs}};
+  return Json{{"status", std::move(status)}, {"environment", std::move(environment)},
+              {"timestamp", now_iso8601()},  {"log", std::move(log)},
+              {"correctness", nullptr},      {"performance", nullptr}};
+}
+
+// The log of a COMPILE_ERROR when the build job failed (ran past its limit, crashed the worker,
+// or did not compile); nullopt when it built or the worker could not be used.
+std::optional<std::string> compile_error_log(const ReferenceOutcome& built, const Json& reply,
+                                             std::chrono::milliseconds build_timeout) {
+  for (const auto& d : built.diagnostics) {
+    if (d.code == codes::k_smoke_timeout) {
+      return fmt::format("the build ran past {:g} s and was stopped",
+                         static_cast<double>(build_timeout.count()) / 1000.0);
+    }
+    if (d.code == codes::k_worker_crashed) {
+      return d.message;
+    }
+  }
+  if (built.verdict == ReferenceVerdict::failed) {
+    return reply.value("log", std::string());
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const Solution& solution,
@@ -458,89 +495,56 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
     out.diagnostics.push_back(plan.error());
     return out;
   }
+  const SmokeDevice device = m_impl->options().device;
+  const auto by_fib = [&](std::string status, std::string log) {
+    return evaluation_by_fib(m_impl->info(), device, std::move(status), std::move(log));
+  };
+  // The build first, as its own job (and once per solution: a failure is remembered).
+  const std::string key = solution.content_hash();
+  if (const auto failed = m_failed_builds.find(key); failed != m_failed_builds.end()) {
+    out.evaluation = by_fib("COMPILE_ERROR", failed->second);
+    return out;
+  }
+  const Json solution_json = solution_request(solution);
+  Json build_request{
+      {"job", "build_solution"},        {"name", definition.name},  {"reference", ""},
+      {"inputs", Json::array()},        {"outputs", Json::array()}, {"solution", solution_json},
+      {"cache", options.cache.string()}};
+  ReferenceOutcome built = m_impl->run_job(std::move(build_request), options.build_timeout);
+  if (auto log = compile_error_log(built, m_impl->last_reply(), options.build_timeout)) {
+    m_failed_builds[key] = *log;
+    out.evaluation = by_fib("COMPILE_ERROR", std::move(*log));
+    return out;
+  }
+  if (built.verdict == ReferenceVerdict::unavailable) {
+    out.diagnostics = std::move(built.diagnostics);
+    return out;
+  }
   Json request{{"job", "evaluate"},
                {"name", definition.name},
                {"reference", definition.reference},
                {"inputs", names_of(definition.inputs)},
                {"outputs", names_of(definition.outputs)},
                {"plan", to_json(*plan)},
-               {"solution", solution_request(solution)},
+               {"solution", solution_json},
                {"cache", options.cache.string()},
                {"warmup", options.warmup},
                {"iterations", options.iterations},
                {"atol", options.atol},
                {"rtol", options.rtol},
                {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
-  // The environment of an evaluation fib writes itself (the worker could not): what the worker
-  // said about itself at start.
-  const auto fib_environment = [&] {
-    Json libs = Json::object();
-    const auto& info = m_impl->info();
-    if (info && !info->torch_version.empty()) {
-      libs["torch"] = info->torch_version;
-    }
-    if (info && !info->python_version.empty()) {
-      libs["python"] = info->python_version;
-    }
-    const bool cuda = m_impl->options().device == SmokeDevice::cuda && info && info->cuda;
-    return Json{{"hardware", cuda ? std::string("CUDA device") : cpu_model()}, {"libs", libs}};
-  };
-  const auto written_by_fib = [&](std::string status, std::string log) {
-    return Json{{"status", std::move(status)}, {"environment", fib_environment()},
-                {"timestamp", now_iso8601()},  {"log", std::move(log)},
-                {"correctness", nullptr},      {"performance", nullptr}};
-  };
-  // The build first, as its own job (and once per solution: a failure is remembered).
-  const std::string key = solution.content_hash();
-  if (const auto failed = m_failed_builds.find(key); failed != m_failed_builds.end()) {
-    out.evaluation = written_by_fib("COMPILE_ERROR", failed->second);
-    return out;
-  }
-  Json build_request{{"job", "build_solution"},
-                     {"name", definition.name},
-                     {"reference", ""},
-                     {"inputs", Json::array()},
-                     {"outputs", Json::array()},
-                     {"solution", request["solution"]},
-                     {"cache", options.cache.string()}};
-  ReferenceOutcome built = m_impl->run_job(std::move(build_request), options.build_timeout);
-  for (const auto& d : built.diagnostics) {
-    if (d.code == codes::k_smoke_timeout) {
-      const std::string log =
-          fmt::format("the build ran past {:g} s and was stopped",
-                      static_cast<double>(options.build_timeout.count()) / 1000.0);
-      m_failed_builds[key] = log;
-      out.evaluation = written_by_fib("COMPILE_ERROR", log);
-      return out;
-    }
-    if (d.code == codes::k_worker_crashed) {
-      m_failed_builds[key] = d.message;
-      out.evaluation = written_by_fib("COMPILE_ERROR", d.message);
-      return out;
-    }
-  }
-  if (built.verdict == ReferenceVerdict::unavailable) {
-    out.diagnostics = std::move(built.diagnostics);
-    return out;
-  }
-  if (built.verdict == ReferenceVerdict::failed) {
-    const std::string log = m_impl->last_reply().value("log", std::string());
-    m_failed_builds[key] = log;
-    out.evaluation = written_by_fib("COMPILE_ERROR", log);
-    return out;
-  }
   const auto timeout = m_impl->options().job_timeout;
   ReferenceOutcome outcome = m_impl->run_job(std::move(request), timeout);
   for (const auto& d : outcome.diagnostics) {
     if (d.code == codes::k_smoke_timeout) {
-      out.evaluation = written_by_fib(
-          "TIMEOUT", fmt::format("the evaluation ran past the {:g} s timeout; the worker was "
-                                 "stopped and restarted",
-                                 static_cast<double>(timeout.count()) / 1000.0));
+      out.evaluation =
+          by_fib("TIMEOUT", fmt::format("the evaluation ran past the {:g} s timeout; the worker "
+                                        "was stopped and restarted",
+                                        static_cast<double>(timeout.count()) / 1000.0));
       return out;
     }
     if (d.code == codes::k_worker_crashed) {
-      out.evaluation = written_by_fib("RUNTIME_ERROR", d.message);
+      out.evaluation = by_fib("RUNTIME_ERROR", d.message);
       return out;
     }
   }
@@ -552,8 +556,7 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
   }
   for (auto& d : outcome.diagnostics) {
     if (d.code == codes::k_reference_build_failed) {
-      Diagnostic r = make_diagnostic(codes::k_run_reference, d.message);
-      out.diagnostics.push_back(std::move(r));
+      out.diagnostics.push_back(make_diagnostic(codes::k_run_reference, d.message));
     } else {
       out.diagnostics.push_back(std::move(d));
     }
