@@ -230,30 +230,6 @@ Expected<std::map<std::string, std::int64_t>> choose_axes(const Definition& defi
 
 } // namespace
 
-std::string_view to_string(InputFill fill) {
-  switch (fill) {
-  case InputFill::random_normal:
-    return "random_normal";
-  case InputFill::probabilities:
-    return "probabilities";
-  case InputFill::random_bool:
-    return "random_bool";
-  case InputFill::index_pointer:
-    return "index_pointer";
-  case InputFill::indices:
-    return "indices";
-  case InputFill::lengths:
-    return "lengths";
-  case InputFill::zeros:
-    return "zeros";
-  case InputFill::scalar:
-    return "scalar";
-  case InputFill::safetensors:
-    return "safetensors";
-  }
-  return "zeros";
-}
-
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
   case DType::float32:
@@ -277,17 +253,12 @@ std::size_t dtype_size(DType dtype) {
 
 namespace {
 
-// The plan for given axis values; `workload` (may be null) supplies scalars and blobs.
-SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std::int64_t> axes,
-                         const Workload* workload, const std::filesystem::path& root) {
-  std::set<std::string> input_names;
-  for (const auto& [name, spec] : definition.inputs) {
-    input_names.insert(name);
-  }
-  SmokePlan plan;
-  plan.axes = std::move(axes);
-  // Data constraints: `axis == t[-1].item()` decides the last value of the index pointer t.
-  std::map<std::string, std::int64_t> pointer_totals;
+// Data constraints: `axis == t[-1].item()` decides the last value of the index pointer t. The
+// other constraints that read inputs go to `plan.unchecked_constraints`.
+std::map<std::string, std::int64_t> pointer_totals(const Definition& definition,
+                                                   const std::set<std::string>& input_names,
+                                                   SmokePlan& plan) {
+  std::map<std::string, std::int64_t> totals;
   for (const auto& constraint : definition.constraints) {
     const auto names = identifiers(constraint);
     if (std::none_of(names.begin(), names.end(),
@@ -300,7 +271,7 @@ SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std
            {std::pair{sides->first, sides->second}, std::pair{sides->second, sides->first}}) {
         const auto tensor = last_item_of(tensor_side);
         if (tensor && is_identifier(axis_side) && plan.axes.count(axis_side) > 0) {
-          pointer_totals[*tensor] = plan.axes[axis_side];
+          totals[*tensor] = plan.axes[axis_side];
           modelled = true;
         }
       }
@@ -309,14 +280,111 @@ SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std
       plan.unchecked_constraints.push_back(constraint);
     }
   }
-  // The page count, for indices into a paged cache.
-  std::int64_t index_bound = 1;
+  return totals;
+}
+
+// The page count, for indices into a paged cache.
+std::int64_t index_bound_of(const std::map<std::string, std::int64_t>& axes) {
   for (const char* name : {"num_pages", "max_num_pages", "num_blocks", "total_num_pages"}) {
-    if (const auto it = plan.axes.find(name); it != plan.axes.end() && it->second > 0) {
-      index_bound = it->second;
-      break;
+    if (const auto it = axes.find(name); it != axes.end() && it->second > 0) {
+      return it->second;
     }
   }
+  return 1;
+}
+
+// How an input is filled, from its dtype and name (the workload's own values come later).
+void choose_fill(PlannedInput& input, const std::map<std::string, std::int64_t>& totals,
+                 std::int64_t index_bound) {
+  if (input.scalar) {
+    input.fill = InputFill::scalar;
+    input.scalar_value = scalar_value(input.name, input.dtype);
+  } else if (input.dtype == DType::boolean) {
+    input.fill = InputFill::random_bool;
+  } else if (is_float_dtype(input.dtype)) {
+    input.fill = lower(input.name).find("prob") != std::string::npos && !input.shape.empty()
+                     ? InputFill::probabilities
+                     : InputFill::random_normal;
+  } else {
+    input.fill = integer_fill(input.name);
+    if (input.fill == InputFill::index_pointer && input.shape.size() != 1) {
+      input.fill = InputFill::zeros;
+    }
+    if (input.fill == InputFill::index_pointer) {
+      const auto it = totals.find(input.name);
+      const std::int64_t segments = std::max<std::int64_t>(input.shape[0] - 1, 0);
+      input.total = it != totals.end() ? it->second : segments;
+    }
+    if (input.fill == InputFill::indices) {
+      input.bound = index_bound;
+    }
+  }
+}
+
+// A scalar value or a safetensors blob the workload gives for the input.
+void apply_workload_value(PlannedInput& input, const Workload& workload,
+                          const std::filesystem::path& root) {
+  const InputSpec* given = find_entry(workload.inputs, input.name);
+  if (given == nullptr) {
+    return;
+  }
+  if (const auto* scalar = std::get_if<ScalarInput>(given)) {
+    input.fill = InputFill::scalar;
+    std::visit([&](const auto& value) { input.scalar_value = static_cast<double>(value); },
+               scalar->value);
+  } else if (const auto* blob = std::get_if<SafetensorsInput>(given)) {
+    input.fill = InputFill::safetensors;
+    const std::filesystem::path path(blob->path);
+    input.file = (path.is_absolute() ? path : root / path).string();
+    input.key = blob->tensor_key;
+  }
+}
+
+// An output with the shape its axes have where an input or a const axis determines them.
+PlannedOutput plan_output(const Definition& definition, const std::string& name,
+                          const TensorSpec& spec, SmokePlan& plan) {
+  PlannedOutput output;
+  output.name = name;
+  output.dtype = spec.dtype;
+  output.scalar = spec.is_scalar();
+  std::uintmax_t elements = 1;
+  bool known = true;
+  if (spec.shape) {
+    for (const auto& axis : *spec.shape) {
+      output.axis_names.push_back(axis);
+      const bool bound =
+          std::any_of(definition.inputs.begin(), definition.inputs.end(), [&](const auto& input) {
+            const auto& shape = input.second.shape;
+            return shape && std::find(shape->begin(), shape->end(), axis) != shape->end();
+          });
+      const auto* declared = find_entry(definition.axes, axis);
+      const bool is_const = declared != nullptr && declared->kind == AxisKind::const_axis;
+      if ((bound || is_const) && plan.axes.count(axis) > 0) {
+        output.shape.push_back(plan.axes.at(axis));
+        elements *= static_cast<std::uintmax_t>(std::max<std::int64_t>(plan.axes.at(axis), 0));
+      } else {
+        output.shape.push_back(std::nullopt);
+        known = false;
+      }
+    }
+  }
+  if (known && !output.scalar) {
+    plan.output_bytes += elements * dtype_size(spec.dtype);
+  }
+  return output;
+}
+
+// The plan for given axis values; `workload` (may be null) supplies scalars and blobs.
+SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std::int64_t> axes,
+                         const Workload* workload, const std::filesystem::path& root) {
+  std::set<std::string> input_names;
+  for (const auto& [name, spec] : definition.inputs) {
+    input_names.insert(name);
+  }
+  SmokePlan plan;
+  plan.axes = std::move(axes);
+  const auto totals = pointer_totals(definition, input_names, plan);
+  const std::int64_t index_bound = index_bound_of(plan.axes);
   for (const auto& [name, spec] : definition.inputs) {
     PlannedInput input;
     input.name = name;
@@ -331,76 +399,15 @@ SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std
         elements *= static_cast<std::uintmax_t>(std::max<std::int64_t>(value, 0));
       }
     }
-    if (input.scalar) {
-      input.fill = InputFill::scalar;
-      input.scalar_value = scalar_value(name, spec.dtype);
-    } else if (spec.dtype == DType::boolean) {
-      input.fill = InputFill::random_bool;
-    } else if (is_float_dtype(spec.dtype)) {
-      input.fill = lower(name).find("prob") != std::string::npos && !input.shape.empty()
-                       ? InputFill::probabilities
-                       : InputFill::random_normal;
-    } else {
-      input.fill = integer_fill(name);
-      if (input.fill == InputFill::index_pointer && input.shape.size() != 1) {
-        input.fill = InputFill::zeros;
-      }
-      if (input.fill == InputFill::index_pointer) {
-        const auto it = pointer_totals.find(name);
-        const std::int64_t segments = std::max<std::int64_t>(input.shape[0] - 1, 0);
-        input.total = it != pointer_totals.end() ? it->second : segments;
-      }
-      if (input.fill == InputFill::indices) {
-        input.bound = index_bound;
-      }
-    }
+    choose_fill(input, totals, index_bound);
     if (workload != nullptr) {
-      if (const InputSpec* given = find_entry(workload->inputs, name)) {
-        if (const auto* scalar = std::get_if<ScalarInput>(given)) {
-          input.fill = InputFill::scalar;
-          std::visit([&](const auto& value) { input.scalar_value = static_cast<double>(value); },
-                     scalar->value);
-        } else if (const auto* blob = std::get_if<SafetensorsInput>(given)) {
-          input.fill = InputFill::safetensors;
-          const std::filesystem::path path(blob->path);
-          input.file = (path.is_absolute() ? path : root / path).string();
-          input.key = blob->tensor_key;
-        }
-      }
+      apply_workload_value(input, *workload, root);
     }
     plan.input_bytes += input.scalar ? 0 : elements * dtype_size(spec.dtype);
     plan.inputs.push_back(std::move(input));
   }
   for (const auto& [name, spec] : definition.outputs) {
-    PlannedOutput output;
-    output.name = name;
-    output.dtype = spec.dtype;
-    output.scalar = spec.is_scalar();
-    std::uintmax_t elements = 1;
-    bool known = true;
-    if (spec.shape) {
-      for (const auto& axis : *spec.shape) {
-        output.axis_names.push_back(axis);
-        const bool bound =
-            std::any_of(definition.inputs.begin(), definition.inputs.end(), [&](const auto& input) {
-              const auto& shape = input.second.shape;
-              return shape && std::find(shape->begin(), shape->end(), axis) != shape->end();
-            });
-        const auto* declared = find_entry(definition.axes, axis);
-        const bool is_const = declared != nullptr && declared->kind == AxisKind::const_axis;
-        if ((bound || is_const) && plan.axes.count(axis) > 0) {
-          output.shape.push_back(plan.axes.at(axis));
-          elements *= static_cast<std::uintmax_t>(std::max<std::int64_t>(plan.axes.at(axis), 0));
-        } else {
-          output.shape.push_back(std::nullopt);
-          known = false;
-        }
-      }
-    }
-    if (known && !output.scalar) {
-      plan.output_bytes += elements * dtype_size(spec.dtype);
-    }
-    plan.outputs.push_back(std::move(output));
+    plan.outputs.push_back(plan_output(definition, name, spec, plan));
   }
   return plan;
 }
@@ -502,20 +509,11 @@ Expected<SmokePlan> smoke_plan_from_json(const Json& json) {
         return bad("unknown dtype");
       }
       input.dtype = *dtype;
-      const auto fill = item.at("fill").get<std::string>();
-      bool known = false;
-      for (const auto candidate :
-           {InputFill::safetensors, InputFill::random_normal, InputFill::probabilities,
-            InputFill::random_bool, InputFill::index_pointer, InputFill::indices,
-            InputFill::lengths, InputFill::zeros, InputFill::scalar}) {
-        if (to_string(candidate) == fill) {
-          input.fill = candidate;
-          known = true;
-        }
-      }
-      if (!known) {
+      const auto fill = parse_enum<InputFill>(item.at("fill").get<std::string>());
+      if (!fill) {
         return bad("unknown fill");
       }
+      input.fill = *fill;
       input.total = item.at("total").get<std::int64_t>();
       input.bound = item.at("bound").get<std::int64_t>();
       input.scalar_value = item.at("value").get<double>();

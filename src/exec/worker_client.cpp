@@ -2,22 +2,18 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/util/subprocess.hpp>
 
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 // FIB_WORKER_FROM_BINDIR: where `cmake --install` puts the worker relative to where it puts fib
 // ("../libexec/fib/fib-worker" in the GNU layout), defined by cmake/FibInstall.cmake.
@@ -35,23 +31,7 @@ std::string human_bytes(std::uintmax_t bytes) {
   return fmt::format("{} bytes", bytes);
 }
 
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    const int signal = WTERMSIG(status);
-    const char* name = ::strsignal(signal);
-    return fmt::format("signal {} ({})", signal, name != nullptr ? name : "?");
-  }
-  if (WIFEXITED(status)) {
-    return fmt::format("exit status {}", WEXITSTATUS(status));
-  }
-  return "an unknown end";
-}
-
 } // namespace
-
-std::string_view to_string(SmokeDevice device) {
-  return device == SmokeDevice::cuda ? "cuda" : "cpu";
-}
 
 std::optional<std::filesystem::path> find_worker_executable() {
   if (const char* configured = std::getenv("FIB_WORKER"); configured != nullptr && *configured) {
@@ -161,12 +141,7 @@ public:
 
 private:
   ReferenceOutcome crashed(const std::string& what) {
-    int status = 0;
-    std::string how = "an unknown end";
-    if (m_pid > 0 && ::waitpid(m_pid, &status, 0) == m_pid) {
-      how = describe_status(status);
-      m_pid = -1;
-    }
+    const std::string how = reap_worker();
     kill_worker();
     ReferenceOutcome outcome;
     outcome.verdict = ReferenceVerdict::failed;
@@ -209,37 +184,33 @@ private:
       return make_diagnostic(codes::k_worker_unavailable,
                              fmt::format("cannot create a socket: {}", std::strerror(errno)));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, sockets[1], STDIN_FILENO);
-    const std::string address_space = std::to_string(m_options.address_space);
+    // The worker stays in fib's process group (a Ctrl-C reaches it too) and is run as found.
     const std::string path = worker->string();
-    std::vector<char*> argv{const_cast<char*>(path.c_str()), const_cast<char*>("--address-space"),
-                            const_cast<char*>(address_space.c_str()), nullptr};
-    pid_t pid = -1;
-    const int error = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    SpawnOptions spawn;
+    spawn.argv = {path, "--address-space", std::to_string(m_options.address_space)};
+    spawn.input_descriptor = sockets[1];
+    spawn.group = ProcessGroup::inherited;
+    spawn.lookup = ProgramLookup::exact_path;
+    const Spawned child = spawn_process(spawn);
     ::close(sockets[1]);
-    if (error != 0) {
+    if (child.failure) {
       ::close(sockets[0]);
-      Diagnostic d = make_diagnostic(
-          codes::k_worker_unavailable,
-          fmt::format("cannot start the reference worker {}: {}", path, std::strerror(error)));
+      Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
+                                     fmt::format("cannot start the reference worker {}: {}", path,
+                                                 std::strerror(child.failure->error)));
       m_failed_start = d;
       return d;
     }
-    m_pid = pid;
+    m_pid = child.pid;
     m_socket = sockets[0];
     m_buffer.clear();
     ++m_starts;
     auto hello = read_line(m_options.startup_timeout);
     if (!hello) {
       const bool timed_out = m_timed_out;
-      int status = 0;
       std::string how;
-      if (!timed_out && ::waitpid(m_pid, &status, 0) == m_pid) {
-        how = describe_status(status);
-        m_pid = -1;
+      if (!timed_out) {
+        how = reap_worker();
       }
       kill_worker();
       Diagnostic d = make_diagnostic(
@@ -328,25 +299,33 @@ private:
       m_socket = -1;
     }
     if (m_pid > 0) {
-      ::kill(m_pid, SIGKILL);
-      ::waitpid(m_pid, nullptr, 0);
+      kill_process(m_pid);
       m_pid = -1;
     }
     m_buffer.clear();
+  }
+
+  // Waits for the worker, which has ended or is about to: how it ended ("an unknown end" when it
+  // cannot tell). The worker is gone afterwards.
+  std::string reap_worker() {
+    std::string how = "an unknown end";
+    if (m_pid > 0) {
+      if (const WaitResult waited = wait_for_exit(m_pid, std::nullopt); waited.status) {
+        how = describe_wait_status(*waited.status);
+        m_pid = -1;
+      }
+    }
+    return how;
   }
 
   void stop() {
     if (m_socket >= 0) {
       ::shutdown(m_socket, SHUT_WR); // EOF: the worker exits on its own
     }
-    if (m_pid > 0) {
-      for (int i = 0; i < 50; ++i) {
-        if (::waitpid(m_pid, nullptr, WNOHANG) == m_pid) {
-          m_pid = -1;
-          break;
-        }
-        ::usleep(10'000);
-      }
+    if (m_pid > 0 &&
+        wait_for_exit(m_pid, std::chrono::steady_clock::now() + std::chrono::milliseconds(500))
+            .ended) {
+      m_pid = -1;
     }
     kill_worker();
   }
@@ -477,6 +456,43 @@ std::string now_iso8601() {
   return buffer;
 }
 
+// An evaluation fib writes itself (the worker could not): its environment is what the worker said
+// about itself at start.
+Json evaluation_by_fib(const std::optional<WorkerInfo>& info, SmokeDevice device,
+                       std::string status, std::string log) {
+  Json libs = Json::object();
+  if (info && !info->torch_version.empty()) {
+    libs["torch"] = info->torch_version;
+  }
+  if (info && !info->python_version.empty()) {
+    libs["python"] = info->python_version;
+  }
+  const bool cuda = device == SmokeDevice::cuda && info && info->cuda;
+  Json environment{{"hardware", cuda ? std::string("CUDA device") : cpu_model()}, {"libs", libs}};
+  return Json{{"status", std::move(status)}, {"environment", std::move(environment)},
+              {"timestamp", now_iso8601()},  {"log", std::move(log)},
+              {"correctness", nullptr},      {"performance", nullptr}};
+}
+
+// The log of a COMPILE_ERROR when the build job failed (ran past its limit, crashed the worker,
+// or did not compile); nullopt when it built or the worker could not be used.
+std::optional<std::string> compile_error_log(const ReferenceOutcome& built, const Json& reply,
+                                             std::chrono::milliseconds build_timeout) {
+  for (const auto& d : built.diagnostics) {
+    if (d.code == codes::k_smoke_timeout) {
+      return fmt::format("the build ran past {:g} s and was stopped",
+                         static_cast<double>(build_timeout.count()) / 1000.0);
+    }
+    if (d.code == codes::k_worker_crashed) {
+      return d.message;
+    }
+  }
+  if (built.verdict == ReferenceVerdict::failed) {
+    return reply.value("log", std::string());
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const Solution& solution,
@@ -488,89 +504,56 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
     out.diagnostics.push_back(plan.error());
     return out;
   }
+  const SmokeDevice device = m_impl->options().device;
+  const auto by_fib = [&](std::string status, std::string log) {
+    return evaluation_by_fib(m_impl->info(), device, std::move(status), std::move(log));
+  };
+  // The build first, as its own job (and once per solution: a failure is remembered).
+  const std::string key = solution.content_hash();
+  if (const auto failed = m_failed_builds.find(key); failed != m_failed_builds.end()) {
+    out.evaluation = by_fib("COMPILE_ERROR", failed->second);
+    return out;
+  }
+  const Json solution_json = solution_request(solution);
+  Json build_request{
+      {"job", "build_solution"},        {"name", definition.name},  {"reference", ""},
+      {"inputs", Json::array()},        {"outputs", Json::array()}, {"solution", solution_json},
+      {"cache", options.cache.string()}};
+  ReferenceOutcome built = m_impl->run_job(std::move(build_request), options.build_timeout);
+  if (auto log = compile_error_log(built, m_impl->last_reply(), options.build_timeout)) {
+    m_failed_builds[key] = *log;
+    out.evaluation = by_fib("COMPILE_ERROR", std::move(*log));
+    return out;
+  }
+  if (built.verdict == ReferenceVerdict::unavailable) {
+    out.diagnostics = std::move(built.diagnostics);
+    return out;
+  }
   Json request{{"job", "evaluate"},
                {"name", definition.name},
                {"reference", definition.reference},
                {"inputs", names_of(definition.inputs)},
                {"outputs", names_of(definition.outputs)},
                {"plan", to_json(*plan)},
-               {"solution", solution_request(solution)},
+               {"solution", solution_json},
                {"cache", options.cache.string()},
                {"warmup", options.warmup},
                {"iterations", options.iterations},
                {"atol", options.atol},
                {"rtol", options.rtol},
                {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
-  // The environment of an evaluation fib writes itself (the worker could not): what the worker
-  // said about itself at start.
-  const auto fib_environment = [&] {
-    Json libs = Json::object();
-    const auto& info = m_impl->info();
-    if (info && !info->torch_version.empty()) {
-      libs["torch"] = info->torch_version;
-    }
-    if (info && !info->python_version.empty()) {
-      libs["python"] = info->python_version;
-    }
-    const bool cuda = m_impl->options().device == SmokeDevice::cuda && info && info->cuda;
-    return Json{{"hardware", cuda ? std::string("CUDA device") : cpu_model()}, {"libs", libs}};
-  };
-  const auto written_by_fib = [&](std::string status, std::string log) {
-    return Json{{"status", std::move(status)}, {"environment", fib_environment()},
-                {"timestamp", now_iso8601()},  {"log", std::move(log)},
-                {"correctness", nullptr},      {"performance", nullptr}};
-  };
-  // The build first, as its own job (and once per solution: a failure is remembered).
-  const std::string key = solution.content_hash();
-  if (const auto failed = m_failed_builds.find(key); failed != m_failed_builds.end()) {
-    out.evaluation = written_by_fib("COMPILE_ERROR", failed->second);
-    return out;
-  }
-  Json build_request{{"job", "build_solution"},
-                     {"name", definition.name},
-                     {"reference", ""},
-                     {"inputs", Json::array()},
-                     {"outputs", Json::array()},
-                     {"solution", request["solution"]},
-                     {"cache", options.cache.string()}};
-  ReferenceOutcome built = m_impl->run_job(std::move(build_request), options.build_timeout);
-  for (const auto& d : built.diagnostics) {
-    if (d.code == codes::k_smoke_timeout) {
-      const std::string log =
-          fmt::format("the build ran past {:g} s and was stopped",
-                      static_cast<double>(options.build_timeout.count()) / 1000.0);
-      m_failed_builds[key] = log;
-      out.evaluation = written_by_fib("COMPILE_ERROR", log);
-      return out;
-    }
-    if (d.code == codes::k_worker_crashed) {
-      m_failed_builds[key] = d.message;
-      out.evaluation = written_by_fib("COMPILE_ERROR", d.message);
-      return out;
-    }
-  }
-  if (built.verdict == ReferenceVerdict::unavailable) {
-    out.diagnostics = std::move(built.diagnostics);
-    return out;
-  }
-  if (built.verdict == ReferenceVerdict::failed) {
-    const std::string log = m_impl->last_reply().value("log", std::string());
-    m_failed_builds[key] = log;
-    out.evaluation = written_by_fib("COMPILE_ERROR", log);
-    return out;
-  }
   const auto timeout = m_impl->options().job_timeout;
   ReferenceOutcome outcome = m_impl->run_job(std::move(request), timeout);
   for (const auto& d : outcome.diagnostics) {
     if (d.code == codes::k_smoke_timeout) {
-      out.evaluation = written_by_fib(
-          "TIMEOUT", fmt::format("the evaluation ran past the {:g} s timeout; the worker was "
-                                 "stopped and restarted",
-                                 static_cast<double>(timeout.count()) / 1000.0));
+      out.evaluation =
+          by_fib("TIMEOUT", fmt::format("the evaluation ran past the {:g} s timeout; the worker "
+                                        "was stopped and restarted",
+                                        static_cast<double>(timeout.count()) / 1000.0));
       return out;
     }
     if (d.code == codes::k_worker_crashed) {
-      out.evaluation = written_by_fib("RUNTIME_ERROR", d.message);
+      out.evaluation = by_fib("RUNTIME_ERROR", d.message);
       return out;
     }
   }
@@ -582,8 +565,7 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
   }
   for (auto& d : outcome.diagnostics) {
     if (d.code == codes::k_reference_build_failed) {
-      Diagnostic r = make_diagnostic(codes::k_run_reference, d.message);
-      out.diagnostics.push_back(std::move(r));
+      out.diagnostics.push_back(make_diagnostic(codes::k_run_reference, d.message));
     } else {
       out.diagnostics.push_back(std::move(d));
     }

@@ -343,7 +343,11 @@ std::optional<BlobProblem> blob_problem(std::string_view code) {
   return std::nullopt;
 }
 
-Expected<SafetensorsHeader> read_safetensors_header(const std::filesystem::path& file) {
+namespace {
+
+// The size of `file`, which must be a regular file: `blob.not-found`, `blob.unreadable` or
+// `blob.malformed` (a directory, a special file) otherwise.
+Expected<std::uint64_t> blob_size(const std::filesystem::path& file) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
   if (status.type() == std::filesystem::file_type::not_found) {
@@ -366,6 +370,51 @@ Expected<SafetensorsHeader> read_safetensors_header(const std::filesystem::path&
     return unexpected(
         blob_error(codes::k_blob_unreadable, file, fmt::format("cannot access: {}", ec.message())));
   }
+  return file_size;
+}
+
+// The tensors and metadata of a parsed header object.
+Expected<SafetensorsHeader> header_of(const std::filesystem::path& file, const Json& root,
+                                      std::uint64_t header_size, std::uint64_t file_size) {
+  SafetensorsHeader header;
+  header.data_start = k_length_prefix_bytes + header_size;
+  const std::uint64_t data_size = file_size - header.data_start;
+  for (const auto& [key, value] : root.items()) {
+    if (key == k_key_metadata) {
+      if (value.is_null()) {
+        continue;
+      }
+      const bool strings =
+          value.is_object() &&
+          std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); });
+      if (!strings) {
+        return unexpected(
+            blob_error(codes::k_blob_malformed, file,
+                       fmt::format("expected \"__metadata__\" to be an object of strings, got {}",
+                                   json_excerpt(value)),
+                       pointer_append("", key)));
+      }
+      for (const auto& [name, text_value] : value.items()) {
+        header.metadata[name] = text_value.get<std::string>();
+      }
+      continue;
+    }
+    SafetensorsEntry entry;
+    if (auto problem = parse_entry(file, key, value, data_size, entry)) {
+      return unexpected(std::move(*problem));
+    }
+    header.tensors[key] = std::move(entry);
+  }
+  if (auto problem = check_tiling(file, header, data_size)) {
+    return unexpected(std::move(*problem));
+  }
+  return header;
+}
+
+} // namespace
+
+Expected<SafetensorsHeader> read_safetensors_header(const std::filesystem::path& file) {
+  FIB_TRY_ASSIGN(const std::uint64_t file_size, blob_size(file));
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     return unexpected(
@@ -417,39 +466,7 @@ Expected<SafetensorsHeader> read_safetensors_header(const std::filesystem::path&
     return unexpected(blob_error(codes::k_blob_malformed, file, "header is not a JSON object"));
   }
 
-  SafetensorsHeader header;
-  header.data_start = k_length_prefix_bytes + header_size;
-  const std::uint64_t data_size = file_size - header.data_start;
-  for (const auto& [key, value] : root.items()) {
-    if (key == k_key_metadata) {
-      if (value.is_null()) {
-        continue;
-      }
-      const bool strings =
-          value.is_object() &&
-          std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); });
-      if (!strings) {
-        return unexpected(
-            blob_error(codes::k_blob_malformed, file,
-                       fmt::format("expected \"__metadata__\" to be an object of strings, got {}",
-                                   json_excerpt(value)),
-                       pointer_append("", key)));
-      }
-      for (const auto& [name, text_value] : value.items()) {
-        header.metadata[name] = text_value.get<std::string>();
-      }
-      continue;
-    }
-    SafetensorsEntry entry;
-    if (auto problem = parse_entry(file, key, value, data_size, entry)) {
-      return unexpected(std::move(*problem));
-    }
-    header.tensors[key] = std::move(entry);
-  }
-  if (auto problem = check_tiling(file, header, data_size)) {
-    return unexpected(std::move(*problem));
-  }
-  return header;
+  return header_of(file, root, header_size, file_size);
 }
 
 Expected<std::vector<double>> read_tensor_values(const std::filesystem::path& file,

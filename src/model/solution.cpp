@@ -17,14 +17,6 @@ namespace {
 
 using namespace detail;
 
-constexpr std::array<std::pair<Language, std::string_view>, 5> k_languages = {{
-    {Language::python, "python"},
-    {Language::triton, "triton"},
-    {Language::cpp, "cpp"},
-    {Language::cuda, "cuda"},
-    {Language::tilelang, "tilelang"},
-}};
-
 std::size_t count_non_overlapping(std::string_view text, std::string_view needle) {
   std::size_t count = 0;
   for (std::size_t pos = text.find(needle); pos != std::string_view::npos;
@@ -96,10 +88,10 @@ BuildSpec parse_build_spec(Reader& r, const Json& object, const std::string& poi
   }
   if (const Json* binding = r.member(object, pointer, k_key_binding, Presence::optional);
       binding != nullptr && !binding->is_null()) {
-    if (*binding == "tvm-ffi") {
-      spec.binding = Binding::tvm_ffi;
-    } else if (*binding == "torch") {
-      spec.binding = Binding::torch;
+    const auto parsed =
+        binding->is_string() ? parse_binding(binding->get_ref<const std::string&>()) : std::nullopt;
+    if (parsed) {
+      spec.binding = *parsed;
     } else {
       r.report(codes::k_schema_choice, pointer_append(pointer, k_key_binding),
                fmt::format("Input should be 'tvm-ffi' or 'torch', got {}", json_excerpt(*binding)));
@@ -149,28 +141,6 @@ SourceFile parse_source(Reader& r, const Json& object, const std::string& pointe
 }
 
 } // namespace
-
-std::string_view to_string(Language language) {
-  for (const auto& [value, name] : k_languages) {
-    if (value == language) {
-      return name;
-    }
-  }
-  return "python";
-}
-
-std::optional<Language> parse_language(std::string_view name) {
-  for (const auto& [value, text] : k_languages) {
-    if (text == name) {
-      return value;
-    }
-  }
-  return std::nullopt;
-}
-
-std::string_view to_string(Binding binding) {
-  return binding == Binding::tvm_ffi ? "tvm-ffi" : "torch";
-}
 
 std::string BuildSpec::entry_file() const {
   const auto pos = entry_point.find("::");

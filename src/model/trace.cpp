@@ -15,16 +15,6 @@ namespace {
 
 using namespace detail;
 
-constexpr std::array<std::pair<EvaluationStatus, std::string_view>, 7> k_statuses = {{
-    {EvaluationStatus::passed, "PASSED"},
-    {EvaluationStatus::incorrect_shape, "INCORRECT_SHAPE"},
-    {EvaluationStatus::incorrect_numerical, "INCORRECT_NUMERICAL"},
-    {EvaluationStatus::incorrect_dtype, "INCORRECT_DTYPE"},
-    {EvaluationStatus::runtime_error, "RUNTIME_ERROR"},
-    {EvaluationStatus::compile_error, "COMPILE_ERROR"},
-    {EvaluationStatus::timeout, "TIMEOUT"},
-}};
-
 double read_error_bound(Reader& r, const Json& object, const std::string& pointer,
                         std::string_view key) {
   const Json* raw = r.member(object, pointer, key, Presence::optional);
@@ -205,24 +195,6 @@ Json float_or_null(double value) {
 }
 
 } // namespace
-
-std::string_view to_string(EvaluationStatus status) {
-  for (const auto& [value, name] : k_statuses) {
-    if (value == status) {
-      return name;
-    }
-  }
-  return "PASSED";
-}
-
-std::optional<EvaluationStatus> parse_evaluation_status(std::string_view name) {
-  for (const auto& [value, text] : k_statuses) {
-    if (text == name) {
-      return value;
-    }
-  }
-  return std::nullopt;
-}
 
 Trace parse_trace(const JsonDocument& document, DiagnosticSink& sink) {
   Reader r(document, sink);

@@ -2,6 +2,8 @@
 
 #include <fib/base/codes.hpp>
 
+#include "python_helper_source.hpp"
+
 #include <fmt/format.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
@@ -15,179 +17,6 @@ namespace pyb = pybind11;
 
 namespace fib::python {
 namespace {
-
-// The helper run inside the interpreter. It parses with CPython's own compiler in AST-only mode,
-// exactly what ast.parse() does, but through the built-in `_ast` module: importing `ast` (and
-// with it enum, re, …) would cost more than all the checks. It never imports torch.
-constexpr const char* k_helper_source = R"PY(
-import _ast
-
-_ONLY_AST = _ast.PyCF_ONLY_AST
-_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
-
-def _syntax(e):
-    if isinstance(e, SyntaxError):
-        return ('syntax', str(e), e.msg or '', e.lineno or 0, e.offset or 0)
-    return ('syntax', str(e), str(e), 0, 0)
-
-def analyze_reference(src):
-    try:
-        tree = compile(src, '<unknown>', 'exec', _ONLY_AST)
-    except _PARSE_ERRORS as e:
-        return _syntax(e)
-    run = None
-    for node in tree.body:
-        if isinstance(node, _ast.FunctionDef) and node.name == 'run':
-            run = node
-    if run is None:
-        return ('norun',)
-    a = run.args
-    positional = list(a.posonlyargs) + list(a.args)
-    required = len(positional) - len(a.defaults)
-    kwonly_required = sum(1 for d in a.kw_defaults if d is None)
-    return ('run', len(positional), required, a.vararg is not None, kwonly_required,
-            run.lineno, [p.arg for p in positional])
-
-def check_expression(src):
-    try:
-        compile(src, '<unknown>', 'eval', _ONLY_AST)
-    except _PARSE_ERRORS as e:
-        return _syntax(e)
-    return None
-
-# --- structure analysis for `fib normalize` ---
-_TUPLE_RETURNING = frozenset((
-    'split', 'chunk', 'unbind', 'sort', 'topk', 'max', 'min', 'median', 'mode', 'kthvalue',
-    'unique', 'tensor_split', 'var_mean', 'std_mean', 'frexp', 'slogdet', 'qr', 'svd', 'eig',
-    'lu', 'aminmax', 'cummax', 'cummin', 'hsplit', 'vsplit', 'dsplit', 'meshgrid', 'broadcast_tensors'))
-
-def _own_nodes(fn):
-    # Nodes of a function body, not descending into nested functions, lambdas or classes.
-    stack = list(fn.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in _children(node):
-            if not isinstance(child, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.Lambda, _ast.ClassDef)):
-                stack.append(child)
-
-def _children(node):
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, _ast.AST):
-            yield value
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, _ast.AST):
-                    yield item
-
-def _value_arity(value, fn, defs, depth):
-    if value is None:
-        return 0
-    if isinstance(value, _ast.Constant) and value.value is None:
-        return 0
-    if isinstance(value, (_ast.Tuple, _ast.List)):
-        if any(isinstance(e, _ast.Starred) for e in value.elts):
-            return -1
-        return len(value.elts)
-    if isinstance(value, _ast.Call):
-        func = value.func
-        if isinstance(func, _ast.Name):
-            target = defs.get(func.id)
-            if target is not None and depth < 8:
-                return _function_arity(target, defs, depth + 1)
-            return -1
-        if isinstance(func, _ast.Attribute):
-            return -1 if func.attr in _TUPLE_RETURNING else 1
-        return -1
-    if isinstance(value, _ast.Name):
-        assigned = [n.value for n in _own_nodes(fn) if isinstance(n, _ast.Assign)
-                    and any(isinstance(t, _ast.Name) and t.id == value.id for t in n.targets)]
-        if not assigned:
-            return 1
-        arities = {_value_arity(v, fn, defs, depth + 1) if depth < 8 else -1 for v in assigned}
-        return arities.pop() if len(arities) == 1 else -1
-    if isinstance(value, (_ast.IfExp, _ast.Starred, _ast.Await, _ast.Yield, _ast.YieldFrom)):
-        return -1
-    return 1
-
-def _function_arity(fn, defs, depth=0):
-    arities = set()
-    falls_through = True
-    for node in _own_nodes(fn):
-        if isinstance(node, _ast.Return):
-            arities.add(_value_arity(node.value, fn, defs, depth))
-        elif isinstance(node, (_ast.Yield, _ast.YieldFrom)):
-            return -1
-    if fn.body and isinstance(fn.body[-1], (_ast.Return, _ast.Raise)):
-        falls_through = False
-    if falls_through:
-        arities.add(0)
-    return arities.pop() if len(arities) == 1 else -1
-
-def _parameters(fn):
-    a = fn.args
-    positional = list(a.posonlyargs) + list(a.args)
-    first_default = len(positional) - len(a.defaults)
-    params = []
-    for i, p in enumerate(positional):
-        params.append((p.arg, 0 if i < len(a.posonlyargs) else 1, i >= first_default))
-    for p, d in zip(a.kwonlyargs, a.kw_defaults):
-        params.append((p.arg, 2, d is not None))
-    return params, a.vararg is not None, a.kwarg is not None
-
-def _unresolved(src):
-    import symtable, builtins
-    top = symtable.symtable(src, '<unknown>', 'exec')
-    bound = {s.get_name() for s in top.get_symbols()
-             if s.is_assigned() or s.is_imported() or s.is_namespace()}
-    known = bound | set(dir(builtins)) | {'__name__', '__file__', '__doc__', '__builtins__',
-                                          '__spec__', '__loader__', '__package__'}
-    missing = set()
-    for s in top.get_symbols():
-        if s.is_referenced() and s.get_name() not in known:
-            missing.add(s.get_name())
-    stack = list(top.get_children())
-    while stack:
-        table = stack.pop()
-        stack.extend(table.get_children())
-        for s in table.get_symbols():
-            if s.is_referenced() and s.is_global() and s.get_name() not in known:
-                missing.add(s.get_name())
-    return sorted(missing)
-
-def analyze_structure(src):
-    try:
-        tree = compile(src, '<unknown>', 'exec', _ONLY_AST)
-    except _PARSE_ERRORS as e:
-        return _syntax(e)
-    defs = {}
-    functions = []
-    for node in tree.body:
-        if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)):
-            defs[node.name] = node
-    for node in tree.body:
-        if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)):
-            params, var_pos, var_kw = _parameters(node)
-            functions.append((node.name, node.lineno, node.end_lineno or node.lineno,
-                              isinstance(node, _ast.AsyncFunctionDef), params, var_pos, var_kw,
-                              _function_arity(node, defs)))
-    insert_line = 0
-    body = tree.body
-    i = 0
-    if body and isinstance(body[0], _ast.Expr) and isinstance(body[0].value, _ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        insert_line = body[0].end_lineno
-        i = 1
-    while i < len(body) and isinstance(body[i], _ast.ImportFrom) and body[i].module == '__future__':
-        insert_line = body[i].end_lineno
-        i += 1
-    try:
-        unresolved = _unresolved(src)
-    except _PARSE_ERRORS as e:
-        return _syntax(e)
-    return ('ok', functions, insert_line, unresolved)
-)PY";
 
 std::atomic<bool> g_interpreter_claimed{false};
 
@@ -289,7 +118,10 @@ Expected<Runtime::Impl*> Runtime::ensure_started() {
     auto impl = std::make_unique<Impl>(&config);
     pyb::dict scope;
     scope["__builtins__"] = pyb::module_::import("builtins");
-    pyb::exec(k_helper_source, scope);
+    // The helper (src/python/helper.py) parses with CPython's compiler in AST-only mode and
+    // never imports torch.
+    const std::string_view helper = fib::embedded::python_helper_source();
+    pyb::exec(pyb::str(helper.data(), helper.size()), scope);
     impl->analyze = scope["analyze_reference"];
     impl->check_expression = scope["check_expression"];
     impl->analyze_structure = scope["analyze_structure"];

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 namespace fib {
@@ -66,6 +65,88 @@ std::optional<Diagnostic> append_lines(const std::filesystem::path& root,
   return std::nullopt;
 }
 
+// Names asked for that the dataset lacks.
+void report_unknown_selections(const RunOptions& options, const TraceSet& set, RunResult& result) {
+  for (const auto& wanted : options.definitions) {
+    if (set.find_definition(wanted) == nullptr) {
+      result.diagnostics.push_back(make_diagnostic(codes::k_score_unknown_definition,
+                                                   fmt::format("unknown definition '{}'", wanted)));
+    }
+  }
+  for (const auto& wanted : options.solutions) {
+    if (set.find_solution(wanted) == nullptr) {
+      result.diagnostics.push_back(
+          make_diagnostic(codes::k_usage, fmt::format("unknown solution '{}'", wanted)));
+    }
+  }
+}
+
+enum class KeepGoing { yes, no };
+
+// One solution of `definition` on each of its workloads: the trace lines, in order. KeepGoing::no
+// when there is no worker (reported once: nothing else can run either).
+KeepGoing evaluate_solution(const Definition& definition, const Solution& solution,
+                            const std::vector<Trace>& workloads, const EvaluateOptions& evaluate,
+                            ReferenceRunner& runner, const std::filesystem::path& trace_file,
+                            const std::function<void(const RunEvaluation&)>& on_evaluation,
+                            std::vector<std::string>& lines, RunResult& result) {
+  const std::string& name = definition.name;
+  for (const auto& workload_trace : workloads) {
+    auto evaluated = runner.evaluate(definition, solution, workload_trace.workload, evaluate);
+    const auto unavailable =
+        std::find_if(evaluated.diagnostics.begin(), evaluated.diagnostics.end(),
+                     [](const Diagnostic& d) { return d.code == codes::k_worker_unavailable; });
+    if (unavailable != evaluated.diagnostics.end()) {
+      result.diagnostics.push_back(*unavailable);
+      return KeepGoing::no;
+    }
+    for (auto& d : evaluated.diagnostics) {
+      d.message = fmt::format("{} / {} / workload {}: {}", name, solution.name,
+                              workload_trace.workload.uuid, d.message);
+      result.diagnostics.push_back(std::move(d));
+    }
+    if (!evaluated.evaluation) {
+      continue;
+    }
+    Json trace = Json::object();
+    trace["definition"] = name;
+    trace["workload"] = to_json(workload_trace.workload);
+    trace["solution"] = solution.name;
+    trace["evaluation"] = *evaluated.evaluation;
+    ++result.evaluations;
+    ++result.statuses[(*evaluated.evaluation).value("status", "?")];
+    lines.push_back(trace.dump(-1, ' ', false, Json::error_handler_t::replace));
+    if (on_evaluation) {
+      on_evaluation(RunEvaluation{name, solution.name, solution.author,
+                                  workload_trace.workload.uuid, trace, trace_file});
+    }
+  }
+  return KeepGoing::yes;
+}
+
+// Appends the solution's trace lines to its trace file, when author and op_type make a safe path.
+void write_traces(const RunOptions& options, const Definition& definition, const Solution& solution,
+                  const std::filesystem::path& trace_file, const std::vector<std::string>& lines,
+                  RunResult& result) {
+  const auto author_problem = unsafe_segment_reason(solution.author);
+  const auto op_problem = unsafe_segment_reason(definition.op_type);
+  if (!author_problem.empty() || !op_problem.empty()) {
+    result.diagnostics.push_back(make_diagnostic(
+        codes::k_stage_unsafe_name,
+        fmt::format("traces of {} not written: author or op_type cannot be a path segment ({})",
+                    solution.name, author_problem.empty() ? op_problem : author_problem)));
+    return;
+  }
+  if (auto problem = append_lines(options.dataset, trace_file, lines)) {
+    result.diagnostics.push_back(std::move(*problem));
+    return;
+  }
+  if (std::find(result.trace_files.begin(), result.trace_files.end(), trace_file) ==
+      result.trace_files.end()) {
+    result.trace_files.push_back(trace_file);
+  }
+}
+
 } // namespace
 
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
@@ -82,34 +163,18 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
     if (result.diagnostics.empty()) {
       result.diagnostics.push_back(set.error());
     }
-    const auto* info = find_code(set.error().code);
-    result.environment_failed = info != nullptr && info->exit_class == ExitClass::environment;
     return result;
   }
   EvaluateOptions evaluate = options.evaluate;
   evaluate.dataset_root = options.dataset;
-  for (const auto& wanted : options.definitions) {
-    if (set->find_definition(wanted) == nullptr) {
-      result.diagnostics.push_back(make_diagnostic(codes::k_score_unknown_definition,
-                                                   fmt::format("unknown definition '{}'", wanted)));
-    }
-  }
-  for (const auto& wanted : options.solutions) {
-    if (set->find_solution(wanted) == nullptr) {
-      result.diagnostics.push_back(
-          make_diagnostic(codes::k_usage, fmt::format("unknown solution '{}'", wanted)));
-    }
-  }
+  report_unknown_selections(options, *set, result);
   for (const auto& [name, definition] : set->definitions) {
-    if (!selected(options.definitions, name)) {
-      continue;
-    }
-    const auto workloads_it = set->workloads.find(name);
     const auto solutions = set->solutions_of(name);
-    if (solutions.empty()) {
+    if (!selected(options.definitions, name) || solutions.empty()) {
       continue;
     }
-    if (workloads_it == set->workloads.end() || workloads_it->second.empty()) {
+    const auto workloads = set->workloads.find(name);
+    if (workloads == set->workloads.end() || workloads->second.empty()) {
       Diagnostic d = make_diagnostic(
           codes::k_run_inputs,
           fmt::format("definition '{}' has solutions but no workloads to run them on", name));
@@ -121,66 +186,15 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
       if (!selected(options.solutions, solution->name)) {
         continue;
       }
-      std::vector<std::string> lines;
-      const auto author_problem = unsafe_segment_reason(solution->author);
-      const auto op_problem = unsafe_segment_reason(definition.op_type);
       const std::filesystem::path trace_file = std::filesystem::path("traces") / solution->author /
                                                definition.op_type / (name + ".jsonl");
-      for (const auto& workload_trace : workloads_it->second) {
-        auto evaluated = runner.evaluate(definition, *solution, workload_trace.workload, evaluate);
-        // Without a worker nothing can run: say so once and stop.
-        const auto unavailable =
-            std::find_if(evaluated.diagnostics.begin(), evaluated.diagnostics.end(),
-                         [](const Diagnostic& d) { return d.code == codes::k_worker_unavailable; });
-        if (unavailable != evaluated.diagnostics.end()) {
-          result.diagnostics.push_back(*unavailable);
-          result.environment_failed = true;
-          return result;
-        }
-        for (auto& d : evaluated.diagnostics) {
-          const auto* info = find_code(d.code);
-          if (info != nullptr && info->exit_class == ExitClass::environment) {
-            result.environment_failed = true;
-          }
-          d.message = fmt::format("{} / {} / workload {}: {}", name, solution->name,
-                                  workload_trace.workload.uuid, d.message);
-          result.diagnostics.push_back(std::move(d));
-        }
-        if (!evaluated.evaluation) {
-          continue;
-        }
-        Json trace = Json::object();
-        trace["definition"] = name;
-        trace["workload"] = to_json(workload_trace.workload);
-        trace["solution"] = solution->name;
-        trace["evaluation"] = *evaluated.evaluation;
-        ++result.evaluations;
-        ++result.statuses[(*evaluated.evaluation).value("status", "?")];
-        lines.push_back(trace.dump(-1, ' ', false, Json::error_handler_t::replace));
-        if (on_evaluation) {
-          on_evaluation(RunEvaluation{name, solution->name, solution->author,
-                                      workload_trace.workload.uuid, trace, trace_file});
-        }
+      std::vector<std::string> lines;
+      if (evaluate_solution(definition, *solution, workloads->second, evaluate, runner, trace_file,
+                            on_evaluation, lines, result) == KeepGoing::no) {
+        return result;
       }
-      if (lines.empty() || options.dry_run == DryRun::yes) {
-        continue;
-      }
-      if (!author_problem.empty() || !op_problem.empty()) {
-        result.diagnostics.push_back(make_diagnostic(
-            codes::k_stage_unsafe_name,
-            fmt::format("traces of {} not written: author or op_type cannot be a path segment "
-                        "({})",
-                        solution->name, author_problem.empty() ? op_problem : author_problem)));
-        continue;
-      }
-      if (auto problem = append_lines(options.dataset, trace_file, lines)) {
-        result.diagnostics.push_back(std::move(*problem));
-        result.environment_failed = true;
-        continue;
-      }
-      if (std::find(result.trace_files.begin(), result.trace_files.end(), trace_file) ==
-          result.trace_files.end()) {
-        result.trace_files.push_back(trace_file);
+      if (!lines.empty() && options.dry_run == DryRun::no) {
+        write_traces(options, definition, *solution, trace_file, lines, result);
       }
     }
   }

@@ -27,13 +27,11 @@ public:
   // The greeting: {"fib_worker": 1, "torch", "python", "cuda", "float8"}.
   Json hello() const;
 
-  // Runs one request and returns the reply (`id`, `outcome`, `diagnostics`). Never throws.
+  // Runs one request (a job of kind "build", "smoke", "build_solution" or "evaluate") and
+  // returns the reply (`id`, `outcome`, `diagnostics`). Never throws.
   Json run(const Json& request);
 
 private:
-  // The job itself; `built_ok` tells whether the reference built.
-  Json run_job(const Json& request, bool& built_ok);
-
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };

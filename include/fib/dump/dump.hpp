@@ -1,23 +1,25 @@
 #pragma once
 // `fib dump`: runs a command with FlashInfer's trace dumper switched on, collects what it wrote,
-// and (Path A of the onboarding workflow) normalizes, stages, tags and validates the result
-// (docs/dump.md).
+// and, with a dataset to stage into, normalizes, stages, tags and validates the result in the
+// same run (docs/dump.md).
 //
-// The dumper (../shared/spec/dumper.md §1) reads FLASHINFER_TRACE_DUMP and
-// FLASHINFER_TRACE_DUMP_DIR at every traced call and has no default directory; the child gets
-// both in its environment before it starts, so before any import. Its writes are plain (not
-// atomic) and happen before the kernel runs, so a crash can leave a truncated file: every file is
-// checked and a bad one is reported by name, never fatal.
+// FlashInfer's dumper reads FLASHINFER_TRACE_DUMP and FLASHINFER_TRACE_DUMP_DIR at every traced
+// call and has no default directory; the child gets both in its environment before it starts, so
+// before any import. Its writes are plain (not atomic) and happen before the kernel runs, so a
+// crash can leave a truncated file: every file is checked and a bad one is reported by name, never
+// fatal.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/enum_names.hpp>
 #include <fib/base/expected.hpp>
 #include <fib/model/python_checks.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/tag/tags.hpp>
-#include <fib/util/child_process.hpp>
+#include <fib/util/subprocess.hpp>
 #include <fib/validate/report.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -57,8 +59,18 @@ enum class DumpFileState {
   kept,      // there before and untouched by this run
 };
 
+template <> struct EnumNames<DumpFileState> {
+  static constexpr std::array k_table = std::to_array<EnumName<DumpFileState>>({
+      {DumpFileState::created, "new"},
+      {DumpFileState::rewritten, "rewritten"},
+      {DumpFileState::kept, "kept"},
+  });
+};
+
 // "new", "rewritten", "kept".
-std::string_view to_string(DumpFileState state);
+inline std::string_view to_string(DumpFileState state) {
+  return enum_name(state);
+}
 
 struct DumpedFile {
   std::filesystem::path file;
@@ -73,7 +85,7 @@ struct DumpedFile {
 std::vector<DumpedFile> collect_dump(const std::filesystem::path& directory,
                                      const DumpSnapshot& before);
 
-// --- The SGLang harness (step A2) ---
+// --- The SGLang harness: one short SGLang generation that dumps what it traces ---
 
 struct SglangHarness {
   std::string model;            // Hugging Face id or local path
@@ -109,8 +121,8 @@ struct DumpOptions {
   std::vector<std::string> command; // DumpSource::command
   SglangHarness sglang;             // DumpSource::sglang (dump_directory is filled in)
   std::string python = "python3";   // runs the SGLang harness
-  // Path A: stage (and optionally normalize) what this run dumped into `dataset`, tag it, and
-  // validate exactly those definitions. Empty: stop after the dump.
+  // Stage (and optionally normalize) what this run dumped into `dataset`, tag it, and validate
+  // exactly those definitions. Empty: stop after the dump.
   std::filesystem::path dataset;
   StageNormalize normalize = StageNormalize::no;
   NormalizeOptions normalize_options;
@@ -122,10 +134,10 @@ struct DumpResult {
   ChildOutcome child;
   std::vector<DumpedFile> files;
   // Problems of the run itself: `dump.child-failed`, `dump.timeout`, `dump.nothing-dumped` (with
-  // the likely causes in its hint), `dump.left-processes`, `child.launch-failed`, I/O.
+  // the likely causes in its hint), `dump.left-processes`, `child.launch-failed`, `dump.not-clean`,
+  // I/O.
   std::vector<Diagnostic> diagnostics;
-  bool environment_failed = false;
-  // Path A, when asked for and something usable was dumped.
+  // Staging, tagging and validation, when a dataset was given and something usable was dumped.
   std::optional<StageResult> staged;
   std::optional<TagSummary> tagged;
   std::vector<TaggedFile> tagged_files;
@@ -137,11 +149,21 @@ struct DumpResult {
 using DumpProgress = std::function<void(std::string_view)>;
 
 // Prepares the directory, runs the child (or the generated harness, written to a temporary file
-// outside the dump directory and removed afterwards), collects the dump, and for Path A stages
-// the files created or rewritten by this run (normalized when asked), adds the tags to the staged
-// definitions, and validates them (layout and definition checks), asking `python` what those
-// steps need (it is not used otherwise). Never throws.
+// outside the dump directory and removed afterwards), collects the dump, and with a dataset
+// stages the files created or rewritten by this run (normalized when asked), adds the tags to the
+// staged definitions, and validates them (layout and definition checks), asking `python` what
+// those steps need (it is not used otherwise). Never throws.
 DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
                           const DumpProgress& progress);
+
+// What the caller maps to an exit status: every diagnostic of the run itself, plus the
+// environment errors (I/O, Python) of staging, tagging and validation, whose findings are
+// dump_found_problems instead.
+DiagnosticCounts count_dump_diagnostics(const DumpResult& result);
+
+// Whether something dumped, staged, tagged or validated is wrong: an invalid dump file, a staging
+// conflict or rejection, a file whose tags could not be edited, a definition that does not
+// validate.
+bool dump_found_problems(const DumpResult& result);
 
 } // namespace fib

@@ -10,15 +10,16 @@
 // runs from 0 to the value of the axis it is compared with. What cannot be satisfied is a skip
 // with the constraint named, never a guess.
 
+#include <fib/base/enum_names.hpp>
 #include <fib/base/expected.hpp>
 #include <fib/io/dtype.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition.hpp>
 #include <fib/model/workload.hpp>
 
-#include <filesystem>
-
+#include <array>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,9 +43,26 @@ enum class InputFill {
   safetensors,   // read from `file` (tensor `key`) with fib's own safetensors reader
 };
 
-// "random_normal", "probabilities", "random_bool", "safetensors", "index_pointer", "indices",
-// "lengths", "zeros", "scalar".
-std::string_view to_string(InputFill fill);
+// The spellings of the worker protocol.
+template <> struct EnumNames<InputFill> {
+  static constexpr std::array k_table = std::to_array<EnumName<InputFill>>({
+      {InputFill::random_normal, "random_normal"},
+      {InputFill::probabilities, "probabilities"},
+      {InputFill::random_bool, "random_bool"},
+      {InputFill::index_pointer, "index_pointer"},
+      {InputFill::indices, "indices"},
+      {InputFill::lengths, "lengths"},
+      {InputFill::zeros, "zeros"},
+      {InputFill::scalar, "scalar"},
+      {InputFill::safetensors, "safetensors"},
+  });
+};
+
+// "random_normal", "probabilities", "random_bool", "index_pointer", "indices", "lengths",
+// "zeros", "scalar", "safetensors".
+inline std::string_view to_string(InputFill fill) {
+  return enum_name(fill);
+}
 
 struct PlannedInput {
   std::string name;

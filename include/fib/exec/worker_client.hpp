@@ -15,11 +15,13 @@
 //                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}]}
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/enum_names.hpp>
 #include <fib/exec/smoke.hpp>
 #include <fib/model/definition.hpp>
 #include <fib/model/solution.hpp>
 #include <fib/model/workload.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -38,8 +40,17 @@ inline constexpr std::uintmax_t k_default_worker_address_space = std::uintmax_t{
 
 enum class SmokeDevice { cpu, cuda };
 
+template <> struct EnumNames<SmokeDevice> {
+  static constexpr std::array k_table = std::to_array<EnumName<SmokeDevice>>({
+      {SmokeDevice::cpu, "cpu"},
+      {SmokeDevice::cuda, "cuda"},
+  });
+};
+
 // "cpu", "cuda".
-std::string_view to_string(SmokeDevice device);
+inline std::string_view to_string(SmokeDevice device) {
+  return enum_name(device);
+}
 
 struct ReferenceRunnerOptions {
   // The worker executable; empty: find_worker_executable().

@@ -2,9 +2,11 @@
 // Solution, BuildSpec and SourceFile: a kernel implementation of one definition, its language,
 // entry point and source files.
 
+#include <fib/base/enum_names.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,11 +16,41 @@ namespace fib {
 // --- Interface ---
 
 enum class Language { python, triton, cpp, cuda, tilelang };
-std::string_view to_string(Language language);
-std::optional<Language> parse_language(std::string_view name);
 
-enum class Binding { tvm_ffi, torch }; // JSON "tvm-ffi" / "torch"
-std::string_view to_string(Binding binding);
+template <> struct EnumNames<Language> {
+  static constexpr std::array k_table = std::to_array<EnumName<Language>>({
+      {Language::python, "python"},
+      {Language::triton, "triton"},
+      {Language::cpp, "cpp"},
+      {Language::cuda, "cuda"},
+      {Language::tilelang, "tilelang"},
+  });
+};
+
+inline std::string_view to_string(Language language) {
+  return enum_name(language);
+}
+// Exact, case-sensitive.
+inline std::optional<Language> parse_language(std::string_view name) {
+  return parse_enum<Language>(name);
+}
+
+enum class Binding { tvm_ffi, torch };
+
+template <> struct EnumNames<Binding> {
+  static constexpr std::array k_table = std::to_array<EnumName<Binding>>({
+      {Binding::tvm_ffi, "tvm-ffi"},
+      {Binding::torch, "torch"},
+  });
+};
+
+// "tvm-ffi", "torch".
+inline std::string_view to_string(Binding binding) {
+  return enum_name(binding);
+}
+inline std::optional<Binding> parse_binding(std::string_view name) {
+  return parse_enum<Binding>(name);
+}
 
 enum class DestinationPassing { yes, no };
 

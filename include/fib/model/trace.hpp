@@ -2,10 +2,12 @@
 // Trace, Evaluation and friends (one line of a trace file: a workload, and how a solution did on
 // it), and JSON Lines files of them.
 
+#include <fib/base/enum_names.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/definition.hpp>
 #include <fib/model/workload.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,9 +26,26 @@ enum class EvaluationStatus {
   timeout,
 };
 
+template <> struct EnumNames<EvaluationStatus> {
+  static constexpr std::array k_table = std::to_array<EnumName<EvaluationStatus>>({
+      {EvaluationStatus::passed, "PASSED"},
+      {EvaluationStatus::incorrect_shape, "INCORRECT_SHAPE"},
+      {EvaluationStatus::incorrect_numerical, "INCORRECT_NUMERICAL"},
+      {EvaluationStatus::incorrect_dtype, "INCORRECT_DTYPE"},
+      {EvaluationStatus::runtime_error, "RUNTIME_ERROR"},
+      {EvaluationStatus::compile_error, "COMPILE_ERROR"},
+      {EvaluationStatus::timeout, "TIMEOUT"},
+  });
+};
+
 // "PASSED", "INCORRECT_SHAPE", …, "TIMEOUT".
-std::string_view to_string(EvaluationStatus status);
-std::optional<EvaluationStatus> parse_evaluation_status(std::string_view name);
+inline std::string_view to_string(EvaluationStatus status) {
+  return enum_name(status);
+}
+// Exact, case-sensitive.
+inline std::optional<EvaluationStatus> parse_evaluation_status(std::string_view name) {
+  return parse_enum<EvaluationStatus>(name);
+}
 
 // max errors are ≥ 0 or NaN (+inf allowed).
 struct Correctness {

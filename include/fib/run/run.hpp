@@ -41,8 +41,9 @@ struct RunResult {
   std::map<std::string, std::size_t> statuses; // evaluation status → count
   std::size_t evaluations = 0;
   std::vector<std::filesystem::path> trace_files; // written (relative to the dataset root)
-  std::vector<Diagnostic> diagnostics;            // the dataset, inputs, references, writes
-  bool environment_failed = false;
+  // The dataset, inputs, references, writes. The caller tells "could not run" (the dataset
+  // unreadable, no worker, a failed write) from findings by their codes (count_diagnostics).
+  std::vector<Diagnostic> diagnostics;
 };
 
 // Loads the dataset (as the old tool's TraceSet does), evaluates each selected solution on each

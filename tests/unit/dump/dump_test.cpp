@@ -1,17 +1,12 @@
-// fib dump: the child process runner (exit codes, signals, timeout, environment, launch errors),
-// the dump directory (--clean, --keep, collection), the model slug and the SGLang harness.
+// fib dump: the dump directory (--clean, --keep, collection), the model slug and the SGLang
+// harness. (The child process runner is tested in tests/unit/util/subprocess_test.cpp.)
 
 #include "test_support.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/dump/dump.hpp>
-#include <fib/util/child_process.hpp>
 
 #include <gtest/gtest.h>
-
-#include <chrono>
-#include <csignal>
-#include <thread>
 
 namespace fib {
 namespace {
@@ -19,72 +14,6 @@ namespace {
 using testing::read_file;
 using testing::TempDir;
 using testing::tree;
-
-ChildOutcome shell(const std::string& script,
-                   std::optional<std::chrono::milliseconds> timeout = std::nullopt,
-                   std::vector<std::pair<std::string, std::string>> environment = {}) {
-  ChildOptions options;
-  options.argv = {"/bin/sh", "-c", script};
-  options.timeout = timeout;
-  options.grace = std::chrono::milliseconds(500);
-  options.environment = std::move(environment);
-  return run_child_process(options);
-}
-
-TEST(ChildProcess, ReportsTheExitStatus) {
-  const auto outcome = shell("exit 3");
-  ASSERT_TRUE(outcome.started);
-  ASSERT_TRUE(outcome.exit_code.has_value());
-  EXPECT_EQ(*outcome.exit_code, 3);
-  EXPECT_FALSE(outcome.signal.has_value());
-  EXPECT_EQ(describe_outcome(outcome), "exit status 3");
-}
-
-TEST(ChildProcess, ReportsTheSignal) {
-  const auto outcome = shell("kill -ABRT $$");
-  ASSERT_TRUE(outcome.signal.has_value());
-  EXPECT_EQ(*outcome.signal, SIGABRT);
-  EXPECT_EQ(describe_outcome(outcome), "signal 6 (SIGABRT)");
-}
-
-TEST(ChildProcess, PassesTheEnvironmentAndReplacesExistingValues) {
-  ::setenv("FIB_TEST_REPLACED", "old", 1);
-  const TempDir dir;
-  const auto out = dir.path() / "env.txt";
-  const auto outcome =
-      shell("printf '%s %s' \"$FIB_TEST_NEW\" \"$FIB_TEST_REPLACED\" > '" + out.string() + "'",
-            std::nullopt, {{"FIB_TEST_NEW", "a b"}, {"FIB_TEST_REPLACED", "new"}});
-  ::unsetenv("FIB_TEST_REPLACED");
-  ASSERT_EQ(outcome.exit_code.value_or(-1), 0);
-  EXPECT_EQ(read_file(out), "a b new");
-}
-
-TEST(ChildProcess, KillsTheWholeGroupAtTheTimeout) {
-  const TempDir dir;
-  const auto marker = dir.path() / "grandchild-survived";
-  // The grandchild would write the marker after 2 s unless the group is killed at the timeout.
-  const auto outcome = shell("(sleep 2; touch '" + marker.string() + "') & sleep 30",
-                             std::chrono::milliseconds(300));
-  EXPECT_TRUE(outcome.timed_out);
-  EXPECT_EQ(describe_outcome(outcome), "killed at the 0.3 s timeout");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_FALSE(std::filesystem::exists(marker));
-}
-
-TEST(ChildProcess, AProgramThatDoesNotExistIsALaunchError) {
-  ChildOptions options;
-  options.argv = {"fib-no-such-program-anywhere"};
-  const auto outcome = run_child_process(options);
-  EXPECT_FALSE(outcome.started);
-  ASSERT_TRUE(outcome.launch_error.has_value());
-  EXPECT_EQ(outcome.launch_error->code, codes::k_child_launch_failed);
-  EXPECT_NE(outcome.launch_error->message.find("No such file"), std::string::npos);
-}
-
-TEST(ChildProcess, StandardInputIsTheNullDevice) {
-  const auto outcome = shell("read line; exit $?");
-  EXPECT_EQ(outcome.exit_code.value_or(-1), 1); // EOF at once, no hang, no SIGTTIN
-}
 
 TEST(DumpDirectory, IsCreatedWhenMissing) {
   const TempDir dir;
@@ -207,6 +136,61 @@ TEST(DumpHarness, OptionalEngineArgumentsAreLeftOut) {
   EXPECT_EQ(text.find("ep_size"), std::string::npos);
   EXPECT_EQ(text.find("page_size"), std::string::npos);
   EXPECT_NE(text.find("tp_size=1,"), std::string::npos);
+}
+
+// What fib dump's exit status is made of: the run's own diagnostics, and only the environment
+// errors of staging and tagging (their findings are outcomes).
+TEST(DumpVerdict, CountsTheRunAndTheEnvironmentErrorsOfItsSteps) {
+  DumpResult result;
+  result.diagnostics.push_back(make_diagnostic(codes::k_dump_left_processes, "left"));
+  EXPECT_EQ(count_dump_diagnostics(result).warnings, 1u);
+  EXPECT_EQ(count_dump_diagnostics(result).errors, 0u);
+  EXPECT_FALSE(dump_found_problems(result));
+
+  result.staged = StageResult{};
+  StageEntry conflict;
+  conflict.action = StageAction::conflict;
+  conflict.diagnostics.push_back(make_diagnostic(codes::k_stage_conflict, "differs"));
+  result.staged->entries.push_back(conflict);
+  // A conflict's error is not counted: the conflict itself is the finding.
+  EXPECT_EQ(count_dump_diagnostics(result).errors, 0u);
+  EXPECT_FALSE(dump_found_problems(result));
+  result.staged->summary.conflicts = 1;
+  EXPECT_TRUE(dump_found_problems(result));
+
+  StageEntry unwritten;
+  unwritten.action = StageAction::added;
+  unwritten.diagnostics.push_back(make_diagnostic(codes::k_io_write, "cannot write"));
+  result.staged->entries.push_back(unwritten);
+  const auto counts = count_dump_diagnostics(result);
+  EXPECT_EQ(counts.environment_errors, 1u);
+  EXPECT_EQ(counts.errors, 1u);
+
+  TaggedFile tagged;
+  tagged.diagnostics.push_back(make_diagnostic(codes::k_io_unsafe_path, "a link"));
+  result.tagged_files.push_back(tagged);
+  result.validation_environment.push_back(make_diagnostic(codes::k_python_unavailable, "none"));
+  EXPECT_EQ(count_dump_diagnostics(result).environment_errors, 3u);
+}
+
+TEST(DumpVerdict, AnInvalidDumpOrASkippedTagEditIsAProblem) {
+  DumpResult result;
+  result.files.push_back(DumpedFile{});
+  EXPECT_FALSE(dump_found_problems(result));
+  result.files.back().problem = make_diagnostic(codes::k_stage_not_definition, "not one");
+  EXPECT_TRUE(dump_found_problems(result));
+  result.files.clear();
+  result.tagged = TagSummary{};
+  EXPECT_FALSE(dump_found_problems(result));
+  result.tagged->skipped = 1;
+  EXPECT_TRUE(dump_found_problems(result));
+}
+
+TEST(DumpDirectory, FileStatesHaveTheirListingNames) {
+  EXPECT_EQ(to_string(DumpFileState::created), "new");
+  EXPECT_EQ(to_string(DumpFileState::rewritten), "rewritten");
+  EXPECT_EQ(to_string(DumpFileState::kept), "kept");
+  EXPECT_EQ(parse_enum<DumpFileState>("new"), DumpFileState::created);
 }
 
 } // namespace

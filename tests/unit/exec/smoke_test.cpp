@@ -5,6 +5,7 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/exec/smoke.hpp>
+#include <fib/exec/worker_client.hpp>
 #include <fib/model/definition.hpp>
 
 #include <gtest/gtest.h>
@@ -189,6 +190,21 @@ TEST(WorkloadPlan, AMissingVarAxisIsAnError) {
   EXPECT_EQ(plan.error().code, codes::k_shape_missing_axes);
   EXPECT_NE(plan.error().message.find("len_indptr, num_kv_indices, num_pages"), std::string::npos)
       << plan.error().message;
+}
+
+// Every fill and device has a protocol name, and the name parses back to it.
+TEST(SmokePlan, FillsAndDevicesHaveOneNameEach) {
+  for (const auto fill :
+       {InputFill::random_normal, InputFill::probabilities, InputFill::random_bool,
+        InputFill::index_pointer, InputFill::indices, InputFill::lengths, InputFill::zeros,
+        InputFill::scalar, InputFill::safetensors}) {
+    ASSERT_FALSE(to_string(fill).empty());
+    EXPECT_EQ(parse_enum<InputFill>(to_string(fill)), fill);
+  }
+  EXPECT_EQ(to_string(InputFill::index_pointer), "index_pointer");
+  EXPECT_FALSE(parse_enum<InputFill>("Zeros").has_value());
+  EXPECT_EQ(to_string(SmokeDevice::cpu), "cpu");
+  EXPECT_EQ(to_string(SmokeDevice::cuda), "cuda");
 }
 
 } // namespace

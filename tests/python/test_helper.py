@@ -1,0 +1,163 @@
+"""Unit tests of src/python/helper.py, the program fib's embedded interpreter runs for the syntax
+and structure checks. The helper needs only the standard library, so these run on any Python 3."""
+
+import importlib.util
+import pathlib
+import unittest
+
+HELPER = pathlib.Path(__file__).resolve().parents[2] / "src" / "python" / "helper.py"
+
+
+def load_helper():
+    spec = importlib.util.spec_from_file_location("fib_python_helper", HELPER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+helper = load_helper()
+
+
+def functions_of(source):
+    """name -> (line, end_line, is_async, params, var_pos, var_kw, arity) of analyze_structure."""
+    result = helper.analyze_structure(source)
+    assert result[0] == "ok", result
+    return {f[0]: f[1:] for f in result[1]}
+
+
+def arity(source, name="run"):
+    return functions_of(source)[name][6]
+
+
+class AnalyzeReference(unittest.TestCase):
+    def test_a_syntax_error_gives_the_message_line_and_column(self):
+        result = helper.analyze_reference("def run(:\n    pass\n")
+        self.assertEqual(result[0], "syntax")
+        self.assertEqual(result[3], 1)
+        self.assertGreater(result[4], 0)
+        self.assertTrue(result[2])
+
+    def test_no_top_level_run_is_norun(self):
+        self.assertEqual(helper.analyze_reference("def main(x):\n    return x\n"), ("norun",))
+        # A nested `run` does not count.
+        self.assertEqual(
+            helper.analyze_reference("def outer():\n    def run(x):\n        return x\n"),
+            ("norun",))
+
+    def test_the_signature_of_run_is_counted(self):
+        source = "import torch\n\ndef run(a, /, b, c=1, *rest, k, m=2):\n    return a\n"
+        tag, total, required, var_positional, kwonly_required, line, names = (
+            helper.analyze_reference(source))
+        self.assertEqual(tag, "run")
+        self.assertEqual(total, 3)
+        self.assertEqual(required, 2)
+        self.assertTrue(var_positional)
+        self.assertEqual(kwonly_required, 1)
+        self.assertEqual(line, 3)
+        self.assertEqual(names, ["a", "b", "c"])
+
+    def test_the_last_run_wins(self):
+        source = "def run(a):\n    return a\n\ndef run(a, b):\n    return a\n"
+        self.assertEqual(helper.analyze_reference(source)[1], 2)
+
+
+class CheckExpression(unittest.TestCase):
+    def test_a_valid_expression_is_none(self):
+        self.assertIsNone(helper.check_expression("M % 16 == 0 and N > 0"))
+
+    def test_a_statement_is_a_syntax_error(self):
+        result = helper.check_expression("x = 1")
+        self.assertEqual(result[0], "syntax")
+
+    def test_a_null_byte_is_reported_not_raised(self):
+        self.assertEqual(helper.check_expression("a\0b")[0], "syntax")
+
+
+class ReturnArity(unittest.TestCase):
+    def test_a_tuple_counts_its_elements(self):
+        self.assertEqual(arity("def run(x):\n    return x, x + 1\n"), 2)
+        self.assertEqual(arity("def run(x):\n    return [x, x, x]\n"), 3)
+
+    def test_a_single_value_is_one(self):
+        self.assertEqual(arity("def run(x):\n    return x * 2\n"), 1)
+
+    def test_no_return_and_return_none_are_zero(self):
+        self.assertEqual(arity("def run(x):\n    x.add_(1)\n"), 0)
+        self.assertEqual(arity("def run(x):\n    return None\n"), 0)
+        self.assertEqual(arity("def run(x):\n    return\n"), 0)
+
+    def test_a_starred_element_is_unknown(self):
+        self.assertEqual(arity("def run(x):\n    return (*x, 1)\n"), -1)
+
+    def test_returns_that_disagree_are_unknown(self):
+        source = "def run(x):\n    if x:\n        return x, x\n    return x\n"
+        self.assertEqual(arity(source), -1)
+
+    def test_falling_off_the_end_adds_zero(self):
+        source = "def run(x):\n    if x:\n        return x\n"
+        self.assertEqual(arity(source), -1)
+        source = "def run(x):\n    if x:\n        return x\n    raise ValueError(x)\n"
+        self.assertEqual(arity(source), 1)
+
+    def test_a_call_to_a_local_function_takes_its_arity(self):
+        source = ("def helper(x):\n    return x, x\n\n"
+                  "def run(x):\n    return helper(x)\n")
+        self.assertEqual(arity(source), 2)
+
+    def test_a_call_to_an_unknown_function_is_unknown(self):
+        self.assertEqual(arity("def run(x):\n    return compute(x)\n"), -1)
+
+    def test_methods_that_return_tuples_are_unknown(self):
+        self.assertEqual(arity("def run(x):\n    return x.topk(2)\n"), -1)
+        self.assertEqual(arity("def run(x):\n    return torch.split(x, 2)\n"), -1)
+        self.assertEqual(arity("def run(x):\n    return torch.matmul(x, x)\n"), 1)
+
+    def test_a_name_takes_the_arity_of_what_was_assigned_to_it(self):
+        self.assertEqual(arity("def run(x):\n    out = x, x\n    return out\n"), 2)
+        self.assertEqual(arity("def run(x):\n    return x\n"), 1)
+        source = "def run(x):\n    out = x, x\n    out = x\n    return out\n"
+        self.assertEqual(arity(source), -1)
+
+    def test_nested_functions_inside_blocks_do_not_count(self):
+        source = ("def run(x):\n    if x:\n        def inner():\n            return 1, 2, 3\n"
+                  "    return x\n")
+        self.assertEqual(arity(source), 1)
+        self.assertEqual(arity("def run(x):\n    f = lambda: (1, 2)\n    return x\n"), 1)
+
+    def test_a_generator_is_unknown(self):
+        self.assertEqual(arity("def run(x):\n    yield x\n"), -1)
+
+    def test_recursion_stops(self):
+        source = "def run(x):\n    return run(x)\n"
+        self.assertEqual(arity(source), -1)
+
+
+class Structure(unittest.TestCase):
+    def test_parameters_carry_their_kind_and_default(self):
+        functions = functions_of("def run(a, /, b=1, *args, c, d=2, **kw):\n    return a\n")
+        line, end_line, is_async, params, var_pos, var_kw, _ = functions["run"]
+        self.assertEqual((line, end_line, is_async), (1, 2, False))
+        self.assertEqual(params, [("a", 0, False), ("b", 1, True), ("c", 2, False),
+                                  ("d", 2, True)])
+        self.assertTrue(var_pos)
+        self.assertTrue(var_kw)
+
+    def test_async_functions_are_marked(self):
+        self.assertTrue(functions_of("async def run(x):\n    return x\n")["run"][2])
+
+    def test_imports_go_after_the_docstring_and_future_imports(self):
+        source = '"""Doc."""\nfrom __future__ import annotations\n\nimport torch\n'
+        self.assertEqual(helper.analyze_structure(source)[2], 2)
+        self.assertEqual(helper.analyze_structure("import torch\n")[2], 0)
+
+    def test_unresolved_names_are_listed(self):
+        source = ("import torch\n\nSCALE = 2\n\n"
+                  "def run(x):\n    return torch.relu(x) * SCALE + missing_helper(x) + len(x)\n")
+        self.assertEqual(helper.analyze_structure(source)[3], ["missing_helper"])
+
+    def test_a_syntax_error_is_reported(self):
+        self.assertEqual(helper.analyze_structure("def run(x)\n")[0], "syntax")
+
+
+if __name__ == "__main__":
+    unittest.main()
