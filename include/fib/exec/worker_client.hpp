@@ -101,8 +101,8 @@ struct EvaluateOptions {
   int iterations = 10;
   double atol = 1e-2; // the old tool's default
   double rtol = 1e-2;
-  // on: per-dtype atol/rtol of contract §7.5 instead (fp32 1e-5, fp16 1e-3, bf16 8e-3/1e-2,
-  // fp8 1e-1/2e-1 with an 85% hit ratio).
+  // on: per-dtype atol/rtol of the old tool's tolerance table instead (fp32 1e-5, fp16 1e-3, bf16
+  // 8e-3/1e-2, fp8 1e-1/2e-1 with an 85% hit ratio).
   ToleranceTable tolerance_table = ToleranceTable::off;
   std::filesystem::path cache;        // builds go to CACHE/solutions/<content hash>/
   std::filesystem::path dataset_root; // safetensors paths are relative to it
@@ -111,7 +111,8 @@ struct EvaluateOptions {
   std::chrono::milliseconds build_timeout{900'000};
 };
 
-// An evaluation as the dataset stores it (contract §2.5), or why there is none.
+// An evaluation as the dataset stores it (status, environment, timestamp, log, and
+// correctness/performance where the status has them), or why there is none.
 struct SolutionEvaluation {
   std::optional<Json> evaluation; // {"status", "environment", "timestamp", "log", ...}
   // Why nothing could be evaluated (`run.inputs`, `run.reference`, `worker.unavailable`, …).
@@ -125,9 +126,9 @@ public:
   ReferenceRunner(const ReferenceRunner&) = delete;
   ReferenceRunner& operator=(const ReferenceRunner&) = delete;
 
-  // The old tool's reference build (contract §3.2 definition step 6): the reference imports in a
-  // fresh namespace, `run` exists and is callable, binds len(inputs) positional arguments, and a
-  // return annotation fits the outputs. Errors: `reference.build-failed`, `smoke.timeout`,
+  // The old tool's reference build (the last step of its definition checks): the reference imports
+  // in a fresh namespace, `run` exists and is callable, binds len(inputs) positional arguments, and
+  // a return annotation fits the outputs. Errors: `reference.build-failed`, `smoke.timeout`,
   // `worker.crashed`; `worker.unavailable` / `worker.protocol` when the worker cannot be used.
   ReferenceOutcome check_build(const Definition& definition);
 
