@@ -82,7 +82,7 @@ std::string render_github(const DatasetReport& report, const std::filesystem::pa
     }
     const std::string properties =
         file.empty() ? std::string{} : "file=" + escape_github(file, true) + ",";
-    const std::string title = m.code.empty() ? subject : m.code;
+    const std::string title = m.code.empty() ? subject : std::string(m.code);
     const std::string message = m.code.empty() ? m.message : subject + ": " + m.message;
     out += fmt::format("::{} {}title={}::{}\n", m.level == CheckLevel::error ? "error" : "warning",
                        properties, escape_github(title, true), escape_github(message, false));

@@ -368,6 +368,11 @@ const CodeInfo* find_code(std::string_view code) {
   return it == k_code_table.end() ? nullptr : &*it;
 }
 
+std::string_view table_code(std::string_view code) {
+  const CodeInfo* info = find_code(code);
+  return info == nullptr ? std::string_view() : info->code;
+}
+
 ExitClass exit_class_of(const Diagnostic& diagnostic) {
   const CodeInfo* info = find_code(diagnostic.code);
   return info == nullptr ? ExitClass::finding : info->exit_class;

@@ -43,7 +43,7 @@ Json result_to_json(const CheckResult& result) {
     item["level"] = std::string(to_string(m.level));
     item["message"] = m.message;
     if (!m.code.empty()) {
-      item["code"] = m.code;
+      item["code"] = std::string(m.code);
     }
     messages.push_back(std::move(item));
   }
@@ -106,9 +106,9 @@ CheckMessage parse_message(detail::Reader& reader, const Json& item,
             .value_or("");
   }
   if (const Json* code = reader.member(item, item_pointer, "code", detail::Presence::optional)) {
-    message.code =
+    message.code = table_code(
         reader.string(*code, pointer_append(item_pointer, "code"), detail::EmptyString::allowed)
-            .value_or("");
+            .value_or(""));
   }
   return message;
 }
@@ -170,7 +170,7 @@ void CheckResult::add(std::string_view code, std::string message) {
 }
 
 void CheckResult::add(CheckLevel level, std::string_view code, std::string message) {
-  add(CheckMessage{level, std::move(message), std::string(code)});
+  add(CheckMessage{level, std::move(message), table_code(code)});
 }
 
 void CheckResult::add(CheckMessage message) {
@@ -181,7 +181,7 @@ void CheckResult::add(CheckMessage message) {
 void CheckResult::add_front(std::string_view code, std::string message) {
   const CheckLevel level = default_level(code);
   status = worse(status, status_of(level));
-  messages.insert(messages.begin(), CheckMessage{level, std::move(message), std::string(code)});
+  messages.insert(messages.begin(), CheckMessage{level, std::move(message), table_code(code)});
 }
 
 void DefinitionReport::update_status() {
@@ -347,7 +347,7 @@ Expected<DatasetReport> parse_report_json(std::string_view text,
   for (const Diagnostic& d : sink.items()) {
     if (d.severity == Severity::error) {
       Diagnostic error = d;
-      error.code = std::string(codes::k_report_invalid);
+      error.code = codes::k_report_invalid;
       return unexpected(std::move(error));
     }
   }

@@ -43,6 +43,10 @@ std::span<const CodeInfo> all_codes();
 // The entry for `code`, or nullptr when there is none.
 const CodeInfo* find_code(std::string_view code);
 
+// `code` as the table's own static text, or "" when the table lacks it: lets a long-lived record
+// keep a code as a string_view without owning a copy.
+std::string_view table_code(std::string_view code);
+
 // The exit class of a diagnostic's code; `finding` for a code that is not in the table.
 ExitClass exit_class_of(const Diagnostic& diagnostic);
 

@@ -55,9 +55,10 @@ struct CheckMessage {
   CheckLevel level = CheckLevel::info;
   // The old tool's text where the old tool has the check; fib's own messages start with "[fib] ".
   std::string message;
-  // A code of the codes table; "" only for a message read from a report written without codes
-  // (the old tool's, or fib's before codes were added).
-  std::string code;
+  // A code of the codes table, viewing the table's own static text (so a report of a million
+  // messages stores no copies); "" for a message read from a report written without codes (the
+  // old tool's, or fib's before codes were added) or with a code this fib does not know.
+  std::string_view code;
 };
 
 // One category's result. `status` is the worst level of its messages (info never counts).

@@ -138,10 +138,10 @@ void run_baseline_builds(DefinitionJob& job, ReferenceRunner& runner,
     messages.push_back(
         built.verdict == ReferenceVerdict::ok
             ? CheckMessage{CheckLevel::info, fmt::format("build {}: ok", s->file->name),
-                           std::string(codes::k_dataset_baseline_build_ok)}
+                           codes::k_dataset_baseline_build_ok}
             : CheckMessage{CheckLevel::error,
                            fmt::format("build {} failed: {}", s->file->name, last_line(built.log)),
-                           std::string(codes::k_dataset_baseline_build_failed)});
+                           codes::k_dataset_baseline_build_failed});
   }
   job.baseline_build_messages = std::move(messages);
 }

@@ -180,7 +180,8 @@ void run_reference_phase(DefinitionJob& job, ReferenceChecks checks, ReferenceRu
         (d.code == codes::k_reference_ok && d.message == "reference build: ok");
     // The old tool's own messages as it writes them; fib's with its mark.
     messages.push_back(CheckMessage{level_of(d.severity),
-                                    old_tool_message ? d.message : fib_message(d.message), d.code});
+                                    old_tool_message ? d.message : fib_message(d.message),
+                                    table_code(d.code)});
   }
   if (!unavailable) {
     job.reference_messages = std::move(messages);
