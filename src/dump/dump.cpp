@@ -541,13 +541,13 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
 
 namespace {
 
-// The environment errors among `diagnostics`: the findings of staging, tagging and validation
-// are their outcomes (dump_found_problems), not their diagnostics.
-DiagnosticCounts environment_errors_of(const std::vector<Diagnostic>& diagnostics) {
-  DiagnosticCounts counts;
-  counts.environment_errors = count_diagnostics(diagnostics).environment_errors;
-  counts.errors = counts.environment_errors;
-  return counts;
+// Only the environment errors of `counts`: the findings of staging, tagging and validation are
+// their outcomes (dump_found_problems), not their diagnostics.
+DiagnosticCounts environment_errors_only(const DiagnosticCounts& counts) {
+  DiagnosticCounts out;
+  out.environment_errors = counts.environment_errors;
+  out.errors = counts.environment_errors;
+  return out;
 }
 
 } // namespace
@@ -555,15 +555,12 @@ DiagnosticCounts environment_errors_of(const std::vector<Diagnostic>& diagnostic
 DiagnosticCounts count_dump_diagnostics(const DumpResult& result) {
   DiagnosticCounts counts = count_diagnostics(result.diagnostics);
   if (result.staged) {
-    counts += environment_errors_of(result.staged->diagnostics);
-    for (const auto& entry : result.staged->entries) {
-      counts += environment_errors_of(entry.diagnostics);
-    }
+    counts += environment_errors_only(count_stage_diagnostics(*result.staged));
   }
   for (const auto& file : result.tagged_files) {
-    counts += environment_errors_of(file.diagnostics);
+    counts += environment_errors_only(count_diagnostics(file.diagnostics));
   }
-  counts += environment_errors_of(result.validation_environment);
+  counts += environment_errors_only(count_diagnostics(result.validation_environment));
   return counts;
 }
 

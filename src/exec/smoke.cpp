@@ -419,11 +419,8 @@ Expected<SmokePlan> plan_smoke_run(const Definition& definition) {
   for (const auto& [name, spec] : definition.inputs) {
     input_names.insert(name);
   }
-  auto axes = choose_axes(definition, input_names);
-  if (!axes) {
-    return unexpected(axes.error());
-  }
-  return plan_with_axes(definition, std::move(*axes), nullptr, {});
+  FIB_TRY_ASSIGN(auto axes, choose_axes(definition, input_names));
+  return plan_with_axes(definition, std::move(axes), nullptr, {});
 }
 
 Expected<SmokePlan> plan_workload_run(const Definition& definition, const Workload& workload,

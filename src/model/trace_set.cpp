@@ -356,11 +356,9 @@ Expected<std::optional<SpeedupMetrics>> score_solution(const TraceSet& set,
                                                        const Solution& solution,
                                                        std::string_view baseline_author) {
   using Result = std::optional<SpeedupMetrics>;
-  auto baseline = find_baseline(index, solution.definition, baseline_author);
-  if (!baseline) {
-    return unexpected(std::move(baseline).error());
-  }
-  if ((*baseline)->name == solution.name) {
+  FIB_TRY_ASSIGN(const Solution* const baseline,
+                 find_baseline(index, solution.definition, baseline_author));
+  if (baseline->name == solution.name) {
     return Result{};
   }
   static const std::vector<Trace> k_no_traces;
@@ -368,14 +366,8 @@ Expected<std::optional<SpeedupMetrics>> score_solution(const TraceSet& set,
   const std::vector<Trace>& traces =
       traces_it == set.traces.end() ? k_no_traces : traces_it->second;
 
-  auto baseline_latency = best_latencies(traces, **baseline);
-  if (!baseline_latency) {
-    return unexpected(std::move(baseline_latency).error());
-  }
-  auto solution_latency = best_latencies(traces, solution);
-  if (!solution_latency) {
-    return unexpected(std::move(solution_latency).error());
-  }
+  FIB_TRY_ASSIGN(auto baseline_latency, best_latencies(traces, *baseline));
+  FIB_TRY_ASSIGN(auto solution_latency, best_latencies(traces, solution));
 
   std::set<std::string> evaluated;
   bool any_failed = false;
@@ -386,7 +378,7 @@ Expected<std::optional<SpeedupMetrics>> score_solution(const TraceSet& set,
     }
   }
   std::vector<std::string> common;
-  for (const auto& [uuid, latency] : *baseline_latency) {
+  for (const auto& [uuid, latency] : baseline_latency) {
     if (evaluated.contains(uuid)) {
       common.push_back(uuid);
     }
@@ -405,7 +397,7 @@ Expected<std::optional<SpeedupMetrics>> score_solution(const TraceSet& set,
   std::size_t wins = 0;
   for (const std::string& uuid : common) {
     // No failure, so every evaluated workload has a PASSED latency.
-    const double speedup = baseline_latency->at(uuid) / solution_latency->at(uuid);
+    const double speedup = baseline_latency.at(uuid) / solution_latency.at(uuid);
     total += speedup;
     if (speedup > 1.0) {
       ++wins;
@@ -431,12 +423,9 @@ score_author(const TraceSet& set, const SolutionIndex& index, std::string_view a
       if (solution->author != author) {
         continue;
       }
-      auto score = score_solution(set, index, *solution, baseline_author);
-      if (!score) {
-        return unexpected(std::move(score).error());
-      }
-      if (*score && (!best || (*score)->avg_speedup > best->avg_speedup)) {
-        best = std::move(*score);
+      FIB_TRY_ASSIGN(auto score, score_solution(set, index, *solution, baseline_author));
+      if (score && (!best || score->avg_speedup > best->avg_speedup)) {
+        best = std::move(score);
         best_name = solution->name;
       }
     }
@@ -526,20 +515,14 @@ TraceSet::get_solution_score(std::string_view solution_name,
 Expected<std::optional<SpeedupMetrics>> TraceSet::get_author_score(std::string_view author,
                                                                    std::string_view baseline_author,
                                                                    const ScoreScope& scope) const {
-  auto scope_names = scope_definitions(*this, scope);
-  if (!scope_names) {
-    return unexpected(std::move(scope_names).error());
-  }
-  return score_author(*this, SolutionIndex(*this), author, baseline_author, *scope_names);
+  FIB_TRY_ASSIGN(const auto scope_names, scope_definitions(*this, scope));
+  return score_author(*this, SolutionIndex(*this), author, baseline_author, scope_names);
 }
 
 Expected<std::vector<AuthorScore>> TraceSet::rank_authors(std::string_view baseline_author,
                                                           const ScoreScope& scope) const {
   // Resolved up front, so a bad scope is an error even when there is no author to score.
-  auto scope_names = scope_definitions(*this, scope);
-  if (!scope_names) {
-    return unexpected(std::move(scope_names).error());
-  }
+  FIB_TRY_ASSIGN(const auto scope_names, scope_definitions(*this, scope));
   const SolutionIndex index(*this);
   std::set<std::string, std::less<>> authors;
   for (const Solution& solution : solutions) {
@@ -547,12 +530,9 @@ Expected<std::vector<AuthorScore>> TraceSet::rank_authors(std::string_view basel
   }
   std::vector<AuthorScore> out;
   for (const std::string& author : authors) {
-    auto score = score_author(*this, index, author, baseline_author, *scope_names);
-    if (!score) {
-      return unexpected(std::move(score).error());
-    }
-    if (*score) {
-      out.push_back(AuthorScore{author, std::move(**score)});
+    FIB_TRY_ASSIGN(auto score, score_author(*this, index, author, baseline_author, scope_names));
+    if (score) {
+      out.push_back(AuthorScore{author, std::move(*score)});
     }
   }
   std::sort(out.begin(), out.end(), ranks_before);
@@ -570,11 +550,7 @@ Expected<TraceSetSummary> TraceSet::summary(std::string_view baseline_author) co
   if (out.total == 0) {
     return out;
   }
-  auto rankings = rank_authors(baseline_author);
-  if (!rankings) {
-    return unexpected(std::move(rankings).error());
-  }
-  out.rankings = std::move(*rankings);
+  FIB_TRY_ASSIGN(out.rankings, rank_authors(baseline_author));
   return out;
 }
 

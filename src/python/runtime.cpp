@@ -135,12 +135,9 @@ Expected<Runtime::Impl*> Runtime::ensure_started() {
 }
 
 Expected<ReferenceAnalysis> Runtime::analyze_reference(std::string_view source) {
-  auto impl = ensure_started();
-  if (!impl) {
-    return unexpected(impl.error());
-  }
+  FIB_TRY_ASSIGN(Impl* const impl, ensure_started());
   try {
-    const pyb::tuple result = (*impl)->analyze(pyb::str(source.data(), source.size()));
+    const pyb::tuple result = impl->analyze(pyb::str(source.data(), source.size()));
     ReferenceAnalysis analysis;
     const auto tag = result[0].cast<std::string>();
     if (tag == "syntax") {
@@ -162,12 +159,9 @@ Expected<ReferenceAnalysis> Runtime::analyze_reference(std::string_view source) 
 }
 
 Expected<std::optional<PythonSyntaxError>> Runtime::check_expression(std::string_view source) {
-  auto impl = ensure_started();
-  if (!impl) {
-    return unexpected(impl.error());
-  }
+  FIB_TRY_ASSIGN(Impl* const impl, ensure_started());
   try {
-    const pyb::object result = (*impl)->check_expression(pyb::str(source.data(), source.size()));
+    const pyb::object result = impl->check_expression(pyb::str(source.data(), source.size()));
     if (result.is_none()) {
       return std::optional<PythonSyntaxError>{};
     }
@@ -178,12 +172,9 @@ Expected<std::optional<PythonSyntaxError>> Runtime::check_expression(std::string
 }
 
 Expected<SourceStructure> Runtime::analyze_structure(std::string_view source) {
-  auto impl = ensure_started();
-  if (!impl) {
-    return unexpected(impl.error());
-  }
+  FIB_TRY_ASSIGN(Impl* const impl, ensure_started());
   try {
-    const pyb::tuple result = (*impl)->analyze_structure(pyb::str(source.data(), source.size()));
+    const pyb::tuple result = impl->analyze_structure(pyb::str(source.data(), source.size()));
     SourceStructure structure;
     if (result[0].cast<std::string>() == "syntax") {
       structure.syntax_error = to_syntax_error(result);
