@@ -127,14 +127,11 @@ def main():
                 bw, bc, br = medians["before"]
                 print(f"fib / before: wall {w / bw:.3f}, CPU {c / bc:.3f}, peak RSS {r / br:.3f}")
         definitions = os.path.join(args.source, "definitions")
-        for label, tail in (("validate FILES (definitions)", [definitions]),
-                            ("normalize --check (dumps)", None)):
-            contenders = {}
-            for name, binary in fibs.items():
-                if tail is not None:
-                    contenders[name] = (lambda out, b=binary: [b, "validate", definitions], env)
-                else:
-                    contenders[name] = (lambda out, b=binary: [b, "normalize", "--check", args.dumps], env)
+        fib_only = (("validate FILES (definitions)", ["validate", definitions]),
+                    ("normalize --check (dumps)", ["normalize", "--check", args.dumps]))
+        for label, arguments in fib_only:
+            contenders = {name: (lambda out, b=binary, a=arguments: [b, *a], env)
+                          for name, binary in fibs.items()}
             samples = measure(contenders, args.runs, work)
             print(f"\n{label}")
             print("| contender | wall median (min-max) | CPU median | peak RSS median |")
