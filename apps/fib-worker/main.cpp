@@ -8,12 +8,14 @@
 #include <fib/io/json_io.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <string>
 #include <string_view>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -53,14 +55,60 @@ bool read_line(int fd, std::string& buffer, std::string& line) {
   }
 }
 
+// The limits fib asks for on the command line (0: not set).
+struct Limits {
+  unsigned long long address_space = 0; // RLIMIT_AS
+  unsigned long long processes = 0;     // RLIMIT_NPROC
+  unsigned long long file_size = 0;     // RLIMIT_FSIZE
+  unsigned long long open_files = 0;    // RLIMIT_NOFILE
+};
+
+void set_limit(int resource, unsigned long long value, const char* name) {
+  if (value == 0) {
+    return;
+  }
+  rlimit limit{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+  if (::setrlimit(resource, &limit) != 0) {
+    std::fprintf(stderr, "fib-worker: setrlimit(%s): %s\n", name, std::strerror(errno));
+  }
+}
+
+// Bounds this process and everything it starts, before any untrusted code runs: the rlimits,
+// no core dumps, no new privileges, and death with fib.
+void confine(const Limits& limits) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  set_limit(RLIMIT_AS, limits.address_space, "RLIMIT_AS");
+  set_limit(RLIMIT_NPROC, limits.processes, "RLIMIT_NPROC");
+  set_limit(RLIMIT_FSIZE, limits.file_size, "RLIMIT_FSIZE");
+  set_limit(RLIMIT_NOFILE, limits.open_files, "RLIMIT_NOFILE");
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  unsigned long long address_space = 0;
+  Limits limits;
+  const char* scratch = nullptr;
+  auto device_name = fib::worker::Sandbox::DeviceName::omitted;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg == "--address-space" && i + 1 < argc) {
-      address_space = std::strtoull(argv[++i], nullptr, 10);
+    const bool has_value = i + 1 < argc;
+    if (arg == "--address-space" && has_value) {
+      limits.address_space = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--max-processes" && has_value) {
+      limits.processes = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--max-file-size" && has_value) {
+      limits.file_size = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--max-open-files" && has_value) {
+      limits.open_files = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--scratch" && has_value) {
+      scratch = argv[++i];
+    } else if (arg == "--device" && has_value) {
+      device_name = std::string_view(argv[++i]) == "cuda"
+                        ? fib::worker::Sandbox::DeviceName::included
+                        : fib::worker::Sandbox::DeviceName::omitted;
     } else {
       std::fprintf(stderr, "fib-worker: unknown argument %s (it is started by fib)\n", argv[i]);
       return 2;
@@ -78,19 +126,22 @@ int main(int argc, char** argv) {
     ::close(null_fd);
   }
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
-  if (address_space > 0) {
-    rlimit limit{static_cast<rlim_t>(address_space), static_cast<rlim_t>(address_space)};
-    if (::setrlimit(RLIMIT_AS, &limit) != 0) {
-      std::perror("fib-worker: setrlimit(RLIMIT_AS)");
+  if (scratch != nullptr) {
+    // The scratch directory is the working directory and the temporary directory.
+    if (::chdir(scratch) != 0) {
+      std::fprintf(stderr, "fib-worker: cannot enter %s: %s\n", scratch, std::strerror(errno));
+      return 2;
     }
+    ::setenv("TMPDIR", scratch, 1);
   }
+  confine(limits);
   fib::worker::Sandbox sandbox;
   const char* python = std::getenv("FIB_PYTHON");
   if (auto error = sandbox.start(python != nullptr && *python ? python : FIB_PYTHON_EXECUTABLE)) {
     std::fprintf(stderr, "fib-worker: %s\n", error->c_str());
     return 3;
   }
-  if (!write_all(channel, sandbox.hello().dump() + "\n")) {
+  if (!write_all(channel, sandbox.hello(device_name).dump() + "\n")) {
     return 3;
   }
   std::string buffer;
@@ -102,7 +153,7 @@ int main(int argc, char** argv) {
     if (!request || !request->root.is_object()) {
       reply = fib::Json{{"id", 0}, {"outcome", "failed"}, {"diagnostics", fib::Json::array()}};
     } else {
-      reply = sandbox.run(request->root);
+      reply = sandbox.run(request->root, channel);
     }
     if (!write_all(channel,
                    reply.dump(-1, ' ', false, fib::Json::error_handler_t::replace) + "\n")) {

@@ -30,6 +30,7 @@ struct RunCommand {
   std::uintmax_t memory_limit = k_default_worker_address_space;
   bool dry_run = false;
   bool quiet = false;
+  bool unsafe_no_sandbox = false;
 };
 
 namespace {
@@ -40,10 +41,13 @@ fib-worker (libtorch + the Python that has torch): python and triton solutions
 are imported, cpp/cuda solutions with binding "torch" are compiled (g++ and
 nvcc) into an extension; builds are cached under $FIB_CACHE_PATH (default
 ~/.cache/fib) by content hash, with a file lock. The reference runs on the same
-inputs; outputs are compared (count, shape, dtype, values within --atol/--rtol,
-or the per-dtype table of --tolerance-table) and both are timed (--warmup, then
-the median of --iterations). Compile errors, exceptions, crashes and timeouts
-become COMPILE_ERROR, RUNTIME_ERROR and TIMEOUT evaluations; the run goes on.
+inputs in another worker; fib compares the outputs itself (count, shape, dtype,
+values within --atol/--rtol, or the per-dtype table of --tolerance-table) and
+times both with its own clock (--warmup, then the median of --iterations).
+Compile errors, exceptions, crashes and timeouts become COMPILE_ERROR,
+RUNTIME_ERROR and TIMEOUT evaluations; the run goes on. Every worker runs in a
+sandbox (bubblewrap): the dataset read-only, no network, no home directory, a
+private /tmp; without one nothing runs unless --unsafe-no-sandbox.
 Traces are appended to DATASET/traces/<author>/<op_type>/<definition>.jsonl.
 
 Exit status: 0 every evaluation PASSED, 1 some did not (or a workload could not
@@ -80,6 +84,8 @@ Subcommand register_run(CLI::App& app) {
                   "Address-space limit of the worker in bytes (default 8 GiB; none with cuda)")
       ->check(CLI::PositiveNumber);
   sub->add_flag("--dry-run", command->dry_run, "Evaluate and print; write no trace");
+  sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
+                "Run solutions and references without the sandbox, with your full rights");
   sub->add_flag("--quiet", command->quiet,
                 "No line per evaluation; diagnostics and the summary only");
   sub->footer(k_run_footer);
@@ -96,6 +102,10 @@ int run_run(const RunCommand& command) {
   if (runner_options.device == SmokeDevice::cuda &&
       command.subcommand->count("--memory-limit") == 0) {
     runner_options.address_space = 0;
+  }
+  if (command.unsafe_no_sandbox) {
+    runner_options.sandbox = SandboxMode::unsafe_disabled;
+    write_line(stderr, render_text(unsafe_sandbox_warning()));
   }
   ReferenceRunner runner(runner_options);
   RunOptions options;

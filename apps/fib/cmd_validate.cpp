@@ -53,6 +53,7 @@ struct ValidateCommand {
   double timeout_seconds = 60;
   std::uintmax_t max_bytes = k_default_smoke_max_bytes;
   std::uintmax_t memory_limit = k_default_worker_address_space;
+  bool unsafe_no_sandbox = false;
 };
 
 namespace {
@@ -179,6 +180,10 @@ ReferenceRunnerOptions runner_options(const ValidateCommand& command) {
   // RLIMIT_AS sized for the CPU makes its start-up fail, so cuda runs without one unless asked.
   if (options.device == SmokeDevice::cuda && command.subcommand->count("--memory-limit") == 0) {
     options.address_space = 0;
+  }
+  if (command.unsafe_no_sandbox) {
+    options.sandbox = SandboxMode::unsafe_disabled;
+    write_line(stderr, render_text(unsafe_sandbox_warning()));
   }
   return options;
 }
@@ -421,6 +426,8 @@ Subcommand register_validate(CLI::App& app) {
   sub->add_option("--memory-limit", command->memory_limit,
                   "Address-space limit of the worker in bytes (default 8 GiB)")
       ->check(CLI::PositiveNumber);
+  sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
+                "Run references and solutions without the sandbox, with your full rights");
   sub->add_option("--dataset", command->dataset, "Dataset mode: the dataset root");
   sub->add_option("--checks", command->checks,
                   "Comma-separated categories: layout, definition, workload, solution, trace, "

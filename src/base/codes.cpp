@@ -275,6 +275,11 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "run: a workload's inputs cannot be built (a blob is missing or does not fit the shape)"},
     {codes::k_run_reference, error, F, D,
      "run: the definition's reference does not build, so its solutions cannot be evaluated"},
+    {codes::k_sandbox_disabled, warning, F, D,
+     "--unsafe-no-sandbox: untrusted code runs with the user's full rights (said once per run)"},
+    {codes::k_sandbox_unavailable, error, F, E,
+     "untrusted code was not run: this machine cannot give it the sandbox (bubblewrap missing, "
+     "no user namespaces, no process-count limit); --unsafe-no-sandbox runs it anyway"},
     {codes::k_schema_choice, error, L, D, "a value is not one of the allowed names"},
     {codes::k_schema_coerced, warning, F, D,
      "a value of the wrong JSON type was accepted by lax coercion (\"7\" or 7.0 for 7)"},

@@ -1,18 +1,16 @@
 #include "fib/exec/worker_client.hpp"
 
+#include "worker_process.hpp"
+
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
-#include <fib/util/subprocess.hpp>
+#include <fib/io/safetensors.hpp>
 
 #include <fmt/format.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
-#include <mutex>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 // FIB_WORKER_FROM_BINDIR: where `cmake --install` puts the worker relative to where it puts fib
@@ -61,286 +59,84 @@ std::optional<std::filesystem::path> find_worker_executable() {
 
 class ReferenceRunner::Impl {
 public:
-  explicit Impl(ReferenceRunnerOptions options) : m_options(std::move(options)) {}
-  ~Impl() { stop(); }
+  explicit Impl(ReferenceRunnerOptions options)
+      : m_options(std::move(options)), m_reference(detail::WorkerProcessOptions{m_options, {}, {}}) {}
 
-  ReferenceOutcome run_job(Json request, std::chrono::milliseconds timeout) {
-    const std::lock_guard lock(m_mutex);
-    m_last_reply = Json();
-    ReferenceOutcome outcome;
-    if (auto problem = ensure_started()) {
-      outcome.verdict = ReferenceVerdict::unavailable;
-      outcome.diagnostics.push_back(std::move(*problem));
-      return outcome;
-    }
-    const std::int64_t id = ++m_next_id;
-    request["id"] = id;
-    request["device"] = std::string(to_string(m_options.device));
-    request["seed"] = m_options.seed;
-    const std::string line = request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-    if (!send_all(line)) {
-      return crashed("the worker stopped reading requests");
-    }
-    auto reply = read_line(timeout);
-    if (!reply) {
-      if (m_timed_out) {
-        kill_worker();
-        outcome.verdict = ReferenceVerdict::failed;
-        Diagnostic d = make_diagnostic(
-            codes::k_smoke_timeout,
-            fmt::format("the reference ran past the {:g} s timeout; the worker was stopped and "
-                        "will be restarted",
-                        static_cast<double>(timeout.count()) / 1000.0));
-        d.hint = "an endless loop, or inputs too big for --timeout (raise it)";
-        outcome.diagnostics.push_back(std::move(d));
-        return outcome;
-      }
-      return crashed(request.value("job", "") == "evaluate"
-                         ? "the worker died while running the solution or the reference"
-                     : request.value("job", "") == "build_solution"
-                         ? "the worker died while building the solution"
-                         : "the worker died while running the reference");
-    }
-    DiagnosticList sink;
-    auto document = parse_json(*reply, "<worker>", sink, 1, LineIndex::skipped);
-    if (!document || !document->root.is_object() || document->root.value("id", -1) != id) {
-      kill_worker();
-      return protocol_error("an unexpected reply: " + text_excerpt(*reply));
-    }
-    const Json& root = document->root;
-    m_last_reply = root;
-    const std::string verdict = root.value("outcome", "");
-    outcome.verdict = verdict == "ok"        ? ReferenceVerdict::ok
-                      : verdict == "skipped" ? ReferenceVerdict::skipped
-                      : verdict == "failed"  ? ReferenceVerdict::failed
-                                             : ReferenceVerdict::unavailable;
-    if (outcome.verdict == ReferenceVerdict::unavailable) {
-      return protocol_error("an unknown outcome '" + text_excerpt(verdict) + "'");
-    }
-    for (const auto& item : root.value("diagnostics", Json::array())) {
-      if (!item.is_object()) {
-        continue;
-      }
-      const std::string code = item.value("code", "");
-      if (find_code(code) == nullptr) {
-        return protocol_error("an unknown diagnostic code '" + text_excerpt(code) + "'");
-      }
-      Diagnostic d = make_diagnostic(code, item.value("message", ""));
-      d.pointer = item.value("pointer", "");
-      d.hint = item.value("hint", "");
-      outcome.diagnostics.push_back(std::move(d));
-    }
-    return outcome;
-  }
-
-  const std::optional<WorkerInfo>& info() const { return m_info; }
-  // The reply of the last job that got one (its extra fields, e.g. "evaluation").
-  const Json& last_reply() const { return m_last_reply; }
-  std::size_t starts() const { return m_starts; }
   const ReferenceRunnerOptions& options() const { return m_options; }
 
-private:
-  ReferenceOutcome crashed(const std::string& what) {
-    const std::string how = reap_worker();
-    kill_worker();
-    ReferenceOutcome outcome;
-    outcome.verdict = ReferenceVerdict::failed;
-    Diagnostic d =
-        make_diagnostic(codes::k_worker_crashed,
-                        fmt::format("{} ({}); it will be restarted for the next job", what, how));
-    d.hint = fmt::format("a crash in native code, or the worker's memory limit ({}) was hit",
-                         human_bytes(m_options.address_space));
-    outcome.diagnostics.push_back(std::move(d));
-    return outcome;
-  }
+  // The worker of build checks and smoke runs (nothing of the host bound).
+  detail::WorkerProcess& reference() { return m_reference; }
 
-  ReferenceOutcome protocol_error(const std::string& what) {
-    kill_worker();
-    ReferenceOutcome outcome;
-    outcome.verdict = ReferenceVerdict::unavailable;
-    outcome.diagnostics.push_back(
-        make_diagnostic(codes::k_worker_protocol, "the reference worker sent " + what));
-    return outcome;
-  }
-
-  std::optional<Diagnostic> ensure_started() {
-    if (m_pid > 0) {
-      return std::nullopt;
-    }
-    if (m_failed_start) {
-      return m_failed_start;
-    }
-    auto worker = m_options.worker.empty() ? find_worker_executable()
-                                           : std::optional<std::filesystem::path>(m_options.worker);
-    if (!worker) {
-      Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
-                                     "the reference worker fib-worker was not found");
-      d.hint = "build fib with torch (FIB_WITH_TORCH=ON), or point FIB_WORKER at fib-worker";
-      m_failed_start = d;
-      return d;
-    }
-    int sockets[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
-      return make_diagnostic(codes::k_worker_unavailable,
-                             fmt::format("cannot create a socket: {}", std::strerror(errno)));
-    }
-    // The worker stays in fib's process group (a Ctrl-C reaches it too) and is run as found.
-    const std::string path = worker->string();
-    SpawnOptions spawn;
-    spawn.argv = {path, "--address-space", std::to_string(m_options.address_space)};
-    spawn.input_descriptor = sockets[1];
-    spawn.group = ProcessGroup::inherited;
-    spawn.lookup = ProgramLookup::exact_path;
-    const Spawned child = spawn_process(spawn);
-    ::close(sockets[1]);
-    if (child.failure) {
-      ::close(sockets[0]);
-      Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
-                                     fmt::format("cannot start the reference worker {}: {}", path,
-                                                 std::strerror(child.failure->error)));
-      m_failed_start = d;
-      return d;
-    }
-    m_pid = child.pid;
-    m_socket = sockets[0];
-    m_buffer.clear();
-    ++m_starts;
-    auto hello = read_line(m_options.startup_timeout);
-    if (!hello) {
-      const bool timed_out = m_timed_out;
-      std::string how;
-      if (!timed_out) {
-        how = reap_worker();
+  // The worker that runs references on workloads: the dataset bound read-only.
+  detail::WorkerProcess& workload_reference(const std::filesystem::path& dataset_root) {
+    if (!m_workload_reference || m_workload_root != dataset_root) {
+      std::vector<std::filesystem::path> read_only;
+      std::error_code ec;
+      if (!dataset_root.empty() && std::filesystem::is_directory(dataset_root, ec)) {
+        read_only.push_back(std::filesystem::absolute(dataset_root, ec));
       }
-      kill_worker();
-      Diagnostic d = make_diagnostic(
+      m_workload_reference = std::make_unique<detail::WorkerProcess>(
+          detail::WorkerProcessOptions{m_options, std::move(read_only), {}});
+      m_workload_root = dataset_root;
+    }
+    return *m_workload_reference;
+  }
+
+  // The worker of one solution: its build cache entry (created here) the only writable bind.
+  // A worker for another solution is stopped first. nullopt with a diagnostic when the entry
+  // cannot be created.
+  Expected<detail::WorkerProcess*> solution_worker(const std::string& key,
+                                                   const std::filesystem::path& cache) {
+    if (m_solution && m_solution_key == key && m_solution_cache == cache) {
+      return m_solution.get();
+    }
+    m_solution.reset();
+    std::error_code ec;
+    const std::filesystem::path entry = std::filesystem::absolute(cache / "solutions" / key, ec);
+    std::filesystem::create_directories(entry, ec);
+    if (ec) {
+      return unexpected(make_diagnostic(
           codes::k_worker_unavailable,
-          timed_out
-              ? fmt::format("the reference worker {} did not greet within {:g} s", path,
-                            static_cast<double>(m_options.startup_timeout.count()) / 1000.0)
-              : fmt::format("the reference worker {} ended before its greeting ({})", path, how));
-      d.hint = "its error output is above; it needs the Python that has torch";
-      m_failed_start = d;
-      return d;
+          fmt::format("cannot create the build cache entry {}: {}", entry.string(), ec.message())));
     }
-    DiagnosticList sink;
-    auto document = parse_json(*hello, "<worker>", sink, 1, LineIndex::skipped);
-    if (!document || !document->root.is_object() || document->root.value("fib_worker", 0) != 1) {
-      kill_worker();
-      Diagnostic d = make_diagnostic(codes::k_worker_protocol,
-                                     "the reference worker greeted with " + text_excerpt(*hello));
-      m_failed_start = d;
-      return d;
-    }
-    const Json& root = document->root;
-    m_info = WorkerInfo{root.value("torch", ""), root.value("python", ""),
-                        root.value("cuda", false), root.value("float8", false)};
-    return std::nullopt;
+    m_solution = std::make_unique<detail::WorkerProcess>(
+        detail::WorkerProcessOptions{m_options, {}, {entry}});
+    m_solution_key = key;
+    m_solution_cache = cache;
+    return m_solution.get();
   }
 
-  bool send_all(const std::string& text) {
-    std::size_t sent = 0;
-    while (sent < text.size()) {
-      const ssize_t n = ::send(m_socket, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        return false;
-      }
-      sent += static_cast<std::size_t>(n);
-    }
-    return true;
+  std::size_t starts() const {
+    return m_reference.starts() + m_retired_starts +
+           (m_workload_reference ? m_workload_reference->starts() : 0) +
+           (m_solution ? m_solution->starts() : 0);
   }
-
-  // One line from the worker; nullopt on EOF, error or timeout (m_timed_out tells which).
-  std::optional<std::string> read_line(std::chrono::milliseconds timeout) {
-    m_timed_out = false;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      if (const auto newline = m_buffer.find('\n'); newline != std::string::npos) {
-        std::string line = m_buffer.substr(0, newline);
-        m_buffer.erase(0, newline + 1);
-        return line;
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        m_timed_out = true;
-        return std::nullopt;
-      }
-      pollfd fd{m_socket, POLLIN, 0};
-      const int ready =
-          ::poll(&fd, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
-      if (ready < 0 && errno != EINTR) {
-        return std::nullopt;
-      }
-      if (ready <= 0) {
-        continue;
-      }
-      char chunk[65536];
-      const ssize_t n = ::recv(m_socket, chunk, sizeof chunk, 0);
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n <= 0) {
-        return std::nullopt;
-      }
-      m_buffer.append(chunk, static_cast<std::size_t>(n));
-      if (m_buffer.size() > (std::size_t{64} << 20)) {
-        return std::nullopt; // a reply this large is not the protocol
-      }
+  void retire_solution_worker() {
+    if (m_solution) {
+      m_retired_starts += m_solution->starts();
+      m_solution.reset();
     }
   }
 
-  void kill_worker() {
-    if (m_socket >= 0) {
-      ::close(m_socket);
-      m_socket = -1;
+  const std::optional<WorkerInfo>& info() const {
+    if (m_reference.info() || !m_workload_reference) {
+      return m_reference.info();
     }
-    if (m_pid > 0) {
-      kill_process(m_pid);
-      m_pid = -1;
-    }
-    m_buffer.clear();
+    return m_workload_reference->info();
   }
 
-  // Waits for the worker, which has ended or is about to: how it ended ("an unknown end" when it
-  // cannot tell). The worker is gone afterwards.
-  std::string reap_worker() {
-    std::string how = "an unknown end";
-    if (m_pid > 0) {
-      if (const WaitResult waited = wait_for_exit(m_pid, std::nullopt); waited.status) {
-        how = describe_wait_status(*waited.status);
-        m_pid = -1;
-      }
-    }
-    return how;
-  }
+  std::map<std::string, std::string> failed_builds; // solution hash → compile log
+  std::size_t next_run = 0;
 
-  void stop() {
-    if (m_socket >= 0) {
-      ::shutdown(m_socket, SHUT_WR); // EOF: the worker exits on its own
-    }
-    if (m_pid > 0 &&
-        wait_for_exit(m_pid, std::chrono::steady_clock::now() + std::chrono::milliseconds(500))
-            .ended) {
-      m_pid = -1;
-    }
-    kill_worker();
-  }
-
+private:
   ReferenceRunnerOptions m_options;
-  std::mutex m_mutex;
-  pid_t m_pid = -1;
-  int m_socket = -1;
-  std::string m_buffer;
-  bool m_timed_out = false;
-  std::int64_t m_next_id = 0;
-  std::size_t m_starts = 0;
-  std::optional<WorkerInfo> m_info;
-  std::optional<Diagnostic> m_failed_start;
-  Json m_last_reply;
+  detail::WorkerProcess m_reference;
+  std::unique_ptr<detail::WorkerProcess> m_workload_reference;
+  std::filesystem::path m_workload_root;
+  std::unique_ptr<detail::WorkerProcess> m_solution;
+  std::string m_solution_key;
+  std::filesystem::path m_solution_cache;
+  std::size_t m_retired_starts = 0;
 };
 
 ReferenceRunner::ReferenceRunner(ReferenceRunnerOptions options)
@@ -358,6 +154,14 @@ Json names_of(const OrderedMap<TensorSpec>& specs) {
   return out;
 }
 
+std::vector<std::string> names_of_vector(const OrderedMap<TensorSpec>& specs) {
+  std::vector<std::string> out;
+  for (const auto& [name, spec] : specs) {
+    out.push_back(name);
+  }
+  return out;
+}
+
 } // namespace
 
 ReferenceOutcome ReferenceRunner::check_build(const Definition& definition) {
@@ -366,7 +170,7 @@ ReferenceOutcome ReferenceRunner::check_build(const Definition& definition) {
                {"reference", definition.reference},
                {"inputs", names_of(definition.inputs)},
                {"outputs", names_of(definition.outputs)}};
-  return m_impl->run_job(std::move(request), m_impl->options().job_timeout);
+  return m_impl->reference().run_job(std::move(request), m_impl->options().job_timeout).outcome;
 }
 
 ReferenceOutcome ReferenceRunner::smoke_run(const Definition& definition, std::string_view init) {
@@ -402,7 +206,7 @@ ReferenceOutcome ReferenceRunner::smoke_run(const Definition& definition, std::s
                {"plan", to_json(*plan)},
                {"const_axes", definition.const_axes()},
                {"init", std::string(init)}};
-  return m_impl->run_job(std::move(request), options.job_timeout);
+  return m_impl->reference().run_job(std::move(request), options.job_timeout).outcome;
 }
 
 namespace {
@@ -456,8 +260,8 @@ std::string now_iso8601() {
   return buffer;
 }
 
-// An evaluation fib writes itself (the worker could not): its environment is what the worker said
-// about itself at start.
+// An evaluation as fib writes it: the environment is what the workers said about themselves at
+// start, before any untrusted code ran; the timestamp is fib's clock.
 Json evaluation_by_fib(const std::optional<WorkerInfo>& info, SmokeDevice device,
                        std::string status, std::string log) {
   Json libs = Json::object();
@@ -468,7 +272,10 @@ Json evaluation_by_fib(const std::optional<WorkerInfo>& info, SmokeDevice device
     libs["python"] = info->python_version;
   }
   const bool cuda = device == SmokeDevice::cuda && info && info->cuda;
-  Json environment{{"hardware", cuda ? std::string("CUDA device") : cpu_model()}, {"libs", libs}};
+  const std::string hardware =
+      cuda ? (info->device_name.empty() ? std::string("CUDA device") : info->device_name)
+           : cpu_model();
+  Json environment{{"hardware", hardware}, {"libs", libs}};
   return Json{{"status", std::move(status)}, {"environment", std::move(environment)},
               {"timestamp", now_iso8601()},  {"log", std::move(log)},
               {"correctness", nullptr},      {"performance", nullptr}};
@@ -488,68 +295,245 @@ std::optional<std::string> compile_error_log(const ReferenceOutcome& built, cons
     }
   }
   if (built.verdict == ReferenceVerdict::failed) {
-    return reply.value("log", std::string());
+    return detail::clip_text(reply.value("log", std::string()), detail::k_max_worker_message_bytes);
   }
   return std::nullopt;
 }
 
-} // namespace
+double median(std::vector<double> values) {
+  if (values.empty()) {
+    return 0.0;
+  }
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+}
 
-SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const Solution& solution,
-                                             const Workload& workload,
-                                             const EvaluateOptions& options) {
-  SolutionEvaluation out;
-  auto plan = plan_workload_run(definition, workload, options.dataset_root);
-  if (!plan) {
-    out.diagnostics.push_back(plan.error());
-    return out;
+// Why the timings a worker reported cannot be believed, by fib's clock: a call cannot take
+// longer than fib saw it take, and a median under half of fib's (less 1 ms for the round trip)
+// is not an honest measurement. nullopt when they agree.
+std::optional<std::string> timing_disagreement(const detail::TimedCalls& timing,
+                                               std::size_t expected_calls) {
+  if (timing.fib_ms.size() != expected_calls) {
+    return fmt::format("{} timed calls instead of {}", timing.fib_ms.size(), expected_calls);
   }
-  const SmokeDevice device = m_impl->options().device;
-  const auto by_fib = [&](std::string status, std::string log) {
-    return evaluation_by_fib(m_impl->info(), device, std::move(status), std::move(log));
-  };
-  // The build first, as its own job (and once per solution: a failure is remembered).
-  const std::string key = solution.content_hash();
-  if (const auto failed = m_failed_builds.find(key); failed != m_failed_builds.end()) {
-    out.evaluation = by_fib("COMPILE_ERROR", failed->second);
-    return out;
+  for (std::size_t i = 0; i < timing.fib_ms.size(); ++i) {
+    if (timing.reported_ms[i] > timing.fib_ms[i] * 1.01 + 0.05) {
+      return fmt::format("call {} was reported as {:.4f} ms, but fib's clock saw {:.4f} ms", i,
+                         timing.reported_ms[i], timing.fib_ms[i]);
+    }
   }
-  const Json solution_json = solution_request(solution);
-  Json build_request{
-      {"job", "build_solution"},        {"name", definition.name},  {"reference", ""},
-      {"inputs", Json::array()},        {"outputs", Json::array()}, {"solution", solution_json},
-      {"cache", options.cache.string()}};
-  ReferenceOutcome built = m_impl->run_job(std::move(build_request), options.build_timeout);
-  if (auto log = compile_error_log(built, m_impl->last_reply(), options.build_timeout)) {
-    m_failed_builds[key] = *log;
-    out.evaluation = by_fib("COMPILE_ERROR", std::move(*log));
-    return out;
+  const double reported = median(timing.reported_ms);
+  const double seen = median(timing.fib_ms);
+  if (reported < seen * 0.5 - 1.0) {
+    return fmt::format("a median of {:.4f} ms was reported, but fib's clock saw {:.4f} ms",
+                       reported, seen);
   }
-  if (built.verdict == ReferenceVerdict::unavailable) {
-    out.diagnostics = std::move(built.diagnostics);
-    return out;
+  return std::nullopt;
+}
+
+Json output_specs(const std::filesystem::path& expected, const OrderedMap<TensorSpec>& outputs) {
+  Json specs = Json::array();
+  auto header = read_safetensors_header(expected);
+  if (!header) {
+    return specs;
   }
-  Json request{{"job", "evaluate"},
+  for (const auto& [name, spec] : outputs) {
+    const auto entry = header->tensors.find(name);
+    if (entry != header->tensors.end()) {
+      specs.push_back(Json::array({entry->second.shape, entry->second.dtype}));
+    }
+  }
+  return specs;
+}
+
+// A fresh, empty directory `name` in `worker`'s scratch directory (host path).
+std::filesystem::path fresh_directory(const detail::WorkerProcess& worker, const std::string& name) {
+  std::error_code ec;
+  const std::filesystem::path directory = worker.scratch() / name;
+  std::filesystem::remove_all(directory, ec);
+  std::filesystem::create_directories(directory, ec);
+  return directory;
+}
+
+// What the reference's run on one workload left for the solution's: where its files are, the
+// scalar inputs, and its latency by fib's clock.
+struct ReferenceRun {
+  std::filesystem::path directory;
+  Json scalars;
+  double latency_ms = 0.0;
+};
+
+// The reference on the workload's inputs, in the dataset-reading worker. A diagnostic (the
+// reference raised or timed out, its timings disagree, the worker misbehaved) when it gives no
+// outputs to compare with.
+Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Definition& definition,
+                                     const SmokePlan& plan, const EvaluateOptions& options,
+                                     std::vector<Diagnostic>& diagnostics) {
+  // The scratch directory exists once the worker runs.
+  if (auto problem = worker.start()) {
+    diagnostics.push_back(*problem);
+    return unexpected(std::move(*problem));
+  }
+  const std::string directory = "reference";
+  fresh_directory(worker, directory);
+  Json request{{"job", "reference_outputs"},
                {"name", definition.name},
                {"reference", definition.reference},
                {"inputs", names_of(definition.inputs)},
                {"outputs", names_of(definition.outputs)},
-               {"plan", to_json(*plan)},
-               {"solution", solution_json},
-               {"cache", options.cache.string()},
+               {"plan", to_json(plan)},
+               {"directory", (worker.scratch_inside() / directory).string()},
                {"warmup", options.warmup},
-               {"iterations", options.iterations},
-               {"atol", options.atol},
-               {"rtol", options.rtol},
-               {"tolerance_table", options.tolerance_table == ToleranceTable::on}};
-  const auto timeout = m_impl->options().job_timeout;
-  ReferenceOutcome outcome = m_impl->run_job(std::move(request), timeout);
-  for (const auto& d : outcome.diagnostics) {
+               {"iterations", options.iterations}};
+  detail::JobResult result = worker.run_job(std::move(request), worker.options().job_timeout);
+  if (result.outcome.verdict != ReferenceVerdict::ok) {
+    for (auto& d : result.outcome.diagnostics) {
+      if (d.code == codes::k_smoke_timeout || d.code == codes::k_worker_crashed) {
+        d.message = "the reference: " + d.message;
+      }
+      if (d.code == codes::k_reference_build_failed || d.code == codes::k_smoke_timeout ||
+          d.code == codes::k_worker_crashed) {
+        d.code = std::string(codes::k_run_reference);
+      }
+      diagnostics.push_back(std::move(d));
+    }
+    return unexpected(make_diagnostic(codes::k_run_reference, "no reference outputs"));
+  }
+  const std::size_t calls = static_cast<std::size_t>(std::max(options.iterations, 1));
+  if (auto disagreement = timing_disagreement(result.timing, calls)) {
+    diagnostics.push_back(make_diagnostic(
+        codes::k_run_reference,
+        "the reference's timings cannot be believed, so nothing was compared: " + *disagreement));
+    return unexpected(diagnostics.back());
+  }
+  ReferenceRun run;
+  run.directory = worker.scratch() / directory;
+  run.scalars = result.reply.value("scalars", Json::object());
+  run.latency_ms = median(result.timing.fib_ms);
+  if (!run.scalars.is_object()) {
+    diagnostics.push_back(make_diagnostic(codes::k_worker_protocol,
+                                          "the reference worker sent scalars that are not an object"));
+    return unexpected(diagnostics.back());
+  }
+  return run;
+}
+
+} // namespace
+
+class EvaluationSteps {
+public:
+  EvaluationSteps(ReferenceRunner::Impl& impl, const Definition& definition,
+                  const Solution& solution, const EvaluateOptions& options)
+      : m_impl(impl), m_definition(definition), m_solution(solution), m_options(options) {}
+  SolutionEvaluation run(const Workload& workload);
+
+private:
+  Json by_fib(std::string status, std::string log) const {
+    return evaluation_by_fib(m_impl.info(), m_impl.options().device, std::move(status),
+                             std::move(log));
+  }
+  std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
+  SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                           const detail::JobResult& result);
+
+  ReferenceRunner::Impl& m_impl;
+  const Definition& m_definition;
+  const Solution& m_solution;
+  const EvaluateOptions& m_options;
+};
+
+// The build as its own job, once per solution (a failure is remembered): the solution request,
+// or nullopt when `out` is already the answer.
+std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, SolutionEvaluation& out) {
+  const std::string key = m_solution.content_hash();
+  if (const auto failed = m_impl.failed_builds.find(key); failed != m_impl.failed_builds.end()) {
+    out.evaluation = by_fib("COMPILE_ERROR", failed->second);
+    return std::nullopt;
+  }
+  Json solution_json = solution_request(m_solution);
+  Json build_request{{"job", "build_solution"},  {"name", m_definition.name},
+                     {"reference", ""},          {"inputs", Json::array()},
+                     {"outputs", Json::array()}, {"solution", solution_json},
+                     {"cache", m_options.cache.string()}};
+  detail::JobResult built = worker.run_job(std::move(build_request), m_options.build_timeout);
+  if (auto log = compile_error_log(built.outcome, built.reply, m_options.build_timeout)) {
+    m_impl.failed_builds[key] = *log;
+    out.evaluation = by_fib("COMPILE_ERROR", std::move(*log));
+    return std::nullopt;
+  }
+  if (built.outcome.verdict == ReferenceVerdict::unavailable) {
+    out.diagnostics = std::move(built.outcome.diagnostics);
+    return std::nullopt;
+  }
+  return solution_json;
+}
+
+SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
+  SolutionEvaluation out;
+  auto plan = plan_workload_run(m_definition, workload, m_options.dataset_root);
+  if (!plan) {
+    out.diagnostics.push_back(plan.error());
+    return out;
+  }
+  auto worker = m_impl.solution_worker(m_solution.content_hash(), m_options.cache);
+  if (!worker) {
+    out.diagnostics.push_back(worker.error());
+    return out;
+  }
+  auto solution_json = build(**worker, out);
+  if (!solution_json) {
+    return out;
+  }
+  auto reference = run_reference(m_impl.workload_reference(m_options.dataset_root), m_definition,
+                                 *plan, m_options, out.diagnostics);
+  if (!reference) {
+    if (out.diagnostics.empty()) {
+      out.diagnostics.push_back(reference.error());
+    }
+    return out;
+  }
+  detail::WorkerProcess& solution_worker = **worker;
+  std::error_code ec;
+  const std::filesystem::path directory = fresh_directory(solution_worker, "solution");
+  std::filesystem::copy_file(reference->directory / "inputs.safetensors",
+                             directory / "inputs.safetensors",
+                             std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    out.diagnostics.push_back(make_diagnostic(
+        codes::k_worker_unavailable,
+        fmt::format("cannot hand the inputs to the solution's worker: {}", ec.message())));
+    return out;
+  }
+  Json request{{"job", "solution_outputs"},
+               {"name", m_definition.name},
+               {"reference", ""},
+               {"inputs", names_of(m_definition.inputs)},
+               {"outputs", names_of(m_definition.outputs)},
+               {"solution", std::move(*solution_json)},
+               {"cache", m_options.cache.string()},
+               {"directory", (solution_worker.scratch_inside() / "solution").string()},
+               {"scalars", reference->scalars},
+               {"output_specs",
+                output_specs(reference->directory / "expected.safetensors", m_definition.outputs)},
+               {"warmup", m_options.warmup},
+               {"iterations", m_options.iterations}};
+  const detail::JobResult result =
+      solution_worker.run_job(std::move(request), m_impl.options().job_timeout);
+  return judge(solution_worker, *reference, result);
+}
+
+// The evaluation of the solution's job: its end (timeout, crash, protocol), its own report
+// (compile or runtime error), then fib's comparison of the outputs and fib's timings.
+SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
+                                          const ReferenceRun& reference,
+                                          const detail::JobResult& result) {
+  SolutionEvaluation out;
+  for (const auto& d : result.outcome.diagnostics) {
     if (d.code == codes::k_smoke_timeout) {
-      out.evaluation =
-          by_fib("TIMEOUT", fmt::format("the evaluation ran past the {:g} s timeout; the worker "
-                                        "was stopped and restarted",
-                                        static_cast<double>(timeout.count()) / 1000.0));
+      out.evaluation = by_fib(
+          "TIMEOUT", fmt::format("the solution ran past the {:g} s timeout; its worker was stopped",
+                                 static_cast<double>(m_impl.options().job_timeout.count()) / 1000.0));
       return out;
     }
     if (d.code == codes::k_worker_crashed) {
@@ -557,34 +541,95 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
       return out;
     }
   }
-  const Json& reply = m_impl->last_reply();
-  if (outcome.verdict == ReferenceVerdict::ok && reply.contains("evaluation") &&
-      reply["evaluation"].is_object()) {
-    out.evaluation = reply["evaluation"];
+  const Json verdict = result.reply.is_object() ? result.reply.value("result", Json()) : Json();
+  if (result.outcome.verdict != ReferenceVerdict::ok || !verdict.is_object()) {
+    out.diagnostics = result.outcome.diagnostics;
+    if (out.diagnostics.empty()) {
+      out.diagnostics.push_back(make_diagnostic(
+          codes::k_worker_protocol, "the solution's worker sent a reply without a result object"));
+    }
     return out;
   }
-  for (auto& d : outcome.diagnostics) {
-    if (d.code == codes::k_reference_build_failed) {
-      out.diagnostics.push_back(make_diagnostic(codes::k_run_reference, d.message));
-    } else {
-      out.diagnostics.push_back(std::move(d));
-    }
+  const auto text = [&](const char* key) {
+    return detail::clip_text(verdict[key].is_string() ? verdict[key].get<std::string>() : "",
+                             detail::k_max_worker_message_bytes);
+  };
+  if (verdict.contains("compile_error")) {
+    m_impl.failed_builds[m_solution.content_hash()] = text("compile_error");
+    out.evaluation = by_fib("COMPILE_ERROR", text("compile_error"));
+    return out;
   }
+  if (verdict.contains("runtime_error")) {
+    out.evaluation = by_fib("RUNTIME_ERROR", text("runtime_error"));
+    return out;
+  }
+  const Json kinds = verdict.value("kinds", Json());
+  if (!kinds.is_array() ||
+      !std::all_of(kinds.begin(), kinds.end(), [](const Json& k) { return k.is_string(); })) {
+    out.diagnostics.push_back(make_diagnostic(
+        codes::k_worker_protocol, "the solution's worker sent a result without its output kinds"));
+    return out;
+  }
+  const OutputComparison compared =
+      compare_outputs(reference.directory / "expected.safetensors", names_of_vector(m_definition.outputs),
+                      worker.scratch() / "solution" / "got.safetensors",
+                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
+                      m_options.tolerance_table);
+  if (compared.unreadable) {
+    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] " + *compared.unreadable);
+    return out;
+  }
+  const Json correctness{{"max_relative_error", compared.max_relative_error},
+                         {"max_absolute_error", compared.max_absolute_error},
+                         {"extra", nullptr}};
+  if (!compared.status.empty()) {
+    out.evaluation = by_fib(compared.status, compared.log);
+    if (compared.status == "INCORRECT_NUMERICAL") {
+      (*out.evaluation)["correctness"] = correctness;
+    }
+    return out;
+  }
+  const std::size_t calls = static_cast<std::size_t>(std::max(m_options.iterations, 1));
+  if (auto disagreement = timing_disagreement(result.timing, calls)) {
+    out.evaluation =
+        by_fib("RUNTIME_ERROR", "[fib] the solution's timings cannot be believed: " + *disagreement);
+    return out;
+  }
+  const double latency = median(result.timing.fib_ms);
+  out.evaluation = by_fib("PASSED", text("log"));
+  (*out.evaluation)["correctness"] = correctness;
+  (*out.evaluation)["performance"] =
+      Json{{"latency_ms", latency},
+           {"reference_latency_ms", reference.latency_ms},
+           {"speedup_factor", latency > 0 ? reference.latency_ms / latency : 0.0}};
   return out;
+}
+
+SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const Solution& solution,
+                                             const Workload& workload,
+                                             const EvaluateOptions& options) {
+  return EvaluationSteps(*m_impl, definition, solution, options).run(workload);
 }
 
 ReferenceRunner::BuildResult ReferenceRunner::build_solution(const Solution& solution,
                                                              const std::filesystem::path& cache) {
   BuildResult result;
+  auto worker = m_impl->solution_worker(solution.content_hash(), cache);
+  if (!worker) {
+    result.diagnostics.push_back(worker.error());
+    return result;
+  }
   Json request{{"job", "build_solution"},  {"name", solution.definition},
                {"reference", ""},          {"inputs", Json::array()},
                {"outputs", Json::array()}, {"solution", solution_request(solution)},
                {"cache", cache.string()}};
-  ReferenceOutcome outcome = m_impl->run_job(std::move(request), std::chrono::minutes(15));
-  result.verdict = outcome.verdict;
-  result.diagnostics = std::move(outcome.diagnostics);
-  if (outcome.verdict == ReferenceVerdict::failed) {
-    result.log = m_impl->last_reply().value("log", std::string());
+  detail::JobResult built = (*worker)->run_job(std::move(request), std::chrono::minutes(15));
+  result.verdict = built.outcome.verdict;
+  result.diagnostics = std::move(built.outcome.diagnostics);
+  if (built.outcome.verdict == ReferenceVerdict::failed) {
+    result.log = detail::clip_text(built.reply.is_object() ? built.reply.value("log", std::string())
+                                                           : std::string(),
+                                   detail::k_max_worker_message_bytes);
     if (result.log.empty() && !result.diagnostics.empty()) {
       result.log = result.diagnostics.front().message;
     }

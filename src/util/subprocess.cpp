@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <string_view>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -91,7 +92,7 @@ std::vector<char*> pointers_to(const std::vector<std::string>& strings) {
 
 // In the forked child: only async-signal-safe calls until exec.
 [[noreturn]] void exec_child(const SpawnOptions& options, char* const* argv, char* const* envp,
-                             int status_pipe) {
+                             int status_pipe, pid_t parent) {
   if (options.group == ProcessGroup::own) {
     ::setpgid(0, 0);
   }
@@ -102,6 +103,23 @@ std::vector<char*> pointers_to(const std::vector<std::string>& strings) {
     if (null_fd >= 0) {
       ::dup2(null_fd, STDIN_FILENO);
       ::close(null_fd);
+    }
+  }
+  if (options.output_descriptor) {
+    ::dup2(*options.output_descriptor, STDOUT_FILENO);
+    ::dup2(*options.output_descriptor, STDERR_FILENO);
+  }
+  if (options.parent_death == ParentDeath::killed) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+      ::_exit(127); // fib already ended between the fork and the prctl
+    }
+  }
+  if (options.cgroup_procs_descriptor) {
+    if (::write(*options.cgroup_procs_descriptor, "0", 1) != 1) {
+      const int error = errno;
+      [[maybe_unused]] const auto n = ::write(status_pipe, &error, sizeof error);
+      ::_exit(127);
     }
   }
   if (options.lookup == ProgramLookup::search_path) {
@@ -157,6 +175,7 @@ Spawned spawn_process(const SpawnOptions& options) {
     out.failure = SpawnFailure{SpawnStep::pipe, errno};
     return out;
   }
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
     out.failure = SpawnFailure{SpawnStep::fork, errno};
@@ -166,7 +185,7 @@ Spawned spawn_process(const SpawnOptions& options) {
   }
   if (child == 0) {
     ::close(status_pipe[0]);
-    exec_child(options, arg_pointers.data(), env_pointers.data(), status_pipe[1]);
+    exec_child(options, arg_pointers.data(), env_pointers.data(), status_pipe[1], parent);
   }
   if (options.group == ProcessGroup::own) {
     ::setpgid(child, child); // also in the parent: no race with the first signal

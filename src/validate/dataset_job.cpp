@@ -32,7 +32,8 @@ bool points_outside(const std::string& blob_path) {
 }
 
 bool is_worker_unusable(const Diagnostic& d) {
-  return d.code == codes::k_worker_unavailable || d.code == codes::k_worker_protocol;
+  return d.code == codes::k_worker_unavailable || d.code == codes::k_worker_protocol ||
+         d.code == codes::k_sandbox_unavailable;
 }
 
 const Expected<SafetensorsHeader>& cached_header(HeaderCache& cache,

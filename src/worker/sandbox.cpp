@@ -29,7 +29,7 @@ Json diagnostic(std::string_view code, std::string message, std::string hint = "
 }
 
 Json reply(const Json& request, std::string_view outcome, Json diagnostics) {
-  return Json{{"id", request.value("id", 0)},
+  return Json{{"id", request.contains("id") ? request["id"] : Json(0)},
               {"outcome", std::string(outcome)},
               {"diagnostics", std::move(diagnostics)}};
 }
@@ -59,7 +59,10 @@ struct SandboxInterpreter {
   pyb::object input_axes;
   pyb::object build_solution;
   pyb::object build_job;
-  pyb::object evaluate_job;
+  pyb::object reference_outputs;
+  pyb::object solution_outputs;
+  pyb::object channel;
+  pyb::object json_loads;
   std::string python_version;
   TorchCapabilities torch;
 };
@@ -76,7 +79,10 @@ Sandbox::~Sandbox() {
     m_impl->input_axes = pyb::object();
     m_impl->build_solution = pyb::object();
     m_impl->build_job = pyb::object();
-    m_impl->evaluate_job = pyb::object();
+    m_impl->reference_outputs = pyb::object();
+    m_impl->solution_outputs = pyb::object();
+    m_impl->channel = pyb::object();
+    m_impl->json_loads = pyb::object();
   }
 }
 
@@ -107,7 +113,10 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     m_impl->input_axes = scope["input_axes"];
     m_impl->build_solution = scope["build_solution"];
     m_impl->build_job = scope["build_job"];
-    m_impl->evaluate_job = scope["evaluate_job"];
+    m_impl->reference_outputs = scope["reference_outputs"];
+    m_impl->solution_outputs = scope["solution_outputs"];
+    m_impl->channel = scope["Channel"];
+    m_impl->json_loads = pyb::module_::import("json").attr("loads");
     m_impl->python_version =
         pyb::str(pyb::module_::import("platform").attr("python_version")()).cast<std::string>();
     m_impl->torch = torch_capabilities();
@@ -117,12 +126,22 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
   return std::nullopt;
 }
 
-Json Sandbox::hello() const {
-  return Json{{"fib_worker", 1},
-              {"torch", m_impl->torch.version},
-              {"python", m_impl->python_version},
-              {"cuda", m_impl->torch.cuda},
-              {"float8", m_impl->torch.float8}};
+Json Sandbox::hello(DeviceName device_name) const {
+  Json out{{"fib_worker", 1},
+           {"torch", m_impl->torch.version},
+           {"python", m_impl->python_version},
+           {"cuda", m_impl->torch.cuda},
+           {"float8", m_impl->torch.float8}};
+  if (device_name == DeviceName::included && m_impl->torch.cuda) {
+    try {
+      out["device_name"] = pyb::str(pyb::module_::import("torch").attr("cuda").attr(
+                                        "get_device_name")(0))
+                               .cast<std::string>();
+    } catch (const std::exception&) {
+      out["device_name"] = "CUDA device";
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -137,15 +156,17 @@ struct Job {
   std::vector<std::string> outputs;
   bool cuda = false;
   std::uint64_t seed = 0;
+  int channel = -1; // the protocol channel, for the timed calls
   // The reference's module, once built (jobs that run it).
   pyb::object module;
 
-  explicit Job(const Json& r)
+  Job(const Json& r, int channel_fd)
       : request(r), kind(r.at("job").get<std::string>()), name(r.at("name").get<std::string>()),
         reference(r.at("reference").get<std::string>()),
         inputs(r.at("inputs").get<std::vector<std::string>>()),
         outputs(r.at("outputs").get<std::vector<std::string>>()),
-        cuda(r.value("device", "cpu") == "cuda"), seed(r.value("seed", std::uint64_t{0})) {}
+        cuda(r.value("device", "cpu") == "cuda"), seed(r.value("seed", std::uint64_t{0})),
+        channel(channel_fd) {}
 
   const char* device() const { return cuda ? "cuda" : "cpu"; }
   Json failed(std::string_view code, std::string message, std::string hint = "") const {
@@ -288,33 +309,62 @@ Json run_build_check(SandboxInterpreter& /*impl*/, Job& job) {
                Json::array({diagnostic(codes::k_reference_ok, "reference build: ok")}));
 }
 
-// One evaluation of the solution against the reference on the planned workload.
-Json run_evaluate(SandboxInterpreter& impl, Job& job) {
+// The request's JSON value `key` as a Python object.
+pyb::object python_value(const SandboxInterpreter& impl, const Json& request, const char* key) {
+  return impl.json_loads(request.at(key).dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+// The reference on the planned workload: inputs.safetensors and expected.safetensors in the
+// request's directory, then its timed calls (fib holds the clock, over the channel).
+Json run_reference_outputs(SandboxInterpreter& impl, Job& job) {
   auto plan = smoke_plan_from_json(job.request.at("plan"));
   if (!plan) {
     return job.failed(codes::k_worker_protocol, plan.error().message);
   }
   std::string reason;
-  auto objects = make_inputs(*plan, job.cuda, job.seed, reason);
+  std::vector<PyObject*> objects;
+  try {
+    objects = make_inputs(*plan, job.cuda, job.seed, reason);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return job.skipped(codes::k_run_inputs, "the workload's inputs cannot be built: " +
+                                                what.substr(0, what.find('\n')));
+  }
   if (objects.size() != plan->inputs.size()) {
     return job.skipped(codes::k_run_inputs, "the workload's inputs cannot be built: " + reason);
   }
   const pyb::list args = steal_into_list(objects);
   const Json& r = job.request;
   const auto text =
-      impl.evaluate_job(job.module, r.at("cache").get<std::string>(), solution_of(r), args,
-                        job.outputs.size(), r.value("warmup", 3), r.value("iterations", 10),
-                        job.device(), r.value("atol", 1e-2), r.value("rtol", 1e-2),
-                        r.value("tolerance_table", false))
+      impl.reference_outputs(job.module, args, job.inputs, job.outputs,
+                             r.at("directory").get<std::string>(), job.device(),
+                             r.value("warmup", 3), r.value("iterations", 10),
+                             impl.channel(job.channel, python_value(impl, r, "id")))
           .cast<std::string>();
-  Json evaluation = Json::parse(text);
-  if (evaluation.contains("reference_error")) {
+  Json result = Json::parse(text);
+  if (result.contains("reference_error")) {
     return job.failed(codes::k_run_reference,
                       "the reference raised on this workload, so nothing was compared:\n" +
-                          evaluation["reference_error"].get<std::string>());
+                          result["reference_error"].get<std::string>());
   }
   Json out = reply(r, "ok", Json::array());
-  out["evaluation"] = std::move(evaluation);
+  out["scalars"] = std::move(result["scalars"]);
+  return out;
+}
+
+// The solution on the reference's inputs: got.safetensors in the request's directory, then its
+// timed calls. The reply's "result" is what solution_outputs of sandbox.py said.
+Json run_solution_outputs(SandboxInterpreter& impl, Job& job) {
+  const Json& r = job.request;
+  const auto text =
+      impl.solution_outputs(r.at("cache").get<std::string>(), solution_of(r),
+                            r.at("directory").get<std::string>(), job.inputs,
+                            python_value(impl, r, "scalars"), python_value(impl, r, "output_specs"),
+                            job.device(), r.value("warmup", 3), r.value("iterations", 10),
+                            impl.channel(job.channel, python_value(impl, r, "id")))
+          .cast<std::string>();
+  Json out = reply(r, "ok", Json::array());
+  out["result"] = Json::parse(text);
   return out;
 }
 
@@ -450,10 +500,11 @@ struct JobKind {
   Json (*run)(SandboxInterpreter&, Job&);
 };
 
-constexpr std::array<JobKind, 4> k_jobs{{
+constexpr std::array<JobKind, 5> k_jobs{{
     {"build_solution", BuildsReference::no, &run_build_solution},
     {"build", BuildsReference::yes, &run_build_check},
-    {"evaluate", BuildsReference::yes, &run_evaluate},
+    {"reference_outputs", BuildsReference::yes, &run_reference_outputs},
+    {"solution_outputs", BuildsReference::no, &run_solution_outputs},
     {"smoke", BuildsReference::yes, &run_smoke},
 }};
 
@@ -483,11 +534,11 @@ Json dispatch(SandboxInterpreter& impl, Job& job, bool& reference_built) {
 
 } // namespace
 
-Json Sandbox::run(const Json& request) {
+Json Sandbox::run(const Json& request, int channel) {
   bool reference_built = false;
   Json out;
   try {
-    Job job(request);
+    Job job(request, channel);
     out = dispatch(*m_impl, job, reference_built);
   } catch (const pyb::error_already_set& e) {
     out = reply(request, "failed",

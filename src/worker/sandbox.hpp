@@ -24,12 +24,16 @@ public:
   // The error text when that fails.
   std::optional<std::string> start(const std::filesystem::path& python);
 
-  // The greeting: {"fib_worker": 1, "torch", "python", "cuda", "float8"}.
-  Json hello() const;
+  // The greeting: {"fib_worker": 1, "torch", "python", "cuda", "float8"}, and "device_name" (of
+  // CUDA device 0) when included and CUDA is there. Said before any untrusted code has run.
+  enum class DeviceName { included, omitted };
+  Json hello(DeviceName device_name) const;
 
-  // Runs one request (a job of kind "build", "smoke", "build_solution" or "evaluate") and
-  // returns the reply (`id`, `outcome`, `diagnostics`). Never throws.
-  Json run(const Json& request);
+  // Runs one request (a job of kind "build", "smoke", "build_solution", "reference_outputs" or
+  // "solution_outputs") and returns the reply (`id`, `outcome`, `diagnostics`, and the kind's own
+  // fields). `channel` is the protocol descriptor: the timed calls of "reference_outputs" and
+  // "solution_outputs" speak on it before the reply. Never throws.
+  Json run(const Json& request, int channel);
 
 private:
   struct Impl;

@@ -53,8 +53,8 @@ def build(name, source, n_inputs, n_outputs):
     try:
         module = load(name, source)
     except BaseException as error:
-        return (None, "Failed importing module '%s' from sources: %s: %s"
-                % (module_name, type(error).__name__, error), _reference_trace(error))
+        return (None, clip("Failed importing module '%s' from sources: %s: %s"
+                % (module_name, type(error).__name__, error)), clip(_reference_trace(error)))
     run = module.__dict__.get("run")
     if run is None or not callable(run):
         return (None, "Entry symbol 'run' not found in module '%s'" % module_name, "")
@@ -137,7 +137,7 @@ def init_args(name, source, inputs, axes, const_axes, device, seed):
             return (None, "its init gives no value for input '%s'" % input_name)
     return (values, "")
 
-import fcntl, importlib, os, platform, statistics, subprocess, sys, time
+import fcntl, importlib, os, subprocess, sys, time
 
 def _write_sources(directory, sources):
     for path, content in sources:
@@ -177,7 +177,8 @@ def build_solution(cache, key, language, binding, entry_file, entry_symbol, sour
     """(callable, log) or (None, log): a COMPILE_ERROR with the log."""
     root = os.path.join(cache, "solutions", key)
     os.makedirs(root, exist_ok=True)
-    with open(root + ".lock", "w") as lock:
+    # The lock lives in the entry: in the sandbox only the entry itself is writable.
+    with open(os.path.join(root, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two fib processes build one solution once
         try:
             src = os.path.join(root, "src")
@@ -241,15 +242,16 @@ def build_solution(cache, key, language, binding, entry_file, entry_symbol, sour
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
-# `fib run --tolerance-table`: dtype -> (atol, rtol, the share of values that must be close).
-_TOLERANCES = {
-    "float32": (1e-5, 1e-5, 1.0), "float16": (1e-3, 1e-3, 1.0), "bfloat16": (8e-3, 1e-2, 1.0),
-    "float8_e4m3fn": (1e-1, 2e-1, 0.85), "float8_e5m2": (1e-1, 2e-1, 0.85),
-}
+# What crosses to fib: text is clipped here (fib clips again), tensors go through files.
+CLIP_BYTES = 64 * 1024
 
-def _tolerance(dtype, atol, rtol, per_dtype):
-    """(atol, rtol, required hit ratio) for an output of `dtype` ("bfloat16", ...)."""
-    return _TOLERANCES.get(dtype, (atol, rtol, 1.0)) if per_dtype else (atol, rtol, 1.0)
+def clip(text, limit=CLIP_BYTES):
+    """`text` cut to about `limit` characters: its head and its tail around a marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return "%s\n[... %d characters cut by fib-worker ...]\n%s" % (text[:half], len(text) - 2 * half,
+                                                                  text[-half:])
 
 def _as_list(result, n_outputs):
     if isinstance(result, (tuple, list)):
@@ -258,119 +260,169 @@ def _as_list(result, n_outputs):
         return []
     return [result]
 
-def _environment(device):
-    libs = {"torch": torch.__version__, "python": platform.python_version()}
-    if device == "cuda" and torch.cuda.is_available():
-        hardware = torch.cuda.get_device_name(0)
-        if torch.version.cuda:
-            libs["cuda"] = torch.version.cuda
-    else:
-        hardware = platform.processor() or platform.machine() or "cpu"
-        try:
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if line.startswith("model name"):
-                        hardware = line.split(":", 1)[1].strip()
-                        break
-        except OSError:
-            pass
-    return {"hardware": hardware, "libs": libs}
+# safetensors, written and read without the safetensors package (fib reads them with its own
+# reader and compares the values itself).
+_SAFETENSORS_DTYPES = {
+    torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+    torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
+    torch.uint8: "U8", torch.bool: "BOOL",
+}
+for _name, _code in (("float8_e4m3fn", "F8_E4M3"), ("float8_e5m2", "F8_E5M2")):
+    if hasattr(torch, _name):
+        _SAFETENSORS_DTYPES[getattr(torch, _name)] = _code
+_TORCH_DTYPES = {code: dtype for dtype, code in _SAFETENSORS_DTYPES.items()}
 
-def _evaluation(status, device, log="", correctness=None, performance=None):
-    return {"status": status, "environment": _environment(device),
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"), "log": log,
-            "correctness": correctness, "performance": performance}
+def save_tensors(path, named):
+    """Writes [(key, tensor), ...] to the safetensors file `path`."""
+    import json
+    header, chunks, offset = {}, [], 0
+    for key, tensor in named:
+        tensor = tensor.detach().contiguous().cpu()
+        if tensor.dtype not in _SAFETENSORS_DTYPES:
+            raise TypeError("output '%s' has dtype %s, which fib cannot compare" % (key, tensor.dtype))
+        data = tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
+        header[key] = {"dtype": _SAFETENSORS_DTYPES[tensor.dtype], "shape": list(tensor.shape),
+                       "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little"))
+        f.write(text)
+        for chunk in chunks:
+            f.write(chunk)
 
-def _compare(got, expected, atol, rtol, per_dtype):
-    """The solution's outputs against the reference's: (status, log, correctness), status None
-    when every output has the shape, dtype and values (within tolerance) expected."""
-    if len(got) != len(expected):
-        return ("INCORRECT_SHAPE", "returned %d outputs, expected %d"
-                % (len(got), len(expected)), None)
-    worst_abs, worst_rel, numerical = 0.0, 0.0, []
-    for index, (g, e) in enumerate(zip(got, expected)):
-        if not isinstance(g, torch.Tensor) or tuple(g.shape) != tuple(e.shape):
-            return ("INCORRECT_SHAPE", "output %d: shape %s, expected %s"
-                    % (index, tuple(getattr(g, "shape", ())), tuple(e.shape)), None)
-        if g.dtype != e.dtype:
-            return ("INCORRECT_DTYPE", "output %d: dtype %s, expected %s"
-                    % (index, g.dtype, e.dtype), None)
-        a, b = g.detach().double().cpu(), e.detach().double().cpu()
-        diff = (a - b).abs()
-        if diff.numel():
-            worst_abs = max(worst_abs, float(diff.max()))
-            worst_rel = max(worst_rel, float((diff / b.abs().clamp_min(1e-12)).max()))
-        dtype = str(e.dtype).replace("torch.", "")
-        tol_abs, tol_rel, ratio = _tolerance(dtype, atol, rtol, per_dtype)
-        close = torch.isclose(a, b, atol=tol_abs, rtol=tol_rel)
-        hit = float(close.double().mean()) if close.numel() else 1.0
-        if hit < ratio or (ratio == 1.0 and not bool(close.all())):
-            numerical.append("output %d: %.1f%% of the values within atol=%g, rtol=%g"
-                             % (index, 100 * hit, tol_abs, tol_rel))
-    correctness = {"max_relative_error": worst_rel, "max_absolute_error": worst_abs, "extra": None}
-    if numerical:
-        return ("INCORRECT_NUMERICAL", "\n".join(numerical), correctness)
-    return (None, "", correctness)
+def load_tensors(path, device):
+    """{key: tensor} of the safetensors file `path`, on `device`."""
+    import json
+    with open(path, "rb") as f:
+        blob = f.read()
+    size = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + size])
+    start, out = 8 + size, {}
+    for key, entry in header.items():
+        if key == "__metadata__":
+            continue
+        dtype, shape = _TORCH_DTYPES[entry["dtype"]], entry["shape"]
+        begin, end = entry["data_offsets"]
+        if end > begin:
+            raw = torch.frombuffer(bytearray(blob[start + begin:start + end]), dtype=torch.uint8)
+            tensor = raw.view(dtype).reshape(shape)
+        else:
+            tensor = torch.empty(shape, dtype=dtype)
+        out[key] = tensor.to(device)
+    return out
 
-def evaluate(reference, function, args, n_outputs, dps, warmup, iterations, device, atol, rtol,
-             per_dtype, build_log):
-    def fresh():
-        return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
+# The timed calls. fib holds the clock that counts: before each timed call this side says
+# "ready", waits for fib's "go", calls, synchronizes, and says "done" with its own measurement,
+# which fib checks against the time it saw between "go" and "done".
+class Channel:
+    def __init__(self, fd, job_id):
+        self.fd, self.job_id, self.buffer = fd, job_id, b""
+
+    def send(self, message):
+        import json
+        message = dict(message, id=self.job_id)
+        data = (json.dumps(message) + "\n").encode()
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    def wait_go(self):
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                raise EOFError("fib closed the channel")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line
+
+def timed(channel, run, prepare, warmup, iterations, device):
+    """Runs `run(inputs, outs)` `warmup` times untimed, then `iterations` times under fib's clock."""
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    with torch.no_grad():
+        for _ in range(warmup):
+            run(*prepare())
+        sync()
+        for index in range(max(iterations, 1)):
+            inputs, outs = prepare()
+            sync()
+            channel.send({"timing": "ready", "iteration": index})
+            channel.wait_go()
+            if device == "cuda":  # CUDA events on a GPU, a steady clock on the CPU
+                begin = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                begin.record()
+                run(inputs, outs)
+                end.record()
+                sync()
+                milliseconds = begin.elapsed_time(end)
+            else:
+                start = time.perf_counter()
+                run(inputs, outs)
+                milliseconds = (time.perf_counter() - start) * 1000.0
+            channel.send({"timing": "done", "iteration": index, "ms": milliseconds})
+
+def _fresh(args):
+    return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
+
+def reference_outputs(reference, args, input_names, output_names, directory, device, warmup,
+                      iterations, channel):
+    """The reference on `args`: inputs.safetensors and expected.safetensors in `directory`, then
+    its timed calls. JSON text: {"scalars": {...}} or {"reference_error": text}."""
+    import json
     try:
         with torch.no_grad():
-            expected = _as_list(reference.run(*fresh()), n_outputs)
-    except BaseException:
-        # Nothing to compare with: not the solution's fault, and no evaluation.
-        return {"reference_error": traceback.format_exc()}
-    def prepare():
-        inputs = fresh()
-        outs = [torch.empty_like(t) for t in expected] if dps else []
-        return inputs, outs
-    def call(inputs, outs):
-        if dps:
-            function(*inputs, *outs)
-            return outs
-        return _as_list(function(*inputs), n_outputs)
+            expected = _as_list(reference.run(*_fresh(args)), len(output_names))
+        if len(expected) != len(output_names) or not all(
+                isinstance(t, torch.Tensor) for t in expected):
+            return json.dumps({"reference_error": "the reference returned %d values (%s) for %d "
+                               "declared tensor outputs" % (len(expected), ", ".join(
+                                   type(t).__name__ for t in expected), len(output_names))})
+        save_tensors(os.path.join(directory, "inputs.safetensors"),
+                     [(n, v) for n, v in zip(input_names, args) if isinstance(v, torch.Tensor)])
+        save_tensors(os.path.join(directory, "expected.safetensors"), list(zip(output_names, expected)))
+        scalars = {n: v for n, v in zip(input_names, args) if not isinstance(v, torch.Tensor)}
+        timed(channel, lambda inputs, outs: reference.run(*inputs),
+              lambda: (_fresh(args), None), warmup, iterations, device)
+    except BaseException as error:
+        return json.dumps({"reference_error": clip("Traceback (most recent call last):\n"
+                                                   + _reference_trace(error))})
+    return json.dumps({"scalars": scalars})
+
+def solution_outputs(cache, solution, directory, input_names, scalars, output_specs, device,
+                     warmup, iterations, channel):
+    """The solution on the inputs in directory/inputs.safetensors: got.safetensors (its values
+    under "0", "1", ...), then its timed calls. JSON text: {"kinds": [...], "log": build log} or
+    {"compile_error": log} or {"runtime_error": traceback}."""
+    import json
+    function, log = built_solution(cache, solution)
+    if function is None:
+        return json.dumps({"compile_error": clip(log)})
     try:
+        tensors = load_tensors(os.path.join(directory, "inputs.safetensors"), device)
+        args = [tensors[n] if n in tensors else scalars[n] for n in input_names]
+        dps = solution["dps"]
+        def prepare():
+            outs = [torch.empty(shape, dtype=_TORCH_DTYPES[dtype], device=device)
+                    for shape, dtype in output_specs] if dps else []
+            return _fresh(args), outs
+        def call(inputs, outs):
+            if dps:
+                function(*inputs, *outs)
+                return outs
+            return _as_list(function(*inputs), len(output_specs))
         with torch.no_grad():
             got = call(*prepare())
-        sync()
-    except BaseException as error:
-        return _evaluation("RUNTIME_ERROR", device, build_log + traceback.format_exc())
-    status, log, correctness = _compare(got, expected, atol, rtol, per_dtype)
-    if status is not None:
-        return _evaluation(status, device, log, correctness)
-    def timed(run):
-        with torch.no_grad():
-            for _ in range(warmup):
-                run(*prepare())
-            sync()
-            samples = []
-            for _ in range(max(iterations, 1)):
-                inputs, outs = prepare()
-                sync()
-                if device == "cuda":  # CUDA events on a GPU, a steady clock on the CPU
-                    begin = torch.cuda.Event(enable_timing=True)
-                    end = torch.cuda.Event(enable_timing=True)
-                    begin.record()
-                    run(inputs, outs)
-                    end.record()
-                    sync()
-                    samples.append(begin.elapsed_time(end))
-                else:
-                    start = time.perf_counter()
-                    run(inputs, outs)
-                    samples.append((time.perf_counter() - start) * 1000.0)
-        return statistics.median(samples)
-    try:
-        latency = timed(call)
-        reference_latency = timed(lambda inputs, outs: reference.run(*inputs))
+        if device == "cuda":
+            torch.cuda.synchronize()
+        kinds = ["tensor" if isinstance(v, torch.Tensor) else type(v).__name__ for v in got]
+        save_tensors(os.path.join(directory, "got.safetensors"),
+                     [(str(i), v) for i, v in enumerate(got) if isinstance(v, torch.Tensor)])
+        timed(channel, call, prepare, warmup, iterations, device)
     except BaseException:
-        return _evaluation("RUNTIME_ERROR", device, traceback.format_exc())
-    performance = {"latency_ms": latency, "reference_latency_ms": reference_latency,
-                   "speedup_factor": reference_latency / latency if latency > 0 else 0.0}
-    return _evaluation("PASSED", device, build_log, correctness, performance)
+        return json.dumps({"runtime_error": clip(log + traceback.format_exc())})
+    return json.dumps({"kinds": kinds, "log": clip(log)})
 
 _BUILT = {}
 
@@ -391,18 +443,6 @@ def build_job(cache, solution):
     function, log = built_solution(cache, solution)
     return (function is not None, log)
 
-def evaluate_job(reference, cache, solution, args, n_outputs, warmup, iterations, device, atol,
-                 rtol, per_dtype):
-    """One evaluation, as the trace's Evaluation JSON text."""
-    import json
-    function, log = built_solution(cache, solution)
-    if function is None:
-        result = _evaluation("COMPILE_ERROR", device, log)
-    else:
-        result = evaluate(reference, function, list(args), n_outputs, solution["dps"], warmup,
-                          iterations, device, atol, rtol, per_dtype, log)
-    return json.dumps(result)
-
 def input_axes(args, axis_names):
     """Axis values read off the tensors actually passed (first use wins)."""
     bound = {}
@@ -419,10 +459,12 @@ def call(module, args, n_outputs):
             result = module.run(*args)
     except NameError as error:
         if type(error) is NameError and getattr(error, "name", None):
-            return ("name", error.name, _reference_trace(error))
-        return ("raise", "%s: %s" % (type(error).__name__, error), _reference_trace(error))
+            return ("name", clip(error.name), clip(_reference_trace(error)))
+        return ("raise", clip("%s: %s" % (type(error).__name__, error)),
+                clip(_reference_trace(error)))
     except BaseException as error:  # SystemExit and MemoryError too: the job reports them
-        return ("raise", "%s: %s" % (type(error).__name__, error), _reference_trace(error))
+        return ("raise", clip("%s: %s" % (type(error).__name__, error)),
+                clip(_reference_trace(error)))
     if isinstance(result, (tuple, list)):
         values = list(result)
     elif result is None and n_outputs == 0:

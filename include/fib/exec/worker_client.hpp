@@ -1,21 +1,34 @@
 #pragma once
-// Running references for real (docs/execution.md): the build check and the smoke run, done by
-// `fib-worker`, a separate process that links libtorch and embeds Python with torch. fib itself
-// never loads libtorch; this class only starts the worker, speaks its line protocol and survives
-// it: a job past its timeout gets the worker killed (and restarted for the next job), a worker
-// that dies is a diagnostic, never a crash of fib.
+// Running untrusted code for real (docs/execution.md): the build check and the smoke run of
+// references, and the evaluation of solutions, done by `fib-worker`, a separate process that
+// links libtorch and embeds Python with torch, run inside the sandbox of exec/sandbox.hpp. fib
+// itself never loads libtorch; this class starts workers, speaks their line protocol and survives
+// them: every wait has a deadline, a job past its timeout gets the worker's whole process tree
+// killed (and a new worker for the next job), a worker that dies or says something malformed is a
+// diagnostic, never a crash or a hang of fib.
 //
 // Protocol (one JSON object per line over a socket that is the worker's standard input):
 //   worker → fib, once at start: {"fib_worker": 1, "torch": "1.13.0a0", "python": "3.11.2",
-//                                  "cuda": false, "float8": false}
-//   fib → worker: {"id": 7, "job": "build" | "smoke", "name": "...", "reference": "...",
-//                  "inputs": ["x", ...], "outputs": ["y", ...], "plan": {...}, "init": "...",
-//                  "device": "cpu", "seed": 0}
-//   worker → fib: {"id": 7, "outcome": "ok" | "failed" | "skipped",
-//                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}]}
+//                                  "cuda": false, "float8": false[, "device_name": "..."]}
+//   fib → worker: {"id": <random>, "job": "build" | "smoke" | "build_solution" |
+//                  "reference_outputs" | "solution_outputs", "name": "...", "reference": "...",
+//                  "inputs": ["x", ...], "outputs": ["y", ...], "device": "cpu", "seed": 0, ...}
+//   worker → fib, during reference_outputs / solution_outputs, per timed call:
+//                 {"id", "timing": "ready", "iteration": i}; fib answers {"id", "go": i} and
+//                 holds the clock until {"id", "timing": "done", "iteration": i, "ms": ...}
+//   worker → fib: {"id": <the same>, "outcome": "ok" | "failed" | "skipped",
+//                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}], ...}
+//
+// Judging: `evaluate` runs the reference in one sandboxed worker and the solution in another (one
+// per solution, its build cache entry the only writable place besides its scratch directory);
+// the outputs cross as safetensors files that fib compares itself (exec/compare.hpp), and the
+// latencies are fib's own clock over each timed call. What the solution's process reports is
+// only cross-checked.
 
 #include <fib/base/diagnostic.hpp>
 #include <fib/base/enum_names.hpp>
+#include <fib/exec/compare.hpp>
+#include <fib/exec/sandbox.hpp>
 #include <fib/exec/smoke.hpp>
 #include <fib/model/definition.hpp>
 #include <fib/model/solution.hpp>
@@ -61,6 +74,12 @@ struct ReferenceRunnerOptions {
   SmokeDevice device = SmokeDevice::cpu;
   std::uintmax_t max_bytes = k_default_smoke_max_bytes; // inputs + outputs of one smoke run
   std::uint64_t seed = 0;
+  SandboxMode sandbox = SandboxMode::enforced;
+  // Limits of each worker and everything it starts (exec/sandbox.hpp for how they are kept).
+  std::uint64_t max_processes = 1024;                       // tasks: processes and threads
+  std::uint64_t max_file_bytes = std::uint64_t{16} << 30;   // RLIMIT_FSIZE of one file
+  std::uint64_t max_open_files = 4096;                      // RLIMIT_NOFILE
+  std::size_t output_cap = std::size_t{1} << 20; // worker stdout+stderr bytes passed to fib's
 };
 
 // What the worker said about itself at start.
@@ -69,6 +88,7 @@ struct WorkerInfo {
   std::string python_version;
   bool cuda = false;
   bool float8 = false;
+  std::string device_name; // CUDA device 0, when the worker was started for --device cuda
 };
 
 enum class ReferenceVerdict { ok, failed, skipped, unavailable };
@@ -92,8 +112,6 @@ std::optional<std::filesystem::path> find_worker_executable();
 
 // The solution build cache: $FIB_CACHE_PATH, else ~/.cache/fib ($HOME unset: /tmp/.cache/fib).
 std::filesystem::path default_build_cache();
-
-enum class ToleranceTable { off, on };
 
 // How `fib run` evaluates a solution on one workload.
 struct EvaluateOptions {
@@ -119,6 +137,8 @@ struct SolutionEvaluation {
   std::vector<Diagnostic> diagnostics;
 };
 
+class EvaluationSteps;
+
 class ReferenceRunner {
 public:
   explicit ReferenceRunner(ReferenceRunnerOptions options);
@@ -142,10 +162,15 @@ public:
   ReferenceOutcome smoke_run(const Definition& definition, std::string_view init = "");
 
   // Builds `solution` (cached by its content hash; python/triton imported, cpp/cuda with binding
-  // torch compiled into an extension, .cu files by nvcc), runs it and the reference on the inputs
-  // of `workload`, compares (count, shape, dtype, values within atol/rtol) and times both. A
-  // compile error, an exception, a crash of the worker (RUNTIME_ERROR) and the job timeout
-  // (TIMEOUT; the worker is restarted) all become evaluations; the run goes on.
+  // torch compiled into an extension, .cu files by nvcc) in its own sandboxed worker, runs the
+  // reference on the inputs of `workload` in another, and the solution on the same inputs; fib
+  // compares the outputs (count, shape, dtype, values within atol/rtol: compare_outputs) and
+  // times both with its own clock (the median of the timed calls). A compile error, an exception
+  // or a crash of the solution's worker (RUNTIME_ERROR), its job timeout (TIMEOUT; the worker is
+  // restarted), and timings its process reported that disagree with fib's clock (RUNTIME_ERROR,
+  // with the reason) all become evaluations; the run goes on. The reference failing, or its
+  // worker misbehaving, is a diagnostic (`run.reference`, `worker.protocol`) and no evaluation.
+  // The environment, timestamp and performance of the evaluation are fib's, never the worker's.
   SolutionEvaluation evaluate(const Definition& definition, const Solution& solution,
                               const Workload& workload, const EvaluateOptions& options);
 
@@ -165,9 +190,9 @@ public:
   std::size_t worker_starts() const;
 
 private:
+  friend class EvaluationSteps;
   class Impl;
   std::unique_ptr<Impl> m_impl;
-  std::map<std::string, std::string> m_failed_builds; // solution hash → compile log
 };
 
 enum class ReferenceChecks { none, build, build_and_smoke };

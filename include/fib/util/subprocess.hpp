@@ -31,6 +31,11 @@ enum class ProcessGroup { own, inherited };
 // given.
 enum class ProgramLookup { search_path, exact_path };
 
+// killed: the child gets SIGKILL when the thread of fib that started it ends (PR_SET_PDEATHSIG;
+// fib's process ending, for any reason, included). Start such children from a thread that lives
+// as long as they should. outlives: no such link.
+enum class ParentDeath { killed, outlives };
+
 struct SpawnOptions {
   std::vector<std::string> argv; // not empty
   // Set (or replaced) in the child's environment; the rest of fib's environment is inherited.
@@ -40,6 +45,14 @@ struct SpawnOptions {
   ChildInput input = ChildInput::null_device;
   ProcessGroup group = ProcessGroup::own;
   ProgramLookup lookup = ProgramLookup::search_path;
+  // The child's standard output and standard error: copies of this descriptor when set, else
+  // fib's own.
+  std::optional<int> output_descriptor;
+  // When set, the child writes "0" to this descriptor before exec: an open `cgroup.procs` file
+  // moves it (and everything it later starts) into that cgroup. A failed write fails the spawn
+  // (SpawnStep::exec with the write's errno).
+  std::optional<int> cgroup_procs_descriptor;
+  ParentDeath parent_death = ParentDeath::outlives;
 };
 
 enum class SpawnStep { pipe, fork, exec };
@@ -55,7 +68,8 @@ struct Spawned {
 };
 
 // Starts argv[0] and returns once it has been exec'ed (or failed to be: a failed exec's child is
-// reaped before this returns). Standard output and error are fib's. Never throws.
+// reaped before this returns). Standard output and error are fib's unless `output_descriptor`.
+// Never throws.
 Spawned spawn_process(const SpawnOptions& options);
 
 // "cannot create a pipe: …", "cannot fork: …", "cannot run PROGRAM: No such file or directory".

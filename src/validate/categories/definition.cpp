@@ -169,8 +169,14 @@ void run_reference_phase(DefinitionJob& job, ReferenceChecks checks, ReferenceRu
                                                   init_source(*job.definition))) {
     if (is_worker_unusable(d)) {
       unavailable = true;
-      if (!unavailable_reported && requested) {
-        environment.report(d);
+      // Asked for: an error. By default the build check is the old tool's and a missing worker
+      // is only the info line; a missing sandbox is still said once, as a warning.
+      if (!unavailable_reported && (requested || d.code == codes::k_sandbox_unavailable)) {
+        Diagnostic said = d;
+        if (!requested) {
+          said.severity = Severity::warning;
+        }
+        environment.report(said);
         unavailable_reported = true;
       }
       continue;

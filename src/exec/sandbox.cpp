@@ -1,0 +1,387 @@
+#include "fib/exec/sandbox.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/util/subprocess.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fib {
+namespace {
+
+// System directories bound read-only as they are (a link such as /lib -> usr/lib stays a link).
+constexpr std::array<std::string_view, 8> k_system_paths{"/usr", "/bin",   "/sbin",   "/lib",
+                                                         "/lib32", "/lib64", "/libx32", "/opt"};
+
+// The /etc files programs inside need; nothing with secrets (/etc/shadow, /etc/ssh, ...).
+constexpr std::array<std::string_view, 14> k_etc_files{
+    "/etc/ld.so.cache",  "/etc/ld.so.conf",    "/etc/ld.so.conf.d", "/etc/alternatives",
+    "/etc/passwd",       "/etc/group",         "/etc/localtime",    "/etc/nsswitch.conf",
+    "/etc/python3",      "/etc/python3.11",    "/etc/debian_version", "/etc/os-release",
+    "/etc/OpenCL",       "/etc/nvidia"};
+
+bool under_system_directory(const std::filesystem::path& path) {
+  const std::string text = path.lexically_normal().string();
+  return std::any_of(k_system_paths.begin(), k_system_paths.end(), [&](std::string_view root) {
+    return text == root || text.starts_with(std::string(root) + "/");
+  });
+}
+
+std::optional<std::filesystem::path> find_on_path(std::string_view program) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    const std::string_view directory = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (directory.empty()) {
+      continue;
+    }
+    std::filesystem::path candidate = std::filesystem::path(directory) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+void add_system_binds(std::vector<std::string>& argv) {
+  for (const std::string_view root : k_system_paths) {
+    std::error_code ec;
+    const std::filesystem::path path(root);
+    const auto status = std::filesystem::symlink_status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+      continue;
+    }
+    if (std::filesystem::is_symlink(status)) {
+      argv.insert(argv.end(),
+                  {"--symlink", std::filesystem::read_symlink(path, ec).string(), path.string()});
+    } else {
+      argv.insert(argv.end(), {"--ro-bind", path.string(), path.string()});
+    }
+  }
+  for (const std::string_view file : k_etc_files) {
+    argv.insert(argv.end(), {"--ro-bind-try", std::string(file), std::string(file)});
+  }
+}
+
+void add_gpu_binds(std::vector<std::string>& argv) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("nvidia") || name == "dri") {
+      argv.insert(argv.end(), {"--dev-bind-try", entry.path().string(), entry.path().string()});
+    }
+  }
+  argv.insert(argv.end(), {"--ro-bind-try", "/sys", "/sys"});
+}
+
+std::string environment_value(std::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  return value != nullptr ? value : "";
+}
+
+// Whether bwrap with the options fib uses can start a program here; the reason when not.
+std::optional<std::string> bwrap_problem(const std::filesystem::path& bwrap) {
+  const SandboxLayout layout; // no scratch: /tmp is a tmpfs, nothing of the host is writable
+  const std::vector<std::string> argv = sandbox_command(bwrap, layout, {}, {"/usr/bin/true"});
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return fmt::format("cannot create a pipe: {}", std::strerror(errno));
+  }
+  SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.lookup = ProgramLookup::exact_path;
+  spawn.output_descriptor = pipe_fds[1];
+  const Spawned child = spawn_process(spawn);
+  ::close(pipe_fds[1]);
+  std::string output;
+  char chunk[4096];
+  ssize_t n = 0;
+  while ((n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0 && output.size() < 4096) {
+      output.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(pipe_fds[0]);
+  if (child.failure) {
+    return describe_spawn_failure(*child.failure, bwrap.string());
+  }
+  const WaitResult waited =
+      wait_for_exit(child.pid, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  if (!waited.ended) {
+    kill_process(child.pid);
+    return std::string("bwrap did not finish a trial run within 30 s");
+  }
+  if (!waited.status || !WIFEXITED(*waited.status) || WEXITSTATUS(*waited.status) != 0) {
+    while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) {
+      output.pop_back();
+    }
+    return fmt::format("bwrap cannot create the sandbox's namespaces here ({}{}{})",
+                       waited.status ? describe_wait_status(*waited.status) : "no status",
+                       output.empty() ? "" : ": ", output);
+  }
+  return std::nullopt;
+}
+
+// The cgroup directory under which fib may create pids groups, when one is writable.
+std::optional<std::filesystem::path> writable_pids_cgroup() {
+  std::error_code ec;
+  const std::filesystem::path v1 = "/sys/fs/cgroup/pids";
+  if (std::filesystem::exists(v1 / "cgroup.procs", ec) && ::access(v1.c_str(), W_OK) == 0) {
+    return v1;
+  }
+  // cgroup v2: fib's own group, when the pids controller is delegated to its children.
+  std::ifstream self("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(self, line)) {
+    if (!line.starts_with("0::")) {
+      continue;
+    }
+    const std::filesystem::path own =
+        std::filesystem::path("/sys/fs/cgroup") / std::filesystem::path(line.substr(3)).relative_path();
+    std::ifstream controllers(own / "cgroup.subtree_control");
+    std::string enabled((std::istreambuf_iterator<char>(controllers)),
+                        std::istreambuf_iterator<char>());
+    if (enabled.find("pids") != std::string::npos && ::access(own.c_str(), W_OK) == 0) {
+      return own;
+    }
+  }
+  return std::nullopt;
+}
+
+SandboxSupport probe() {
+  SandboxSupport support;
+  if (auto bwrap = find_on_path("bwrap")) {
+    support.bwrap = *bwrap;
+    if (auto problem = bwrap_problem(*bwrap)) {
+      support.missing.push_back(std::move(*problem));
+    }
+  } else {
+    support.missing.push_back("bubblewrap (bwrap) is not installed (Debian: apt-get install "
+                              "bubblewrap)");
+  }
+  if (::getuid() != 0) {
+    support.process_limit = ProcessLimitKind::rlimit;
+  } else if (auto parent = writable_pids_cgroup()) {
+    support.process_limit = ProcessLimitKind::cgroup;
+    support.cgroup_parent = *parent;
+  } else {
+    support.missing.push_back(
+        "no process-count limit: fib runs as root, whose processes RLIMIT_NPROC does not "
+        "limit, and no pids cgroup is writable (run fib as another user, or delegate a cgroup)");
+  }
+  return support;
+}
+
+std::atomic<unsigned> g_cgroup_counter{0};
+
+} // namespace
+
+Diagnostic unsafe_sandbox_warning() {
+  Diagnostic d = make_diagnostic(
+      codes::k_sandbox_disabled,
+      "--unsafe-no-sandbox: references and solutions run without fib's sandbox, with your full "
+      "rights (your files, the network, the dataset); only the limits and timeouts hold");
+  d.hint = "use it only for code you trust";
+  return d;
+}
+
+const SandboxSupport& sandbox_support() {
+  static const SandboxSupport support = probe();
+  return support;
+}
+
+const std::vector<std::string>& sandbox_environment_allow_list() {
+  static const std::vector<std::string> names{
+      "LANG",          "LC_ALL",          "LC_CTYPE",        "TZ",
+      "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_HOME",
+      "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+      "TORCH_CUDA_ARCH_LIST", "MAX_JOBS",       "CC",              "CXX",
+      "FIB_PYTHON"};
+  return names;
+}
+
+std::vector<std::string>
+sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
+                const std::vector<std::pair<std::string, std::string>>& environment,
+                const std::vector<std::string>& program) {
+  std::vector<std::string> argv{bwrap.string(), "--die-with-parent", "--new-session",
+                                "--unshare-all",  "--unshare-user",    "--disable-userns",
+                                "--cap-drop",     "ALL",               "--hostname",
+                                "fib-sandbox",    "--clearenv"};
+  add_system_binds(argv);
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev"});
+  if (layout.scratch.empty()) {
+    argv.insert(argv.end(), {"--tmpfs", "/tmp"});
+  } else {
+    argv.insert(argv.end(), {"--bind", layout.scratch.string(), "/tmp"});
+  }
+  for (const auto& path : layout.programs) {
+    if (!under_system_directory(path)) {
+      argv.insert(argv.end(), {"--ro-bind", path.string(), path.string()});
+    }
+  }
+  for (const auto& path : layout.read_only) {
+    argv.insert(argv.end(), {"--ro-bind", path.string(), path.string()});
+  }
+  for (const auto& path : layout.writable) {
+    argv.insert(argv.end(), {"--bind", path.string(), path.string()});
+  }
+  if (layout.device == DeviceAccess::gpu) {
+    add_gpu_binds(argv);
+  }
+  std::string path_variable = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  if (const std::string cuda = environment_value("CUDA_HOME"); !cuda.empty()) {
+    path_variable += ":" + cuda + "/bin";
+  }
+  argv.insert(argv.end(), {"--setenv", "PATH", path_variable, "--setenv", "HOME", "/tmp",
+                           "--setenv", "TMPDIR", "/tmp"});
+  for (const std::string& name : sandbox_environment_allow_list()) {
+    if (const std::string value = environment_value(name); !value.empty()) {
+      argv.insert(argv.end(), {"--setenv", name, value});
+    }
+  }
+  for (const auto& [name, value] : environment) {
+    argv.insert(argv.end(), {"--setenv", name, value});
+  }
+  argv.insert(argv.end(), {"--chdir", "/tmp", "--"});
+  argv.insert(argv.end(), program.begin(), program.end());
+  return argv;
+}
+
+// --- ScratchDirectory ---
+
+Expected<ScratchDirectory> ScratchDirectory::create() {
+  const std::string base = environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
+  std::string pattern = base + "/fib-sandbox-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return unexpected(make_diagnostic(
+        codes::k_sandbox_unavailable,
+        fmt::format("cannot create a scratch directory under {}: {}", base, std::strerror(errno))));
+  }
+  return ScratchDirectory(std::filesystem::path(pattern));
+}
+
+ScratchDirectory::ScratchDirectory(ScratchDirectory&& other) noexcept
+    : m_path(std::exchange(other.m_path, {})) {}
+
+ScratchDirectory& ScratchDirectory::operator=(ScratchDirectory&& other) noexcept {
+  if (this != &other) {
+    std::error_code ec;
+    if (!m_path.empty()) {
+      std::filesystem::remove_all(m_path, ec);
+    }
+    m_path = std::exchange(other.m_path, {});
+  }
+  return *this;
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  if (!m_path.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+}
+
+// --- ProcessCgroup ---
+
+Expected<ProcessCgroup> ProcessCgroup::create(const SandboxSupport& support, std::uint64_t max) {
+  const std::filesystem::path path =
+      support.cgroup_parent / fmt::format("fib-{}-{}", ::getpid(), ++g_cgroup_counter);
+  const auto failed = [&](std::string_view what) {
+    return unexpected(make_diagnostic(codes::k_sandbox_unavailable,
+                                      fmt::format("cannot {} the pids cgroup {}: {}", what,
+                                                  path.string(), std::strerror(errno))));
+  };
+  if (::mkdir(path.c_str(), 0755) != 0) {
+    return failed("create");
+  }
+  {
+    const int limit = ::open((path / "pids.max").c_str(), O_WRONLY | O_CLOEXEC);
+    const std::string text = std::to_string(max);
+    const bool written =
+        limit >= 0 && ::write(limit, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    if (limit >= 0) {
+      ::close(limit);
+    }
+    if (!written) {
+      auto error = failed("limit");
+      ::rmdir(path.c_str());
+      return error;
+    }
+  }
+  const int procs = ::open((path / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  if (procs < 0) {
+    auto error = failed("open");
+    ::rmdir(path.c_str());
+    return error;
+  }
+  return ProcessCgroup(path, procs);
+}
+
+ProcessCgroup::ProcessCgroup(ProcessCgroup&& other) noexcept
+    : m_path(std::exchange(other.m_path, {})), m_procs(std::exchange(other.m_procs, -1)) {}
+
+ProcessCgroup& ProcessCgroup::operator=(ProcessCgroup&& other) noexcept {
+  if (this != &other) {
+    release();
+    m_path = std::exchange(other.m_path, {});
+    m_procs = std::exchange(other.m_procs, -1);
+  }
+  return *this;
+}
+
+ProcessCgroup::~ProcessCgroup() {
+  release();
+}
+
+void ProcessCgroup::kill_all() const {
+  if (m_path.empty()) {
+    return;
+  }
+  for (int round = 0; round < 50; ++round) {
+    std::ifstream members(m_path / "cgroup.procs");
+    bool any = false;
+    pid_t pid = 0;
+    while (members >> pid) {
+      any = true;
+      ::kill(pid, SIGKILL);
+    }
+    if (!any) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void ProcessCgroup::release() {
+  if (m_procs >= 0) {
+    ::close(m_procs);
+    m_procs = -1;
+  }
+  if (!m_path.empty()) {
+    kill_all();
+    ::rmdir(m_path.c_str());
+    m_path.clear();
+  }
+}
+
+} // namespace fib

@@ -1,0 +1,543 @@
+#include "worker_process.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/util/subprocess.hpp>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <random>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fib::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string human_bytes(std::uintmax_t bytes) {
+  if (bytes >= (std::uintmax_t{1} << 30)) {
+    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
+  }
+  if (bytes >= (std::uintmax_t{1} << 20)) {
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  }
+  return fmt::format("{} bytes", bytes);
+}
+
+double seconds(std::chrono::milliseconds duration) {
+  return static_cast<double>(duration.count()) / 1000.0;
+}
+
+// A job id nobody can guess from the previous one.
+std::uint64_t fresh_job_id() {
+  static std::mt19937_64 generator{std::random_device{}()};
+  return (generator() >> 1) | 1; // positive as a JSON integer, never 0
+}
+
+void write_to_stderr(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      return;
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// The interpreter prefix of $FIB_PYTHON (what the worker embeds when set), to bind it.
+std::vector<std::filesystem::path> interpreter_prefixes() {
+  std::vector<std::filesystem::path> out;
+  const char* python = std::getenv("FIB_PYTHON");
+  if (python == nullptr || *python == '\0') {
+    return out;
+  }
+  std::error_code ec;
+  const std::filesystem::path given = std::filesystem::absolute(python, ec);
+  out.push_back(given.parent_path().parent_path());
+  const auto resolved = std::filesystem::canonical(given, ec);
+  if (!ec) {
+    out.push_back(resolved.parent_path().parent_path());
+  }
+  return out;
+}
+
+std::string job_noun(const Json& request) {
+  const std::string kind = request.value("job", "");
+  if (kind == "solution_outputs") {
+    return "the worker died while running the solution";
+  }
+  if (kind == "build_solution") {
+    return "the worker died while building the solution";
+  }
+  return "the worker died while running the reference";
+}
+
+} // namespace
+
+std::string clip_text(std::string text, std::size_t limit) {
+  if (text.size() <= limit) {
+    return text;
+  }
+  const std::size_t half = limit / 2;
+  std::string head = text.substr(0, half);
+  std::string tail = text.substr(text.size() - half);
+  return fmt::format("{}\n[... {} bytes cut by fib ...]\n{}", head, text.size() - 2 * half, tail);
+}
+
+WorkerProcess::WorkerProcess(WorkerProcessOptions options) : m_options(std::move(options)) {}
+
+WorkerProcess::~WorkerProcess() {
+  stop();
+}
+
+const std::filesystem::path& WorkerProcess::scratch() const {
+  static const std::filesystem::path none;
+  return m_scratch ? m_scratch->path() : none;
+}
+
+std::filesystem::path WorkerProcess::scratch_inside() const {
+  if (!m_scratch) {
+    return {};
+  }
+  return m_sandboxed ? std::filesystem::path("/tmp") : m_scratch->path();
+}
+
+std::optional<Diagnostic> WorkerProcess::ensure_started() {
+  if (m_pid > 0) {
+    return std::nullopt;
+  }
+  if (m_failed_start) {
+    return m_failed_start;
+  }
+  if (auto problem = spawn()) {
+    m_failed_start = problem;
+    return problem;
+  }
+  std::string hello;
+  const ReadEnd end = read_line(Clock::now() + options().startup_timeout, hello);
+  if (end != ReadEnd::line) {
+    const std::string how = end == ReadEnd::timed_out
+                                ? fmt::format("did not greet within {:g} s",
+                                              seconds(options().startup_timeout))
+                                : fmt::format("ended before its greeting ({})", end_after_close());
+    kill_tree();
+    Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
+                                   fmt::format("the reference worker {}", how));
+    d.hint = "its error output is above; it needs the Python that has torch";
+    m_failed_start = d;
+    return d;
+  }
+  DiagnosticList sink;
+  auto document = parse_json(hello, "<worker>", sink, 1, LineIndex::skipped);
+  if (!document || !document->root.is_object() || document->root.value("fib_worker", 0) != 1) {
+    kill_tree();
+    Diagnostic d = make_diagnostic(codes::k_worker_protocol,
+                                   "the reference worker greeted with " + text_excerpt(hello));
+    m_failed_start = d;
+    return d;
+  }
+  const Json& root = document->root;
+  m_info = WorkerInfo{root.value("torch", ""), root.value("python", ""), root.value("cuda", false),
+                      root.value("float8", false), root.value("device_name", "")};
+  return std::nullopt;
+}
+
+std::optional<Diagnostic> WorkerProcess::spawn() {
+  const ReferenceRunnerOptions& o = options();
+  auto worker = o.worker.empty() ? find_worker_executable()
+                                 : std::optional<std::filesystem::path>(o.worker);
+  if (!worker) {
+    Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
+                                   "the reference worker fib-worker was not found");
+    d.hint = "build fib with torch (FIB_WITH_TORCH=ON), or point FIB_WORKER at fib-worker";
+    return d;
+  }
+  if (::access(worker->c_str(), X_OK) != 0) {
+    return make_diagnostic(codes::k_worker_unavailable,
+                           fmt::format("cannot start the reference worker {}: {}",
+                                       worker->string(), std::strerror(errno)));
+  }
+  const SandboxSupport& support = sandbox_support();
+  m_sandboxed = o.sandbox == SandboxMode::enforced;
+  if (m_sandboxed && !support.usable()) {
+    Diagnostic d = make_diagnostic(
+        codes::k_sandbox_unavailable,
+        fmt::format("untrusted code not run: this machine cannot give it fib's sandbox: {}",
+                    fmt::join(support.missing, "; ")));
+    d.hint = "install bubblewrap and allow user namespaces, or pass --unsafe-no-sandbox to run "
+             "references and solutions with your full rights";
+    return d;
+  }
+  auto scratch = ScratchDirectory::create();
+  if (!scratch) {
+    return scratch.error();
+  }
+  m_scratch = std::move(*scratch);
+  std::error_code ec;
+  const std::filesystem::path executable = std::filesystem::absolute(*worker, ec);
+  std::vector<std::string> program{executable.string(),
+                                   "--address-space",
+                                   std::to_string(o.address_space),
+                                   "--max-processes",
+                                   std::to_string(o.max_processes),
+                                   "--max-file-size",
+                                   std::to_string(o.max_file_bytes),
+                                   "--max-open-files",
+                                   std::to_string(o.max_open_files),
+                                   "--device",
+                                   std::string(to_string(o.device)),
+                                   "--scratch",
+                                   scratch_inside().string()};
+  SpawnOptions spawn;
+  if (m_sandboxed) {
+    SandboxLayout layout;
+    layout.scratch = m_scratch->path();
+    layout.read_only = m_options.read_only;
+    layout.writable = m_options.writable;
+    layout.programs = interpreter_prefixes();
+    layout.programs.push_back(executable);
+    layout.device = o.device == SmokeDevice::cuda ? DeviceAccess::gpu : DeviceAccess::none;
+    spawn.argv = sandbox_command(support.bwrap, layout, {}, program);
+  } else {
+    spawn.argv = program;
+  }
+  if (support.process_limit == ProcessLimitKind::cgroup) {
+    auto cgroup = ProcessCgroup::create(support, o.max_processes);
+    if (!cgroup) {
+      return cgroup.error();
+    }
+    m_cgroup = std::move(*cgroup);
+    spawn.cgroup_procs_descriptor = m_cgroup->procs_descriptor();
+  }
+  int sockets[2];
+  int output[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+    return make_diagnostic(codes::k_worker_unavailable,
+                           fmt::format("cannot create a socket: {}", std::strerror(errno)));
+  }
+  if (::pipe2(output, O_CLOEXEC) != 0) {
+    ::close(sockets[0]);
+    ::close(sockets[1]);
+    return make_diagnostic(codes::k_worker_unavailable,
+                           fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  spawn.input_descriptor = sockets[1];
+  spawn.output_descriptor = output[1];
+  spawn.group = ProcessGroup::own;
+  spawn.lookup = ProgramLookup::exact_path;
+  spawn.parent_death = ParentDeath::killed;
+  const Spawned child = spawn_process(spawn);
+  ::close(sockets[1]);
+  ::close(output[1]);
+  if (child.failure) {
+    ::close(sockets[0]);
+    ::close(output[0]);
+    return make_diagnostic(codes::k_worker_unavailable,
+                           fmt::format("cannot start the reference worker: {}",
+                                       describe_spawn_failure(*child.failure, spawn.argv[0])));
+  }
+  m_pid = child.pid;
+  m_socket = sockets[0];
+  m_output = output[0];
+  m_output_passed = 0;
+  m_buffer.clear();
+  ++m_starts;
+  return std::nullopt;
+}
+
+bool WorkerProcess::send_all(const std::string& text) {
+  std::size_t sent = 0;
+  while (sent < text.size()) {
+    const ssize_t n = ::send(m_socket, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// What the worker wrote to its standard output and error, passed on up to the cap.
+void WorkerProcess::drain_output() {
+  char chunk[65536];
+  const ssize_t n = ::read(m_output, chunk, sizeof chunk);
+  if (n <= 0) {
+    if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      ::close(m_output);
+      m_output = -1;
+    }
+    return;
+  }
+  const std::size_t cap = options().output_cap;
+  const std::size_t size = static_cast<std::size_t>(n);
+  if (m_output_passed < cap) {
+    const std::size_t kept = std::min(size, cap - m_output_passed);
+    write_to_stderr(std::string_view(chunk, kept));
+    if (kept < size) {
+      write_to_stderr(fmt::format("\n[fib] the worker's output passed {}; the rest is dropped\n",
+                                  human_bytes(cap)));
+    }
+  }
+  m_output_passed += size;
+}
+
+WorkerProcess::ReadEnd WorkerProcess::read_line(Clock::time_point deadline, std::string& line) {
+  while (true) {
+    if (const auto newline = m_buffer.find('\n'); newline != std::string::npos) {
+      line = m_buffer.substr(0, newline);
+      m_buffer.erase(0, newline + 1);
+      return ReadEnd::line;
+    }
+    if (m_buffer.size() > k_max_reply_bytes) {
+      return ReadEnd::oversized;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return ReadEnd::timed_out;
+    }
+    pollfd fds[2]{{m_socket, POLLIN, 0}, {m_output, POLLIN, 0}};
+    const int ready =
+        ::poll(fds, m_output >= 0 ? 2 : 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) {
+      return ReadEnd::closed;
+    }
+    if (ready <= 0) {
+      continue;
+    }
+    if (m_output >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
+      drain_output();
+    }
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+      continue;
+    }
+    char chunk[65536];
+    const ssize_t n = ::recv(m_socket, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return ReadEnd::closed;
+    }
+    m_buffer.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+void WorkerProcess::kill_tree() {
+  if (m_socket >= 0) {
+    ::close(m_socket);
+    m_socket = -1;
+  }
+  if (m_pid > 0) {
+    ::kill(-m_pid, SIGKILL); // its process group (bwrap: the sandbox's PID namespace dies with it)
+    if (m_cgroup) {
+      m_cgroup->kill_all(); // what left the group (setsid) without a sandbox
+    }
+    kill_process(m_pid);
+    m_pid = -1;
+  }
+  if (m_output >= 0) {
+    ::close(m_output);
+    m_output = -1;
+  }
+  m_cgroup.reset();
+  m_scratch.reset();
+  m_buffer.clear();
+}
+
+// After the worker closed the channel: its end as a wait status, when it comes within the grace;
+// the tree is killed either way.
+std::string WorkerProcess::end_after_close() {
+  std::string how = "it closed the channel and was stopped";
+  if (m_pid > 0) {
+    if (const WaitResult waited = wait_for_exit(m_pid, Clock::now() + k_exit_grace);
+        waited.status) {
+      int status = *waited.status;
+      // bwrap passes the worker's end on as an exit status of 128 + signal.
+      if (m_sandboxed && WIFEXITED(status) && WEXITSTATUS(status) > 128) {
+        how = describe_wait_status(WEXITSTATUS(status) - 128);
+      } else {
+        how = describe_wait_status(status);
+      }
+      m_pid = -1;
+    }
+  }
+  kill_tree();
+  return how;
+}
+
+void WorkerProcess::stop() {
+  if (m_socket >= 0) {
+    ::shutdown(m_socket, SHUT_WR); // EOF: the worker exits on its own
+  }
+  if (m_pid > 0 && wait_for_exit(m_pid, Clock::now() + std::chrono::milliseconds(500)).ended) {
+    m_pid = -1;
+  }
+  kill_tree();
+}
+
+ReferenceOutcome WorkerProcess::failure(std::string_view code, std::string message,
+                                        std::string hint) {
+  ReferenceOutcome outcome;
+  outcome.verdict = code == codes::k_worker_protocol ? ReferenceVerdict::unavailable
+                                                     : ReferenceVerdict::failed;
+  Diagnostic d = make_diagnostic(code, std::move(message));
+  d.hint = std::move(hint);
+  outcome.diagnostics.push_back(std::move(d));
+  return outcome;
+}
+
+ReferenceOutcome WorkerProcess::crashed(const Json& request) {
+  const std::string how = end_after_close();
+  return failure(codes::k_worker_crashed,
+                 fmt::format("{} ({}); it will be restarted for the next job", job_noun(request),
+                             how),
+                 fmt::format("a crash in native code, or the worker's memory limit ({}) was hit",
+                             human_bytes(options().address_space)));
+}
+
+// A timing message of the worker during a job: "ready" is answered with "go", "done" is
+// recorded. A protocol error outcome when it is out of order or malformed.
+std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message, std::uint64_t id,
+                                                             TimedCalls& timing,
+                                                             Clock::time_point& go) {
+  const std::string step = message["timing"].is_string() ? message["timing"].get<std::string>() : "";
+  const auto iteration = message.value("iteration", Json());
+  const bool in_order = iteration.is_number_integer() && iteration.get<std::int64_t>() >= 0 &&
+                        iteration.get<std::uint64_t>() == timing.fib_ms.size();
+  if (step == "ready" && in_order && go == Clock::time_point{}) {
+    go = Clock::now();
+    if (!send_all(Json{{"go", iteration}, {"id", id}}.dump() + "\n")) {
+      return failure(codes::k_worker_protocol, "the worker stopped reading during its timed calls");
+    }
+    return std::nullopt;
+  }
+  if (step == "done" && in_order && go != Clock::time_point{} && message.contains("ms") &&
+      message["ms"].is_number() && message["ms"].get<double>() >= 0.0) {
+    const auto elapsed = Clock::now() - go;
+    timing.fib_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
+    timing.reported_ms.push_back(message["ms"].get<double>());
+    go = Clock::time_point{};
+    return std::nullopt;
+  }
+  kill_tree();
+  return failure(codes::k_worker_protocol,
+                 "the reference worker sent an unexpected timing message: " +
+                     text_excerpt(message.dump()));
+}
+
+ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
+  ReferenceOutcome outcome;
+  const std::string verdict = root["outcome"].is_string() ? root["outcome"].get<std::string>() : "";
+  outcome.verdict = verdict == "ok"        ? ReferenceVerdict::ok
+                    : verdict == "skipped" ? ReferenceVerdict::skipped
+                    : verdict == "failed"  ? ReferenceVerdict::failed
+                                           : ReferenceVerdict::unavailable;
+  if (outcome.verdict == ReferenceVerdict::unavailable) {
+    kill_tree();
+    return failure(codes::k_worker_protocol,
+                   "the reference worker sent an unknown outcome '" + text_excerpt(verdict) + "'");
+  }
+  const Json diagnostics = root.value("diagnostics", Json::array());
+  if (!diagnostics.is_array()) {
+    kill_tree();
+    return failure(codes::k_worker_protocol, "the reference worker sent diagnostics that are not a list");
+  }
+  for (const auto& item : diagnostics) {
+    const std::string code = item.is_object() ? item.value("code", "") : "";
+    if (find_code(code) == nullptr) {
+      kill_tree();
+      return failure(codes::k_worker_protocol,
+                     "the reference worker sent an unknown diagnostic code '" + text_excerpt(code) +
+                         "'");
+    }
+    Diagnostic d =
+        make_diagnostic(code, clip_text(item.value("message", ""), k_max_worker_message_bytes));
+    d.pointer = item.value("pointer", "");
+    d.hint = clip_text(item.value("hint", ""), k_max_worker_message_bytes);
+    outcome.diagnostics.push_back(std::move(d));
+  }
+  return outcome;
+}
+
+JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout) {
+  JobResult result;
+  if (auto problem = ensure_started()) {
+    result.outcome.verdict = ReferenceVerdict::unavailable;
+    result.outcome.diagnostics.push_back(std::move(*problem));
+    return result;
+  }
+  const std::uint64_t id = fresh_job_id();
+  request["id"] = id;
+  request["device"] = std::string(to_string(options().device));
+  request["seed"] = options().seed;
+  if (!send_all(request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n")) {
+    result.outcome = crashed(request);
+    return result;
+  }
+  const auto deadline = Clock::now() + timeout;
+  Clock::time_point go{};
+  while (true) {
+    std::string line;
+    switch (read_line(deadline, line)) {
+    case ReadEnd::line:
+      break;
+    case ReadEnd::timed_out:
+      kill_tree();
+      result.outcome = failure(
+          codes::k_smoke_timeout,
+          fmt::format("the job ran past the {:g} s timeout; the worker was stopped and will be "
+                      "restarted",
+                      seconds(timeout)),
+          "an endless loop, or inputs too big for --timeout (raise it)");
+      return result;
+    case ReadEnd::closed:
+      result.outcome = crashed(request);
+      return result;
+    case ReadEnd::oversized:
+      kill_tree();
+      result.outcome = failure(codes::k_worker_protocol,
+                               fmt::format("the reference worker sent a message over {} without "
+                                           "a line end; it was stopped",
+                                           human_bytes(k_max_reply_bytes)));
+      return result;
+    }
+    DiagnosticList sink;
+    auto document = parse_json(line, "<worker>", sink, 1, LineIndex::skipped);
+    const bool ours = document && document->root.is_object() && document->root.contains("id") &&
+                      document->root["id"].is_number_integer() &&
+                      document->root["id"].get<std::uint64_t>() == id;
+    if (!ours) {
+      kill_tree();
+      result.outcome =
+          failure(codes::k_worker_protocol, "the reference worker sent an unexpected reply: " +
+                                                text_excerpt(line));
+      return result;
+    }
+    Json root = std::move(document->root);
+    if (root.contains("timing")) {
+      if (auto problem = answer_timing(root, id, result.timing, go)) {
+        result.outcome = std::move(*problem);
+        return result;
+      }
+      continue;
+    }
+    result.outcome = read_outcome(root);
+    result.reply = std::move(root);
+    return result;
+  }
+}
+
+} // namespace fib::detail

@@ -1,0 +1,113 @@
+#pragma once
+// One fib-worker process as ReferenceRunner uses it (internal to the exec layer): started on
+// demand inside the sandbox (exec/sandbox.hpp), spoken to one job at a time over the line protocol
+// of include/fib/exec/worker_client.hpp, and ended so that nothing it started outlives it.
+//
+// Every wait on it has a deadline. When it closes the channel, sends a reply over
+// k_max_reply_bytes, or misses the deadline, it is killed first (its whole tree: the sandbox's PID
+// namespace, its process group, its pids cgroup) and reaped after; a worker that ended on its own
+// is given k_exit_grace to be reaped with its status. Its standard output and error come through
+// a pipe and are passed on to fib's standard error up to `output_cap` bytes per process.
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/exec/sandbox.hpp>
+#include <fib/exec/worker_client.hpp>
+#include <fib/io/json_io.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace fib::detail {
+
+inline constexpr std::size_t k_max_reply_bytes = std::size_t{64} << 20;
+inline constexpr std::chrono::milliseconds k_exit_grace{1000};
+// The longest message of a worker's diagnostic fib keeps (head and tail around a marker).
+inline constexpr std::size_t k_max_worker_message_bytes = std::size_t{64} << 10;
+
+struct WorkerProcessOptions {
+  ReferenceRunnerOptions runner;
+  std::vector<std::filesystem::path> read_only; // bound read-only in the sandbox
+  std::vector<std::filesystem::path> writable;  // bound read-write in the sandbox
+};
+
+// The timed calls of a job, as fib's clock saw them (between its "go" and the worker's "done")
+// and as the worker reported them, in milliseconds.
+struct TimedCalls {
+  std::vector<double> fib_ms;
+  std::vector<double> reported_ms;
+};
+
+struct JobResult {
+  ReferenceOutcome outcome;
+  Json reply; // the reply object (null when there was none)
+  TimedCalls timing;
+};
+
+class WorkerProcess {
+public:
+  explicit WorkerProcess(WorkerProcessOptions options);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Sends `request` (its "id" is set here: a fresh random number per job) and waits up to
+  // `timeout` for the reply, answering the worker's timed calls on the way. Starts the worker
+  // first when none runs. Errors in the outcome: `smoke.timeout` (killed at the deadline),
+  // `worker.crashed` (it died), `worker.protocol` (a malformed, oversized or unexpected message:
+  // killed), `worker.unavailable` / `sandbox.unavailable` (it cannot be started).
+  JobResult run_job(Json request, std::chrono::milliseconds timeout);
+
+  // Starts the worker when none runs (run_job does this itself); why it cannot be started.
+  std::optional<Diagnostic> start() { return ensure_started(); }
+
+  // The scratch directory of the running worker as fib sees it, and as the worker sees it
+  // (/tmp inside the sandbox); empty before a start.
+  const std::filesystem::path& scratch() const;
+  std::filesystem::path scratch_inside() const;
+
+  const std::optional<WorkerInfo>& info() const { return m_info; }
+  std::size_t starts() const { return m_starts; }
+  const ReferenceRunnerOptions& options() const { return m_options.runner; }
+
+  // Ends the worker (EOF first, then the kill) and removes its scratch directory.
+  void stop();
+
+private:
+  enum class ReadEnd { line, timed_out, closed, oversized };
+  std::optional<Diagnostic> ensure_started();
+  std::optional<Diagnostic> spawn();
+  ReadEnd read_line(std::chrono::steady_clock::time_point deadline, std::string& line);
+  void drain_output();
+  bool send_all(const std::string& text);
+  std::string end_after_close();
+  void kill_tree();
+  ReferenceOutcome failure(std::string_view code, std::string message, std::string hint = "");
+  ReferenceOutcome crashed(const Json& request);
+  std::optional<ReferenceOutcome> answer_timing(const Json& message, std::uint64_t id,
+                                                TimedCalls& timing,
+                                                std::chrono::steady_clock::time_point& go);
+  ReferenceOutcome read_outcome(const Json& root);
+
+  WorkerProcessOptions m_options;
+  pid_t m_pid = -1;
+  int m_socket = -1;
+  int m_output = -1;
+  std::size_t m_output_passed = 0;
+  std::string m_buffer;
+  std::optional<ScratchDirectory> m_scratch;
+  std::optional<ProcessCgroup> m_cgroup;
+  bool m_sandboxed = false;
+  std::size_t m_starts = 0;
+  std::optional<WorkerInfo> m_info;
+  std::optional<Diagnostic> m_failed_start;
+};
+
+// `text` cut to about `limit` bytes: its head and tail around a marker saying how much was cut.
+std::string clip_text(std::string text, std::size_t limit);
+
+} // namespace fib::detail
