@@ -7,6 +7,7 @@
 
 #include <fib/io/json_io.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -17,6 +18,8 @@
 #include <string_view>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace {
@@ -55,6 +58,25 @@ bool read_line(int fd, std::string& buffer, std::string& line) {
   }
 }
 
+// A connection to the Unix socket at `path` (close-on-exec), or -1 with errno set.
+int connect_channel(const char* path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (std::strlen(path) >= sizeof address.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::strncpy(address.sun_path, path, sizeof address.sun_path - 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
 // The limits fib asks for on the command line (0: not set).
 struct Limits {
   unsigned long long address_space = 0; // RLIMIT_AS
@@ -67,7 +89,13 @@ void set_limit(int resource, unsigned long long value, const char* name) {
   if (value == 0) {
     return;
   }
-  rlimit limit{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+  rlimit current{};
+  ::getrlimit(resource, &current);
+  // Never above the hard limit fib was given: lowering is all an unprivileged process can do.
+  const rlim_t wanted = current.rlim_max == RLIM_INFINITY
+                            ? static_cast<rlim_t>(value)
+                            : std::min(static_cast<rlim_t>(value), current.rlim_max);
+  rlimit limit{wanted, wanted};
   if (::setrlimit(resource, &limit) != 0) {
     std::fprintf(stderr, "fib-worker: setrlimit(%s): %s\n", name, std::strerror(errno));
   }
@@ -91,6 +119,7 @@ void confine(const Limits& limits) {
 int main(int argc, char** argv) {
   Limits limits;
   const char* scratch = nullptr;
+  const char* connect_to = nullptr;
   auto device_name = fib::worker::Sandbox::DeviceName::omitted;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -103,6 +132,8 @@ int main(int argc, char** argv) {
       limits.file_size = std::strtoull(argv[++i], nullptr, 10);
     } else if (arg == "--max-open-files" && has_value) {
       limits.open_files = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--connect" && has_value) {
+      connect_to = argv[++i];
     } else if (arg == "--scratch" && has_value) {
       scratch = argv[++i];
     } else if (arg == "--device" && has_value) {
@@ -114,8 +145,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // The protocol channel moves off fds 0/1: Python and references own stdin/stdout no more.
-  const int channel = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+  // The protocol channel: the socket fib listens on (--connect), else standard input, moved off
+  // fds 0/1: Python and references own stdin/stdout no more.
+  const int channel = connect_to != nullptr ? connect_channel(connect_to)
+                                            : ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
   if (channel < 0) {
     std::perror("fib-worker: no protocol channel");
     return 2;

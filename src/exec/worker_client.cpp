@@ -100,7 +100,7 @@ public:
           fmt::format("cannot create the build cache entry {}: {}", entry.string(), ec.message())));
     }
     m_solution = std::make_unique<detail::WorkerProcess>(
-        detail::WorkerProcessOptions{m_options, {}, {entry}});
+        detail::WorkerProcessOptions{m_options, {}, {entry}, "the solution's worker"});
     m_solution_key = key;
     m_solution_cache = cache;
     return m_solution.get();

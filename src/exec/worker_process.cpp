@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <random>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,7 +133,7 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
                                 : fmt::format("ended before its greeting ({})", end_after_close());
     kill_tree();
     Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
-                                   fmt::format("the reference worker {}", how));
+                                   fmt::format("{} {}", role(), how));
     d.hint = "its error output is above; it needs the Python that has torch";
     m_failed_start = d;
     return d;
@@ -142,7 +143,7 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
   if (!document || !document->root.is_object() || document->root.value("fib_worker", 0) != 1) {
     kill_tree();
     Diagnostic d = make_diagnostic(codes::k_worker_protocol,
-                                   "the reference worker greeted with " + text_excerpt(hello));
+                                   role() + " greeted with " + text_excerpt(hello));
     m_failed_start = d;
     return d;
   }
@@ -199,6 +200,36 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
                                    "--scratch",
                                    scratch_inside().string()};
   SpawnOptions spawn;
+  if (support.process_limit == ProcessLimitKind::cgroup) {
+    auto cgroup = ProcessCgroup::create(support, o.max_processes);
+    if (!cgroup) {
+      return cgroup.error();
+    }
+    m_cgroup = std::move(*cgroup);
+    spawn.cgroup_procs_descriptor = m_cgroup->procs_descriptor();
+  }
+  // The channel is a socket fib listens on in the scratch directory; the worker connects first
+  // thing, so no other process (bwrap itself included) holds the worker's end.
+  const std::filesystem::path socket_path = m_scratch->path() / "channel.sock";
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (socket_path.string().size() >= sizeof address.sun_path) {
+    return make_diagnostic(codes::k_worker_unavailable,
+                           "the scratch directory's path is too long for a socket: " +
+                               socket_path.string());
+  }
+  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0 || ::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listener, 1) != 0) {
+    const int error = errno;
+    if (listener >= 0) {
+      ::close(listener);
+    }
+    return make_diagnostic(codes::k_worker_unavailable,
+                           fmt::format("cannot create the worker's channel: {}", std::strerror(error)));
+  }
+  program.insert(program.end(), {"--connect", (scratch_inside() / "channel.sock").string()});
   if (m_sandboxed) {
     SandboxLayout layout;
     layout.scratch = m_scratch->path();
@@ -211,48 +242,56 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   } else {
     spawn.argv = program;
   }
-  if (support.process_limit == ProcessLimitKind::cgroup) {
-    auto cgroup = ProcessCgroup::create(support, o.max_processes);
-    if (!cgroup) {
-      return cgroup.error();
-    }
-    m_cgroup = std::move(*cgroup);
-    spawn.cgroup_procs_descriptor = m_cgroup->procs_descriptor();
-  }
-  int sockets[2];
   int output[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
-    return make_diagnostic(codes::k_worker_unavailable,
-                           fmt::format("cannot create a socket: {}", std::strerror(errno)));
-  }
   if (::pipe2(output, O_CLOEXEC) != 0) {
-    ::close(sockets[0]);
-    ::close(sockets[1]);
+    ::close(listener);
     return make_diagnostic(codes::k_worker_unavailable,
                            fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
-  spawn.input_descriptor = sockets[1];
   spawn.output_descriptor = output[1];
   spawn.group = ProcessGroup::own;
   spawn.lookup = ProgramLookup::exact_path;
   spawn.parent_death = ParentDeath::killed;
   const Spawned child = spawn_process(spawn);
-  ::close(sockets[1]);
   ::close(output[1]);
   if (child.failure) {
-    ::close(sockets[0]);
+    ::close(listener);
     ::close(output[0]);
     return make_diagnostic(codes::k_worker_unavailable,
                            fmt::format("cannot start the reference worker: {}",
                                        describe_spawn_failure(*child.failure, spawn.argv[0])));
   }
   m_pid = child.pid;
-  m_socket = sockets[0];
   m_output = output[0];
+  m_socket = accept_channel(listener);
+  ::close(listener);
+  std::error_code ec_unlink;
+  std::filesystem::remove(socket_path, ec_unlink);
   m_output_passed = 0;
   m_buffer.clear();
   ++m_starts;
   return std::nullopt;
+}
+
+// The worker's connection, within the start-up timeout (-1 when it ended or did not connect:
+// the greeting then fails as "ended" or "did not greet").
+int WorkerProcess::accept_channel(int listener) {
+  const auto deadline = Clock::now() + options().startup_timeout;
+  while (Clock::now() < deadline) {
+    pollfd fds[2]{{listener, POLLIN, 0}, {m_output, POLLIN, 0}};
+    const int ready = ::poll(fds, m_output >= 0 ? 2 : 1, 200);
+    if (ready > 0 && m_output >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
+      drain_output();
+    }
+    if (ready > 0 && (fds[0].revents & POLLIN) != 0) {
+      return ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    }
+    if (::waitpid(m_pid, nullptr, WNOHANG) == m_pid) {
+      m_pid = -1;
+      return -1;
+    }
+  }
+  return -1;
 }
 
 bool WorkerProcess::send_all(const std::string& text) {
@@ -284,17 +323,19 @@ void WorkerProcess::drain_output() {
   const std::size_t cap = options().output_cap;
   const std::size_t size = static_cast<std::size_t>(n);
   if (m_output_passed < cap) {
-    const std::size_t kept = std::min(size, cap - m_output_passed);
-    write_to_stderr(std::string_view(chunk, kept));
-    if (kept < size) {
-      write_to_stderr(fmt::format("\n[fib] the worker's output passed {}; the rest is dropped\n",
-                                  human_bytes(cap)));
-    }
+    write_to_stderr(std::string_view(chunk, std::min(size, cap - m_output_passed)));
+  }
+  if (m_output_passed + size > cap && m_output_passed <= cap) {
+    write_to_stderr(fmt::format("\n[fib] the worker's output passed {}; the rest is dropped\n",
+                                human_bytes(cap)));
   }
   m_output_passed += size;
 }
 
 WorkerProcess::ReadEnd WorkerProcess::read_line(Clock::time_point deadline, std::string& line) {
+  if (m_socket < 0) {
+    return ReadEnd::closed; // the worker never connected
+  }
   while (true) {
     if (const auto newline = m_buffer.find('\n'); newline != std::string::npos) {
       line = m_buffer.substr(0, newline);
@@ -434,7 +475,7 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
   }
   kill_tree();
   return failure(codes::k_worker_protocol,
-                 "the reference worker sent an unexpected timing message: " +
+                 role() + " sent an unexpected timing message: " +
                      text_excerpt(message.dump()));
 }
 
@@ -448,19 +489,19 @@ ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
   if (outcome.verdict == ReferenceVerdict::unavailable) {
     kill_tree();
     return failure(codes::k_worker_protocol,
-                   "the reference worker sent an unknown outcome '" + text_excerpt(verdict) + "'");
+                   role() + " sent an unknown outcome '" + text_excerpt(verdict) + "'");
   }
   const Json diagnostics = root.value("diagnostics", Json::array());
   if (!diagnostics.is_array()) {
     kill_tree();
-    return failure(codes::k_worker_protocol, "the reference worker sent diagnostics that are not a list");
+    return failure(codes::k_worker_protocol, role() + " sent diagnostics that are not a list");
   }
   for (const auto& item : diagnostics) {
     const std::string code = item.is_object() ? item.value("code", "") : "";
     if (find_code(code) == nullptr) {
       kill_tree();
       return failure(codes::k_worker_protocol,
-                     "the reference worker sent an unknown diagnostic code '" + text_excerpt(code) +
+                     role() + " sent an unknown diagnostic code '" + text_excerpt(code) +
                          "'");
     }
     Diagnostic d =
@@ -509,9 +550,9 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
     case ReadEnd::oversized:
       kill_tree();
       result.outcome = failure(codes::k_worker_protocol,
-                               fmt::format("the reference worker sent a message over {} without "
-                                           "a line end; it was stopped",
-                                           human_bytes(k_max_reply_bytes)));
+                               fmt::format("{} sent a message over {} without a line end; it was "
+                                           "stopped",
+                                           role(), human_bytes(k_max_reply_bytes)));
       return result;
     }
     DiagnosticList sink;
@@ -522,7 +563,7 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
     if (!ours) {
       kill_tree();
       result.outcome =
-          failure(codes::k_worker_protocol, "the reference worker sent an unexpected reply: " +
+          failure(codes::k_worker_protocol, role() + " sent an unexpected reply: " +
                                                 text_excerpt(line));
       return result;
     }

@@ -33,6 +33,8 @@ struct WorkerProcessOptions {
   ReferenceRunnerOptions runner;
   std::vector<std::filesystem::path> read_only; // bound read-only in the sandbox
   std::vector<std::filesystem::path> writable;  // bound read-write in the sandbox
+  // Who it is in messages: "the reference worker", "the solution's worker".
+  std::string role = "the reference worker";
 };
 
 // The timed calls of a job, as fib's clock saw them (between its "go" and the worker's "done")
@@ -73,6 +75,7 @@ public:
   const std::optional<WorkerInfo>& info() const { return m_info; }
   std::size_t starts() const { return m_starts; }
   const ReferenceRunnerOptions& options() const { return m_options.runner; }
+  const std::string& role() const { return m_options.role; }
 
   // Ends the worker (EOF first, then the kill) and removes its scratch directory.
   void stop();
@@ -81,6 +84,7 @@ private:
   enum class ReadEnd { line, timed_out, closed, oversized };
   std::optional<Diagnostic> ensure_started();
   std::optional<Diagnostic> spawn();
+  int accept_channel(int listener);
   ReadEnd read_line(std::chrono::steady_clock::time_point deadline, std::string& line);
   void drain_output();
   bool send_all(const std::string& text);
