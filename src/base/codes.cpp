@@ -189,6 +189,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "the evaluation status forbids performance (all but PASSED)", M},
     {codes::k_file_kind_unknown, error, F, D,
      "fib cannot tell whether a file is a definition, solution, workload or trace file"},
+    {codes::k_io_lock_timeout, error, F, E,
+     "the directory of a file fib edits (a trace file, a definition) stayed locked by another "
+     "process past the deadline; the file was not written"},
     {codes::k_io_not_found, error, F, E,
      "a file or directory named on the command line does not exist"},
     {codes::k_io_read, error, F, E, "a file could not be read"},

@@ -171,6 +171,11 @@ private:
     for (const fs::directory_entry& entry : entries) {
       std::error_code status_ec;
       const fs::file_status status = entry.symlink_status(status_ec);
+      if (status_ec == std::errc::no_such_file_or_directory) {
+        // Gone since the listing (another process's atomic write renamed its temporary file
+        // away): not part of the tree any more, and no failure to list it.
+        continue;
+      }
       if (status_ec) {
         if (!fail(directory, status_ec)) {
           return false;

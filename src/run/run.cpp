@@ -2,7 +2,7 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/model/trace_set.hpp>
-#include <fib/util/atomic_file.hpp>
+#include <fib/run/trace_append.hpp>
 #include <fib/util/path_safety.hpp>
 
 #include <fmt/format.h>
@@ -15,54 +15,6 @@ namespace {
 
 bool selected(const std::vector<std::string>& wanted, const std::string& name) {
   return wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end();
-}
-
-// Appends `lines` to the trace file below `root`, atomically (the old content plus the new lines
-// replace the file in one rename).
-std::optional<Diagnostic> append_lines(const std::filesystem::path& root,
-                                       const std::filesystem::path& relative,
-                                       const std::vector<std::string>& lines) {
-  std::string text;
-  auto directory = open_directory(root);
-  if (!directory) {
-    return directory.error();
-  }
-  // Read the current content through the same no-follow walk the write takes.
-  DirectoryHandle current = std::move(*directory);
-  bool exists = true;
-  for (const auto& part : relative.parent_path()) {
-    auto next = open_subdirectory(current, part.string(), CreateMissing::no);
-    if (!next) {
-      return next.error();
-    }
-    if (!*next) {
-      exists = false;
-      break;
-    }
-    current = std::move(**next);
-  }
-  if (exists) {
-    auto old = read_file_in(current, relative.filename().string(), k_default_max_file_bytes);
-    if (!old) {
-      return old.error();
-    }
-    if (*old) {
-      text = std::move(**old);
-      if (!text.empty() && text.back() != '\n') {
-        text += '\n';
-      }
-    }
-  }
-  for (const auto& line : lines) {
-    text += line;
-    text += '\n';
-  }
-  auto written =
-      write_file_atomically_below(root, relative, text, Overwrite::allowed, CreateMissing::yes);
-  if (!written) {
-    return written.error();
-  }
-  return std::nullopt;
 }
 
 // Names asked for that the dataset lacks.
@@ -140,7 +92,7 @@ void write_traces(const RunOptions& options, const Definition& definition, const
                     solution.name, author_problem.empty() ? op_problem : author_problem)));
     return;
   }
-  if (auto problem = append_lines(options.dataset, trace_file, lines)) {
+  if (auto problem = append_trace_lines(options.dataset, trace_file, lines)) {
     result.diagnostics.push_back(std::move(*problem));
     return;
   }

@@ -170,14 +170,12 @@ Expected<std::filesystem::path> write_tagged(const SelectedFile& file, const std
                                      CreateMissing::no);
 }
 
-TaggedFile edit_tag_file(const SelectedFile& selected, const TagEditOptions& options) {
+// The edit of `text`, the content of `selected`: every decision and diagnostic, but no write.
+TaggedFile plan_tag_edit(const SelectedFile& selected, std::string text,
+                         const TagEditOptions& options) {
   TaggedFile out;
   out.file = selected;
-  auto text = read_text_file(selected.path);
-  if (!text) {
-    return skipped(std::move(out), text.error());
-  }
-  out.original_text = std::move(*text);
+  out.original_text = std::move(text);
   DiagnosticList sink;
   auto document = parse_json(out.original_text, selected.path, sink);
   out.diagnostics = sink.items();
@@ -211,14 +209,50 @@ TaggedFile edit_tag_file(const SelectedFile& selected, const TagEditOptions& opt
   }
   out.status = TagFileStatus::changed;
   out.new_text = canonical_json_text(with_tags(document->root, after));
-  if (options.dry_run == DryRun::yes) {
-    return out;
+  return out;
+}
+
+// Writes the planned change under the lock of the file's directory, so that concurrent edits of
+// one file (or of files in one directory) run one after the other. The file is read again under
+// the lock: when another process changed it since `planned` read it, the edit is planned again
+// on what is there now, so that the other process's tags are kept.
+TaggedFile write_tag_edit(TaggedFile planned, const TagEditOptions& options) {
+  const std::filesystem::path parent = planned.file.path.parent_path();
+  const auto lock =
+      lock_directory(parent.empty() ? std::filesystem::path(".") : parent, options.lock_timeout);
+  if (!lock) {
+    return skipped(std::move(planned), lock.error());
   }
-  if (auto written = write_tagged(selected, out.new_text); !written) {
+  auto current = read_text_file(planned.file.path);
+  if (!current) {
+    return skipped(std::move(planned), current.error());
+  }
+  TaggedFile out = std::move(planned);
+  if (*current != out.original_text) {
+    out = plan_tag_edit(out.file, std::move(*current), options);
+    if (out.status != TagFileStatus::changed) {
+      return out;
+    }
+  }
+  if (auto written = write_tagged(out.file, out.new_text); !written) {
     return skipped(std::move(out), written.error());
   }
   out.written = true;
   return out;
+}
+
+TaggedFile edit_tag_file(const SelectedFile& selected, const TagEditOptions& options) {
+  auto text = read_text_file(selected.path);
+  if (!text) {
+    TaggedFile out;
+    out.file = selected;
+    return skipped(std::move(out), text.error());
+  }
+  TaggedFile planned = plan_tag_edit(selected, std::move(*text), options);
+  if (planned.status != TagFileStatus::changed || options.dry_run == DryRun::yes) {
+    return planned;
+  }
+  return write_tag_edit(std::move(planned), options);
 }
 
 } // namespace

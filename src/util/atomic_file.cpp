@@ -315,22 +315,15 @@ Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& 
                   exists);
 }
 
-Expected<std::filesystem::path> write_file_atomically_below(const std::filesystem::path& root,
-                                                            const std::filesystem::path& relative,
-                                                            std::string_view content,
-                                                            Overwrite overwrite,
-                                                            CreateMissing create) {
-  const auto target = root / relative;
+Expected<DirectoryHandle> open_parent_directory_below(const std::filesystem::path& root,
+                                                      const std::filesystem::path& relative,
+                                                      CreateMissing create) {
   if (relative.is_absolute() || !relative.has_filename() ||
       std::any_of(relative.begin(), relative.end(),
                   [](const std::filesystem::path& part) { return part == ".."; })) {
-    return unexpected(unsafe_path(target, "is not a path below its root"));
+    return unexpected(unsafe_path(root / relative, "is not a path below its root"));
   }
-  auto directory = open_directory(root);
-  if (!directory) {
-    return unexpected(directory.error());
-  }
-  DirectoryHandle current = std::move(*directory);
+  FIB_TRY_ASSIGN(DirectoryHandle current, open_directory(root));
   for (const auto& part : relative.parent_path()) {
     if (part == ".") {
       continue;
@@ -345,7 +338,17 @@ Expected<std::filesystem::path> write_file_atomically_below(const std::filesyste
     }
     current = std::move(**next);
   }
-  return write_file_atomically_in(current, relative.filename().string(), content, overwrite);
+  return current;
+}
+
+Expected<std::filesystem::path> write_file_atomically_below(const std::filesystem::path& root,
+                                                            const std::filesystem::path& relative,
+                                                            std::string_view content,
+                                                            Overwrite overwrite,
+                                                            CreateMissing create) {
+  FIB_TRY_ASSIGN(const DirectoryHandle directory,
+                 open_parent_directory_below(root, relative, create));
+  return write_file_atomically_in(directory, relative.filename().string(), content, overwrite);
 }
 
 Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,

@@ -64,6 +64,7 @@ inline constexpr std::string_view k_io_not_found = "io.not-found";
 inline constexpr std::string_view k_io_too_large = "io.too-large";
 inline constexpr std::string_view k_io_unsafe_path = "io.unsafe-path";
 inline constexpr std::string_view k_io_write = "io.write";
+inline constexpr std::string_view k_io_lock_timeout = "io.lock-timeout";
 inline constexpr std::string_view k_json_parse = "json.parse";
 inline constexpr std::string_view k_json_too_deep = "json.too-deep";
 inline constexpr std::string_view k_json_duplicate_key = "json.duplicate-key";

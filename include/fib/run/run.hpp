@@ -48,8 +48,9 @@ struct RunResult {
 
 // Loads the dataset (as the old tool's TraceSet does), evaluates each selected solution on each
 // workload of its definition (`on_evaluation` sees every result as it comes), and appends the
-// traces of each (solution, definition) atomically to its trace file (the whole file is rewritten
-// through a temporary and a rename, never through a symbolic link). Never throws.
+// traces of each (solution, definition) to its trace file with append_trace_lines
+// (trace_append.hpp: atomic, never through a symbolic link, under the lock of the file's
+// directory, so that concurrent runs keep each other's lines). Never throws.
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
                         const std::function<void(const RunEvaluation&)>& on_evaluation);
 

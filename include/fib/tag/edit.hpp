@@ -8,8 +8,10 @@
 #include <fib/io/json_io.hpp>
 #include <fib/tag/selection.hpp>
 #include <fib/util/atomic_file.hpp>
+#include <fib/util/file_lock.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -71,6 +73,8 @@ struct TagEditOptions {
   TagAction action = TagAction::add;
   std::vector<std::string> tags; // operands, already checked by the caller (check_tag)
   DryRun dry_run = DryRun::no;
+  // How long a write waits for the lock of the file's directory (edit_tag_files).
+  std::chrono::milliseconds lock_timeout = k_default_lock_timeout;
 };
 
 enum class TagFileStatus { unchanged, changed, skipped };
@@ -96,8 +100,12 @@ struct TagSummary {
 
 // Edits each file in order and hands the outcome to `on_file`. A file whose set of tags does not
 // change is not rewritten (its bytes and modification time stay); a changed one is written as
-// canonical JSON (2-space indent, UTF-8, trailing newline) atomically, unless DryRun::yes.
-// Skipped files: unreadable (`io.*`), not JSON (`json.parse`), not a definition
+// canonical JSON (2-space indent, UTF-8, trailing newline) atomically, unless DryRun::yes. The
+// write is made under the exclusive lock of the file's directory (file_lock.hpp), after reading
+// the file again: when another process changed it in the meantime, the edit is made on its new
+// content, so that concurrent `fib tag` runs keep each other's tags. A lock still held by another
+// process after `options.lock_timeout` skips the file (`io.lock-timeout`, file: the directory).
+// Skipped files: unreadable or not lockable (`io.*`), not JSON (`json.parse`), not a definition
 // (`tag.not-a-definition`, `schema.type`), or in need of a change but unsafe to write
 // (check_tag_write_path: `io.unsafe-path`, also under DryRun::yes).
 TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditOptions& options,

@@ -86,10 +86,16 @@ Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& 
                                                          std::string_view content,
                                                          Overwrite overwrite);
 
-// write_file_atomically_in for `root / relative`: every directory of `relative` below `root` is
-// opened with open_subdirectory (links refused, `io.unsafe-path`; created with CreateMissing::yes,
-// else a missing one is `io.write`). `relative` must be relative and free of `..` (`io.unsafe-path`
-// otherwise).
+// The directory that holds the file `root / relative`, for writing it: every directory of
+// `relative` below `root` is opened with open_subdirectory (links refused, `io.unsafe-path`;
+// created with CreateMissing::yes, else a missing one is `io.write`). `relative` must be relative,
+// name a file and be free of `..` (`io.unsafe-path` otherwise).
+Expected<DirectoryHandle> open_parent_directory_below(const std::filesystem::path& root,
+                                                      const std::filesystem::path& relative,
+                                                      CreateMissing create);
+
+// write_file_atomically_in for `root / relative`, in the directory open_parent_directory_below
+// opens (its errors).
 Expected<std::filesystem::path> write_file_atomically_below(const std::filesystem::path& root,
                                                             const std::filesystem::path& relative,
                                                             std::string_view content,

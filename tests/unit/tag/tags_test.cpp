@@ -683,6 +683,34 @@ TEST(TagFiles, LinksNeedingNoChangeAreNotRefused) {
   EXPECT_EQ(dry[0].diagnostics[0].code, codes::k_io_unsafe_path);
 }
 
+TEST(TagFiles, ADirectoryLockedPastTheDeadlineSkipsTheFile) {
+  const TempDir dir;
+  const std::string text = R"({"name": "n"})";
+  const auto file = dir.write("defs/d.json", text);
+  auto held = lock_directory(dir.path() / "defs");
+  ASSERT_TRUE(held.has_value()) << held.error().message;
+  TagEditOptions options;
+  options.tags = {"fused"};
+  options.lock_timeout = std::chrono::milliseconds(50);
+  std::vector<TaggedFile> results;
+  edit_tag_files({{file, {}, {}}}, options, [&](const TaggedFile& f) { results.push_back(f); });
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].status, TagFileStatus::skipped);
+  EXPECT_FALSE(results[0].written);
+  ASSERT_EQ(results[0].diagnostics.size(), 1u);
+  EXPECT_EQ(results[0].diagnostics[0].code, codes::k_io_lock_timeout);
+  EXPECT_EQ(results[0].diagnostics[0].file, dir.path() / "defs");
+  EXPECT_EQ(count_diagnostics(results[0].diagnostics).environment_errors, 1u);
+  EXPECT_EQ(read_file(file), text);
+  // Once the holder is gone the same edit goes through; a dry run never waits for the lock.
+  const auto dry = edit({{file, {}, {}}}, TagAction::add, {"mla"}, DryRun::yes);
+  EXPECT_EQ(dry[0].status, TagFileStatus::changed);
+  *held = DirectoryLock();
+  const auto again = edit({{file, {}, {}}}, TagAction::add, {"fused"});
+  EXPECT_TRUE(again[0].written);
+  EXPECT_EQ(*read_tags(testing::parse_or_die(read_file(file)).root), (Tags{"fused"}));
+}
+
 // --- Inventory ---
 
 TEST(TagInventory, CountsFilesPerNamespaceAndTag) {

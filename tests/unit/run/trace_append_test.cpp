@@ -1,0 +1,143 @@
+#include "test_support.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/run/trace_append.hpp>
+#include <fib/util/file_lock.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+#include <tuple>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+namespace fib {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::read_file;
+using testing::TempDir;
+using testing::tree;
+
+const std::filesystem::path k_trace_file = "traces/alice/rmsnorm/rmsnorm_h4096.jsonl";
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) {
+      lines.push_back(text.substr(start));
+      break;
+    }
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+TEST(TraceAppend, CreatesTheFileAndItsDirectories) {
+  const TempDir dataset;
+  ASSERT_EQ(append_trace_lines(dataset.path(), k_trace_file, {R"({"a":1})", R"({"a":2})"}),
+            std::nullopt);
+  EXPECT_EQ(read_file(dataset.path() / k_trace_file), "{\"a\":1}\n{\"a\":2}\n");
+  EXPECT_EQ(tree(dataset.path()),
+            (std::vector<std::string>{"traces", "traces/alice", "traces/alice/rmsnorm",
+                                      "traces/alice/rmsnorm/rmsnorm_h4096.jsonl"}));
+}
+
+TEST(TraceAppend, KeepsTheOldLinesAndEndsAnUnterminatedOne) {
+  const TempDir dataset;
+  dataset.write(k_trace_file, "{\"old\":1}");
+  ASSERT_EQ(append_trace_lines(dataset.path(), k_trace_file, {R"({"new":2})"}), std::nullopt);
+  EXPECT_EQ(read_file(dataset.path() / k_trace_file), "{\"old\":1}\n{\"new\":2}\n");
+}
+
+TEST(TraceAppend, APathOutsideTheDatasetIsRefused) {
+  const TempDir dataset;
+  const auto problem = append_trace_lines(dataset.path(), "traces/../../x.jsonl", {"{}"});
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->code, codes::k_io_unsafe_path);
+  EXPECT_TRUE(tree(dataset.path()).empty());
+}
+
+TEST(TraceAppend, ALockedDirectoryTimesOutAndWritesNothing) {
+  const TempDir dataset;
+  const auto file = dataset.write(k_trace_file, "{\"old\":1}\n");
+  auto held = lock_directory(file.parent_path());
+  ASSERT_TRUE(held.has_value()) << held.error().message;
+  const auto problem = append_trace_lines(dataset.path(), k_trace_file, {"{}"}, 50ms);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->code, codes::k_io_lock_timeout);
+  EXPECT_EQ(problem->file, file.parent_path());
+  EXPECT_EQ(read_file(file), "{\"old\":1}\n");
+}
+
+// Several processes appending to one trace file at once (as concurrent `fib run`s on one dataset
+// do) keep every line: none is lost to another's read-modify-write, and the file stays JSONL.
+TEST(TraceAppend, ConcurrentAppendsFromSeveralProcessesKeepEveryLine) {
+  constexpr int k_writers = 6;
+  constexpr int k_appends = 25;
+  const TempDir dataset;
+  dataset.write(k_trace_file, "{\"writer\":-1,\"append\":0}\n");
+  int start[2];
+  ASSERT_EQ(::pipe(start), 0);
+  std::vector<pid_t> writers;
+  for (int writer = 0; writer < k_writers; ++writer) {
+    const pid_t pid = ::fork();
+    ASSERT_NE(pid, -1);
+    if (pid == 0) {
+      ::close(start[1]);
+      char ignored = 0;
+      (void)!::read(start[0], &ignored, 1); // every writer starts when the pipe closes
+      for (int append = 0; append < k_appends; ++append) {
+        // Two lines per append: a lost update would lose both.
+        const Json first = {{"writer", writer}, {"append", append}, {"part", 0}};
+        const Json second = {{"writer", writer}, {"append", append}, {"part", 1}};
+        if (append_trace_lines(dataset.path(), k_trace_file, {first.dump(), second.dump()})) {
+          ::_exit(1);
+        }
+      }
+      ::_exit(0);
+    }
+    writers.push_back(pid);
+  }
+  ::close(start[0]);
+  ::close(start[1]);
+  for (const pid_t pid : writers) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer status " << status;
+  }
+  const std::string text = read_file(dataset.path() / k_trace_file);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  const auto lines = lines_of(text);
+  EXPECT_EQ(lines.size(), std::size_t{1 + 2 * k_writers * k_appends});
+  std::set<std::tuple<int, int, int>> seen;
+  for (const auto& line : lines) {
+    ASSERT_TRUE(Json::accept(line)) << line;
+    const Json trace = Json::parse(line);
+    if (trace.at("writer").get<int>() < 0) {
+      continue;
+    }
+    EXPECT_TRUE(seen.emplace(trace.at("writer").get<int>(), trace.at("append").get<int>(),
+                             trace.at("part").get<int>())
+                    .second)
+        << "repeated: " << line;
+  }
+  EXPECT_EQ(seen.size(), std::size_t{2 * k_writers * k_appends});
+  // The first line, written before the writers, is still first; no temporary is left.
+  EXPECT_EQ(lines.front(), "{\"writer\":-1,\"append\":0}");
+  EXPECT_EQ(tree(dataset.path() / "traces/alice/rmsnorm"),
+            std::vector<std::string>{"rmsnorm_h4096.jsonl"});
+}
+
+} // namespace
+} // namespace fib
