@@ -139,9 +139,9 @@ OutputComparison compare_outputs(const std::filesystem::path& expected,
     }
     if (have->second.dtype != want->second.dtype) {
       out.status = "INCORRECT_DTYPE";
-      out.log = fmt::format("output {}: dtype {}, expected {}", i,
-                            torch_dtype_name(have->second.dtype),
-                            torch_dtype_name(want->second.dtype));
+      out.log =
+          fmt::format("output {}: dtype {}, expected {}", i, torch_dtype_name(have->second.dtype),
+                      torch_dtype_name(want->second.dtype));
       return out;
     }
     auto expected_values =
@@ -156,11 +156,13 @@ OutputComparison compare_outputs(const std::filesystem::path& expected,
     out.max_absolute_error = std::max(out.max_absolute_error, errors.worst_absolute);
     out.max_relative_error = std::max(out.max_relative_error, errors.worst_relative);
     const std::size_t count = got_values->size();
-    const double hit = count == 0 ? 1.0 : static_cast<double>(errors.close) / static_cast<double>(count);
+    const double hit =
+        count == 0 ? 1.0 : static_cast<double>(errors.close) / static_cast<double>(count);
     if (hit < tolerance.required_ratio ||
         (tolerance.required_ratio == 1.0 && errors.close != count)) {
-      numerical.push_back(fmt::format("output {}: {:.1f}% of the values within atol={:g}, rtol={:g}",
-                                      i, 100.0 * hit, tolerance.atol, tolerance.rtol));
+      numerical.push_back(
+          fmt::format("output {}: {:.1f}% of the values within atol={:g}, rtol={:g}", i,
+                      100.0 * hit, tolerance.atol, tolerance.rtol));
     }
   }
   if (!numerical.empty()) {

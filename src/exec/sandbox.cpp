@@ -16,9 +16,9 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <thread>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 extern char** environ;
@@ -27,15 +27,15 @@ namespace fib {
 namespace {
 
 // System directories bound read-only as they are (a link such as /lib -> usr/lib stays a link).
-constexpr std::array<std::string_view, 8> k_system_paths{"/usr", "/bin",   "/sbin",   "/lib",
+constexpr std::array<std::string_view, 8> k_system_paths{"/usr",   "/bin",   "/sbin",   "/lib",
                                                          "/lib32", "/lib64", "/libx32", "/opt"};
 
 // The /etc files programs inside need; nothing with secrets (/etc/shadow, /etc/ssh, ...).
 constexpr std::array<std::string_view, 14> k_etc_files{
-    "/etc/ld.so.cache",  "/etc/ld.so.conf",    "/etc/ld.so.conf.d", "/etc/alternatives",
-    "/etc/passwd",       "/etc/group",         "/etc/localtime",    "/etc/nsswitch.conf",
-    "/etc/python3",      "/etc/python3.11",    "/etc/debian_version", "/etc/os-release",
-    "/etc/OpenCL",       "/etc/nvidia"};
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",   "/etc/alternatives",
+    "/etc/passwd",      "/etc/group",      "/etc/localtime",      "/etc/nsswitch.conf",
+    "/etc/python3",     "/etc/python3.11", "/etc/debian_version", "/etc/os-release",
+    "/etc/OpenCL",      "/etc/nvidia"};
 
 bool under_system_directory(const std::filesystem::path& path) {
   const std::string text = path.lexically_normal().string();
@@ -44,9 +44,9 @@ bool under_system_directory(const std::filesystem::path& path) {
   });
 }
 
-std::optional<std::filesystem::path> find_on_path(std::string_view program) {
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path != nullptr && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+std::optional<std::filesystem::path> find_on_path(std::string_view program,
+                                                  std::string_view path_variable) {
+  std::string_view rest = !path_variable.empty() ? path_variable : "/usr/local/bin:/usr/bin:/bin";
   while (!rest.empty()) {
     const auto colon = rest.find(':');
     const std::string_view directory = rest.substr(0, colon);
@@ -155,8 +155,8 @@ std::optional<std::filesystem::path> writable_pids_cgroup() {
     if (!line.starts_with("0::")) {
       continue;
     }
-    const std::filesystem::path own =
-        std::filesystem::path("/sys/fs/cgroup") / std::filesystem::path(line.substr(3)).relative_path();
+    const std::filesystem::path own = std::filesystem::path("/sys/fs/cgroup") /
+                                      std::filesystem::path(line.substr(3)).relative_path();
     std::ifstream controllers(own / "cgroup.subtree_control");
     std::string enabled((std::istreambuf_iterator<char>(controllers)),
                         std::istreambuf_iterator<char>());
@@ -167,9 +167,13 @@ std::optional<std::filesystem::path> writable_pids_cgroup() {
   return std::nullopt;
 }
 
-SandboxSupport probe() {
+std::atomic<unsigned> g_cgroup_counter{0};
+
+} // namespace
+
+SandboxSupport probe_sandbox(std::string_view path_variable) {
   SandboxSupport support;
-  if (auto bwrap = find_on_path("bwrap")) {
+  if (auto bwrap = find_on_path("bwrap", path_variable)) {
     support.bwrap = *bwrap;
     if (auto problem = bwrap_problem(*bwrap)) {
       support.missing.push_back(std::move(*problem));
@@ -191,10 +195,6 @@ SandboxSupport probe() {
   return support;
 }
 
-std::atomic<unsigned> g_cgroup_counter{0};
-
-} // namespace
-
 Diagnostic unsafe_sandbox_warning() {
   Diagnostic d = make_diagnostic(
       codes::k_sandbox_disabled,
@@ -205,17 +205,27 @@ Diagnostic unsafe_sandbox_warning() {
 }
 
 const SandboxSupport& sandbox_support() {
-  static const SandboxSupport support = probe();
+  static const SandboxSupport support = probe_sandbox(environment_value("PATH"));
   return support;
 }
 
 const std::vector<std::string>& sandbox_environment_allow_list() {
-  static const std::vector<std::string> names{
-      "LANG",          "LC_ALL",          "LC_CTYPE",        "TZ",
-      "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_HOME",
-      "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-      "TORCH_CUDA_ARCH_LIST", "MAX_JOBS",       "CC",              "CXX",
-      "FIB_PYTHON"};
+  static const std::vector<std::string> names{"LANG",
+                                              "LC_ALL",
+                                              "LC_CTYPE",
+                                              "TZ",
+                                              "OMP_NUM_THREADS",
+                                              "MKL_NUM_THREADS",
+                                              "OPENBLAS_NUM_THREADS",
+                                              "CUDA_HOME",
+                                              "CUDA_VISIBLE_DEVICES",
+                                              "NVIDIA_VISIBLE_DEVICES",
+                                              "NVIDIA_DRIVER_CAPABILITIES",
+                                              "TORCH_CUDA_ARCH_LIST",
+                                              "MAX_JOBS",
+                                              "CC",
+                                              "CXX",
+                                              "FIB_PYTHON"};
   return names;
 }
 
@@ -223,10 +233,10 @@ std::vector<std::string>
 sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
                 const std::vector<std::pair<std::string, std::string>>& environment,
                 const std::vector<std::string>& program) {
-  std::vector<std::string> argv{bwrap.string(), "--die-with-parent", "--new-session",
-                                "--unshare-all",  "--unshare-user",    "--disable-userns",
-                                "--cap-drop",     "ALL",               "--hostname",
-                                "fib-sandbox",    "--clearenv"};
+  std::vector<std::string> argv{
+      bwrap.string(),   "--die-with-parent", "--new-session", "--unshare-all",
+      "--unshare-user", "--disable-userns",  "--cap-drop",    "ALL",
+      "--hostname",     "fib-sandbox",       "--clearenv"};
   add_system_binds(argv);
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev"});
   if (layout.scratch.empty()) {
@@ -270,7 +280,8 @@ sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
 // --- ScratchDirectory ---
 
 Expected<ScratchDirectory> ScratchDirectory::create() {
-  const std::string base = environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
+  const std::string base =
+      environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
   std::string pattern = base + "/fib-sandbox-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return unexpected(make_diagnostic(

@@ -60,7 +60,8 @@ std::optional<std::filesystem::path> find_worker_executable() {
 class ReferenceRunner::Impl {
 public:
   explicit Impl(ReferenceRunnerOptions options)
-      : m_options(std::move(options)), m_reference(detail::WorkerProcessOptions{m_options, {}, {}}) {}
+      : m_options(std::move(options)),
+        m_reference(detail::WorkerProcessOptions{m_options, {}, {}}) {}
 
   const ReferenceRunnerOptions& options() const { return m_options; }
 
@@ -348,7 +349,8 @@ Json output_specs(const std::filesystem::path& expected, const OrderedMap<Tensor
 }
 
 // A fresh, empty directory `name` in `worker`'s scratch directory (host path).
-std::filesystem::path fresh_directory(const detail::WorkerProcess& worker, const std::string& name) {
+std::filesystem::path fresh_directory(const detail::WorkerProcess& worker,
+                                      const std::string& name) {
   std::error_code ec;
   const std::filesystem::path directory = worker.scratch() / name;
   std::filesystem::remove_all(directory, ec);
@@ -412,8 +414,8 @@ Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Defini
   run.scalars = result.reply.value("scalars", Json::object());
   run.latency_ms = median(result.timing.fib_ms);
   if (!run.scalars.is_object()) {
-    diagnostics.push_back(make_diagnostic(codes::k_worker_protocol,
-                                          "the reference worker sent scalars that are not an object"));
+    diagnostics.push_back(make_diagnostic(
+        codes::k_worker_protocol, "the reference worker sent scalars that are not an object"));
     return unexpected(diagnostics.back());
   }
   return run;
@@ -452,10 +454,10 @@ std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, Soluti
     return std::nullopt;
   }
   Json solution_json = solution_request(m_solution);
-  Json build_request{{"job", "build_solution"},  {"name", m_definition.name},
-                     {"reference", ""},          {"inputs", Json::array()},
-                     {"outputs", Json::array()}, {"solution", solution_json},
-                     {"cache", m_options.cache.string()}};
+  Json build_request{
+      {"job", "build_solution"},          {"name", m_definition.name}, {"reference", ""},
+      {"inputs", Json::array()},          {"outputs", Json::array()},  {"solution", solution_json},
+      {"cache", m_options.cache.string()}};
   detail::JobResult built = worker.run_job(std::move(build_request), m_options.build_timeout);
   if (auto log = compile_error_log(built.outcome, built.reply, m_options.build_timeout)) {
     m_impl.failed_builds[key] = *log;
@@ -531,9 +533,10 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
   SolutionEvaluation out;
   for (const auto& d : result.outcome.diagnostics) {
     if (d.code == codes::k_smoke_timeout) {
-      out.evaluation = by_fib(
-          "TIMEOUT", fmt::format("the solution ran past the {:g} s timeout; its worker was stopped",
-                                 static_cast<double>(m_impl.options().job_timeout.count()) / 1000.0));
+      out.evaluation =
+          by_fib("TIMEOUT",
+                 fmt::format("the solution ran past the {:g} s timeout; its worker was stopped",
+                             static_cast<double>(m_impl.options().job_timeout.count()) / 1000.0));
       return out;
     }
     if (d.code == codes::k_worker_crashed) {
@@ -570,11 +573,10 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
         codes::k_worker_protocol, "the solution's worker sent a result without its output kinds"));
     return out;
   }
-  const OutputComparison compared =
-      compare_outputs(reference.directory / "expected.safetensors", names_of_vector(m_definition.outputs),
-                      worker.scratch() / "solution" / "got.safetensors",
-                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
-                      m_options.tolerance_table);
+  const OutputComparison compared = compare_outputs(
+      reference.directory / "expected.safetensors", names_of_vector(m_definition.outputs),
+      worker.scratch() / "solution" / "got.safetensors", kinds.get<std::vector<std::string>>(),
+      m_options.atol, m_options.rtol, m_options.tolerance_table);
   if (compared.unreadable) {
     out.evaluation = by_fib("RUNTIME_ERROR", "[fib] " + *compared.unreadable);
     return out;
@@ -591,8 +593,8 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
   }
   const std::size_t calls = static_cast<std::size_t>(std::max(m_options.iterations, 1));
   if (auto disagreement = timing_disagreement(result.timing, calls)) {
-    out.evaluation =
-        by_fib("RUNTIME_ERROR", "[fib] the solution's timings cannot be believed: " + *disagreement);
+    out.evaluation = by_fib("RUNTIME_ERROR",
+                            "[fib] the solution's timings cannot be believed: " + *disagreement);
     return out;
   }
   const double latency = median(result.timing.fib_ms);

@@ -1,6 +1,7 @@
 #include "worker_process.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/base/expected.hpp>
 #include <fib/util/subprocess.hpp>
 
 #include <fmt/format.h>
@@ -72,6 +73,18 @@ std::vector<std::filesystem::path> interpreter_prefixes() {
   return out;
 }
 
+// What ran in the job, for its timeout message.
+std::string what_ran(const Json& request) {
+  const std::string kind = request.value("job", "");
+  if (kind == "solution_outputs") {
+    return "the solution";
+  }
+  if (kind == "build_solution") {
+    return "the solution's build";
+  }
+  return "the reference";
+}
+
 std::string job_noun(const Json& request) {
   const std::string kind = request.value("job", "");
   if (kind == "solution_outputs") {
@@ -81,6 +94,31 @@ std::string job_noun(const Json& request) {
     return "the worker died while building the solution";
   }
   return "the worker died while running the reference";
+}
+
+// A Unix socket listening at `path` (close-on-exec, backlog 1).
+Expected<int> listen_on(const std::filesystem::path& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.string().size() >= sizeof address.sun_path) {
+    return unexpected(
+        make_diagnostic(codes::k_worker_unavailable,
+                        "the scratch directory's path is too long for a socket: " + path.string()));
+  }
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0 ||
+      ::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listener, 1) != 0) {
+    const int error = errno;
+    if (listener >= 0) {
+      ::close(listener);
+    }
+    return unexpected(make_diagnostic(
+        codes::k_worker_unavailable,
+        fmt::format("cannot create the worker's channel: {}", std::strerror(error))));
+  }
+  return listener;
 }
 
 } // namespace
@@ -127,13 +165,12 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
   std::string hello;
   const ReadEnd end = read_line(Clock::now() + options().startup_timeout, hello);
   if (end != ReadEnd::line) {
-    const std::string how = end == ReadEnd::timed_out
-                                ? fmt::format("did not greet within {:g} s",
-                                              seconds(options().startup_timeout))
-                                : fmt::format("ended before its greeting ({})", end_after_close());
+    const std::string how =
+        end == ReadEnd::timed_out
+            ? fmt::format("did not greet within {:g} s", seconds(options().startup_timeout))
+            : fmt::format("ended before its greeting ({})", end_after_close());
     kill_tree();
-    Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
-                                   fmt::format("{} {}", role(), how));
+    Diagnostic d = make_diagnostic(codes::k_worker_unavailable, fmt::format("{} {}", role(), how));
     d.hint = "its error output is above; it needs the Python that has torch";
     m_failed_start = d;
     return d;
@@ -142,8 +179,8 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
   auto document = parse_json(hello, "<worker>", sink, 1, LineIndex::skipped);
   if (!document || !document->root.is_object() || document->root.value("fib_worker", 0) != 1) {
     kill_tree();
-    Diagnostic d = make_diagnostic(codes::k_worker_protocol,
-                                   role() + " greeted with " + text_excerpt(hello));
+    Diagnostic d =
+        make_diagnostic(codes::k_worker_protocol, role() + " greeted with " + text_excerpt(hello));
     m_failed_start = d;
     return d;
   }
@@ -155,8 +192,8 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
 
 std::optional<Diagnostic> WorkerProcess::spawn() {
   const ReferenceRunnerOptions& o = options();
-  auto worker = o.worker.empty() ? find_worker_executable()
-                                 : std::optional<std::filesystem::path>(o.worker);
+  auto worker =
+      o.worker.empty() ? find_worker_executable() : std::optional<std::filesystem::path>(o.worker);
   if (!worker) {
     Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
                                    "the reference worker fib-worker was not found");
@@ -165,8 +202,8 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   }
   if (::access(worker->c_str(), X_OK) != 0) {
     return make_diagnostic(codes::k_worker_unavailable,
-                           fmt::format("cannot start the reference worker {}: {}",
-                                       worker->string(), std::strerror(errno)));
+                           fmt::format("cannot start the reference worker {}: {}", worker->string(),
+                                       std::strerror(errno)));
   }
   const SandboxSupport& support = sandbox_support();
   m_sandboxed = o.sandbox == SandboxMode::enforced;
@@ -211,37 +248,13 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   // The channel is a socket fib listens on in the scratch directory; the worker connects first
   // thing, so no other process (bwrap itself included) holds the worker's end.
   const std::filesystem::path socket_path = m_scratch->path() / "channel.sock";
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (socket_path.string().size() >= sizeof address.sun_path) {
-    return make_diagnostic(codes::k_worker_unavailable,
-                           "the scratch directory's path is too long for a socket: " +
-                               socket_path.string());
+  auto listening = listen_on(socket_path);
+  if (!listening) {
+    return listening.error();
   }
-  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listener < 0 || ::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(listener, 1) != 0) {
-    const int error = errno;
-    if (listener >= 0) {
-      ::close(listener);
-    }
-    return make_diagnostic(codes::k_worker_unavailable,
-                           fmt::format("cannot create the worker's channel: {}", std::strerror(error)));
-  }
+  const int listener = *listening;
   program.insert(program.end(), {"--connect", (scratch_inside() / "channel.sock").string()});
-  if (m_sandboxed) {
-    SandboxLayout layout;
-    layout.scratch = m_scratch->path();
-    layout.read_only = m_options.read_only;
-    layout.writable = m_options.writable;
-    layout.programs = interpreter_prefixes();
-    layout.programs.push_back(executable);
-    layout.device = o.device == SmokeDevice::cuda ? DeviceAccess::gpu : DeviceAccess::none;
-    spawn.argv = sandbox_command(support.bwrap, layout, {}, program);
-  } else {
-    spawn.argv = program;
-  }
+  spawn.argv = command_line(support, executable, program);
   int output[2];
   if (::pipe2(output, O_CLOEXEC) != 0) {
     ::close(listener);
@@ -271,6 +284,23 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   m_buffer.clear();
   ++m_starts;
   return std::nullopt;
+}
+
+// The worker's command line: `program` itself, or bwrap running it in the sandbox.
+std::vector<std::string>
+WorkerProcess::command_line(const SandboxSupport& support, const std::filesystem::path& executable,
+                            const std::vector<std::string>& program) const {
+  if (!m_sandboxed) {
+    return program;
+  }
+  SandboxLayout layout;
+  layout.scratch = m_scratch->path();
+  layout.read_only = m_options.read_only;
+  layout.writable = m_options.writable;
+  layout.programs = interpreter_prefixes();
+  layout.programs.push_back(executable);
+  layout.device = options().device == SmokeDevice::cuda ? DeviceAccess::gpu : DeviceAccess::none;
+  return sandbox_command(support.bwrap, layout, {}, program);
 }
 
 // The worker's connection, within the start-up timeout (-1 when it ended or did not connect:
@@ -345,13 +375,14 @@ WorkerProcess::ReadEnd WorkerProcess::read_line(Clock::time_point deadline, std:
     if (m_buffer.size() > k_max_reply_bytes) {
       return ReadEnd::oversized;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       return ReadEnd::timed_out;
     }
     pollfd fds[2]{{m_socket, POLLIN, 0}, {m_output, POLLIN, 0}};
-    const int ready =
-        ::poll(fds, m_output >= 0 ? 2 : 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+    const int ready = ::poll(fds, m_output >= 0 ? 2 : 1,
+                             static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
     if (ready < 0 && errno != EINTR) {
       return ReadEnd::closed;
     }
@@ -432,8 +463,8 @@ void WorkerProcess::stop() {
 ReferenceOutcome WorkerProcess::failure(std::string_view code, std::string message,
                                         std::string hint) {
   ReferenceOutcome outcome;
-  outcome.verdict = code == codes::k_worker_protocol ? ReferenceVerdict::unavailable
-                                                     : ReferenceVerdict::failed;
+  outcome.verdict =
+      code == codes::k_worker_protocol ? ReferenceVerdict::unavailable : ReferenceVerdict::failed;
   Diagnostic d = make_diagnostic(code, std::move(message));
   d.hint = std::move(hint);
   outcome.diagnostics.push_back(std::move(d));
@@ -442,11 +473,11 @@ ReferenceOutcome WorkerProcess::failure(std::string_view code, std::string messa
 
 ReferenceOutcome WorkerProcess::crashed(const Json& request) {
   const std::string how = end_after_close();
-  return failure(codes::k_worker_crashed,
-                 fmt::format("{} ({}); it will be restarted for the next job", job_noun(request),
-                             how),
-                 fmt::format("a crash in native code, or the worker's memory limit ({}) was hit",
-                             human_bytes(options().address_space)));
+  return failure(
+      codes::k_worker_crashed,
+      fmt::format("{} ({}); it will be restarted for the next job", job_noun(request), how),
+      fmt::format("a crash in native code, or the worker's memory limit ({}) was hit",
+                  human_bytes(options().address_space)));
 }
 
 // A timing message of the worker during a job: "ready" is answered with "go", "done" is
@@ -454,7 +485,8 @@ ReferenceOutcome WorkerProcess::crashed(const Json& request) {
 std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message, std::uint64_t id,
                                                              TimedCalls& timing,
                                                              Clock::time_point& go) {
-  const std::string step = message["timing"].is_string() ? message["timing"].get<std::string>() : "";
+  const std::string step =
+      message["timing"].is_string() ? message["timing"].get<std::string>() : "";
   const auto iteration = message.value("iteration", Json());
   const bool in_order = iteration.is_number_integer() && iteration.get<std::int64_t>() >= 0 &&
                         iteration.get<std::uint64_t>() == timing.fib_ms.size();
@@ -475,8 +507,7 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
   }
   kill_tree();
   return failure(codes::k_worker_protocol,
-                 role() + " sent an unexpected timing message: " +
-                     text_excerpt(message.dump()));
+                 role() + " sent an unexpected timing message: " + text_excerpt(message.dump()));
 }
 
 ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
@@ -501,8 +532,7 @@ ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
     if (find_code(code) == nullptr) {
       kill_tree();
       return failure(codes::k_worker_protocol,
-                     role() + " sent an unknown diagnostic code '" + text_excerpt(code) +
-                         "'");
+                     role() + " sent an unknown diagnostic code '" + text_excerpt(code) + "'");
     }
     Diagnostic d =
         make_diagnostic(code, clip_text(item.value("message", ""), k_max_worker_message_bytes));
@@ -537,12 +567,12 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
       break;
     case ReadEnd::timed_out:
       kill_tree();
-      result.outcome = failure(
-          codes::k_smoke_timeout,
-          fmt::format("the job ran past the {:g} s timeout; the worker was stopped and will be "
-                      "restarted",
-                      seconds(timeout)),
-          "an endless loop, or inputs too big for --timeout (raise it)");
+      result.outcome =
+          failure(codes::k_smoke_timeout,
+                  fmt::format("{} ran past the {:g} s timeout; the worker was stopped and will be "
+                              "restarted",
+                              what_ran(request), seconds(timeout)),
+                  "an endless loop, or inputs too big for --timeout (raise it)");
       return result;
     case ReadEnd::closed:
       result.outcome = crashed(request);
@@ -562,9 +592,8 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
                       document->root["id"].get<std::uint64_t>() == id;
     if (!ours) {
       kill_tree();
-      result.outcome =
-          failure(codes::k_worker_protocol, role() + " sent an unexpected reply: " +
-                                                text_excerpt(line));
+      result.outcome = failure(codes::k_worker_protocol,
+                               role() + " sent an unexpected reply: " + text_excerpt(line));
       return result;
     }
     Json root = std::move(document->root);

@@ -85,6 +85,9 @@ private:
   std::optional<Diagnostic> ensure_started();
   std::optional<Diagnostic> spawn();
   int accept_channel(int listener);
+  std::vector<std::string> command_line(const SandboxSupport& support,
+                                        const std::filesystem::path& executable,
+                                        const std::vector<std::string>& program) const;
   ReadEnd read_line(std::chrono::steady_clock::time_point deadline, std::string& line);
   void drain_output();
   bool send_all(const std::string& text);

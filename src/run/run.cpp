@@ -45,12 +45,10 @@ KeepGoing evaluate_solution(const Definition& definition, const Solution& soluti
   const std::string& name = definition.name;
   for (const auto& workload_trace : workloads) {
     auto evaluated = runner.evaluate(definition, solution, workload_trace.workload, evaluate);
-    const auto unavailable =
-        std::find_if(evaluated.diagnostics.begin(), evaluated.diagnostics.end(),
-                     [](const Diagnostic& d) {
-                       return d.code == codes::k_worker_unavailable ||
-                              d.code == codes::k_sandbox_unavailable;
-                     });
+    const auto unavailable = std::find_if(
+        evaluated.diagnostics.begin(), evaluated.diagnostics.end(), [](const Diagnostic& d) {
+          return d.code == codes::k_worker_unavailable || d.code == codes::k_sandbox_unavailable;
+        });
     if (unavailable != evaluated.diagnostics.end()) {
       result.diagnostics.push_back(*unavailable);
       return KeepGoing::no;

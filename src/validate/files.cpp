@@ -196,6 +196,12 @@ public:
       for (Diagnostic d :
            run_reference_checks(definition, m_options.reference_checks, *m_options.runner,
                                 document->root.value("init", std::string()))) {
+        // A machine without the sandbox is said once, at the first file, not for every file.
+        if (d.code == codes::k_sandbox_unavailable && m_sandbox_refusal_reported) {
+          continue;
+        }
+        m_sandbox_refusal_reported =
+            m_sandbox_refusal_reported || d.code == codes::k_sandbox_unavailable;
         d.file = file;
         if (d.pointer.empty()) {
           d.pointer = "/reference";
@@ -211,6 +217,7 @@ private:
   PythonFrontend* m_python; // becomes &m_no_python after the first failure
   NoPython m_no_python;
   bool m_python_failure_reported = false;
+  bool m_sandbox_refusal_reported = false;
 };
 
 } // namespace

@@ -134,9 +134,9 @@ Json Sandbox::hello(DeviceName device_name) const {
            {"float8", m_impl->torch.float8}};
   if (device_name == DeviceName::included && m_impl->torch.cuda) {
     try {
-      out["device_name"] = pyb::str(pyb::module_::import("torch").attr("cuda").attr(
-                                        "get_device_name")(0))
-                               .cast<std::string>();
+      out["device_name"] =
+          pyb::str(pyb::module_::import("torch").attr("cuda").attr("get_device_name")(0))
+              .cast<std::string>();
     } catch (const std::exception&) {
       out["device_name"] = "CUDA device";
     }
@@ -327,20 +327,19 @@ Json run_reference_outputs(SandboxInterpreter& impl, Job& job) {
     objects = make_inputs(*plan, job.cuda, job.seed, reason);
   } catch (const std::exception& e) {
     std::string what = e.what();
-    return job.skipped(codes::k_run_inputs, "the workload's inputs cannot be built: " +
-                                                what.substr(0, what.find('\n')));
+    return job.skipped(codes::k_run_inputs,
+                       "the workload's inputs cannot be built: " + what.substr(0, what.find('\n')));
   }
   if (objects.size() != plan->inputs.size()) {
     return job.skipped(codes::k_run_inputs, "the workload's inputs cannot be built: " + reason);
   }
   const pyb::list args = steal_into_list(objects);
   const Json& r = job.request;
-  const auto text =
-      impl.reference_outputs(job.module, args, job.inputs, job.outputs,
-                             r.at("directory").get<std::string>(), job.device(),
-                             r.value("warmup", 3), r.value("iterations", 10),
-                             impl.channel(job.channel, python_value(impl, r, "id")))
-          .cast<std::string>();
+  const auto text = impl.reference_outputs(job.module, args, job.inputs, job.outputs,
+                                           r.at("directory").get<std::string>(), job.device(),
+                                           r.value("warmup", 3), r.value("iterations", 10),
+                                           impl.channel(job.channel, python_value(impl, r, "id")))
+                        .cast<std::string>();
   Json result = Json::parse(text);
   if (result.contains("reference_error")) {
     return job.failed(codes::k_run_reference,

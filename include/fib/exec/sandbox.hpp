@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fib {
@@ -58,6 +59,10 @@ struct SandboxSupport {
   bool usable() const { return missing.empty(); }
 };
 const SandboxSupport& sandbox_support();
+
+// The probe itself, looking for bwrap in `path_variable` (a PATH value; empty: the default
+// /usr/local/bin:/usr/bin:/bin). sandbox_support() is probe_sandbox($PATH), once.
+SandboxSupport probe_sandbox(std::string_view path_variable);
 
 enum class DeviceAccess { none, gpu };
 

@@ -76,9 +76,9 @@ struct ReferenceRunnerOptions {
   std::uint64_t seed = 0;
   SandboxMode sandbox = SandboxMode::enforced;
   // Limits of each worker and everything it starts (exec/sandbox.hpp for how they are kept).
-  std::uint64_t max_processes = 1024;                       // tasks: processes and threads
-  std::uint64_t max_file_bytes = std::uint64_t{16} << 30;   // RLIMIT_FSIZE of one file
-  std::uint64_t max_open_files = 4096;                      // RLIMIT_NOFILE
+  std::uint64_t max_processes = 1024;                     // tasks: processes and threads
+  std::uint64_t max_file_bytes = std::uint64_t{16} << 30; // RLIMIT_FSIZE of one file
+  std::uint64_t max_open_files = 4096;                    // RLIMIT_NOFILE
   std::size_t output_cap = std::size_t{1} << 20; // worker stdout+stderr bytes passed to fib's
 };
 
