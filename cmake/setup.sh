@@ -27,7 +27,7 @@ packages=(
   build-essential cmake ninja-build
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   python3-dev pybind11-dev libtorch-dev python3-torch python3-numpy libopenblas0-pthread
-  python3-jsonschema clang-format
+  python3-jsonschema clang-format bubblewrap
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -1,5 +1,6 @@
 #include "fib/exec/worker_client.hpp"
 
+#include "scratch_files.hpp"
 #include "worker_process.hpp"
 
 #include <fib/base/codes.hpp>
@@ -28,6 +29,13 @@ std::string human_bytes(std::uintmax_t bytes) {
   }
   return fmt::format("{} bytes", bytes);
 }
+
+// Where one evaluation's files go: the job directory's name in the workers' scratch directories
+// (fresh for each job) and fib's own judging directory (never bound into a sandbox).
+struct JudgingPlace {
+  std::string job;
+  std::filesystem::path directory;
+};
 
 } // namespace
 
@@ -127,7 +135,18 @@ public:
   }
 
   std::map<std::string, std::string> failed_builds; // solution hash → compile log
-  std::size_t next_run = 0;
+
+  // A fresh job name and fib's private judging directory (made on first use).
+  Expected<JudgingPlace> judging_place() {
+    if (!m_judging) {
+      auto made = ScratchDirectory::create();
+      if (!made) {
+        return unexpected(made.error());
+      }
+      m_judging = std::move(*made);
+    }
+    return JudgingPlace{fmt::format("job-{}", ++m_next_job), m_judging->path()};
+  }
 
 private:
   ReferenceRunnerOptions m_options;
@@ -138,6 +157,8 @@ private:
   std::string m_solution_key;
   std::filesystem::path m_solution_cache;
   std::size_t m_retired_starts = 0;
+  std::optional<ScratchDirectory> m_judging;
+  std::size_t m_next_job = 0;
 };
 
 ReferenceRunner::ReferenceRunner(ReferenceRunnerOptions options)
@@ -273,6 +294,9 @@ Json evaluation_by_fib(const std::optional<WorkerInfo>& info, SmokeDevice device
     libs["python"] = info->python_version;
   }
   const bool cuda = device == SmokeDevice::cuda && info && info->cuda;
+  if (cuda && !info->cuda_version.empty()) {
+    libs["cuda"] = info->cuda_version;
+  }
   const std::string hardware =
       cuda ? (info->device_name.empty() ? std::string("CUDA device") : info->device_name)
            : cpu_model();
@@ -296,7 +320,8 @@ std::optional<std::string> compile_error_log(const ReferenceOutcome& built, cons
     }
   }
   if (built.verdict == ReferenceVerdict::failed) {
-    return detail::clip_text(reply.value("log", std::string()), detail::k_max_worker_message_bytes);
+    return detail::clip_text(detail::string_field(reply, "log"),
+                             detail::k_max_worker_message_bytes);
   }
   return std::nullopt;
 }
@@ -348,20 +373,11 @@ Json output_specs(const std::filesystem::path& expected, const OrderedMap<Tensor
   return specs;
 }
 
-// A fresh, empty directory `name` in `worker`'s scratch directory (host path).
-std::filesystem::path fresh_directory(const detail::WorkerProcess& worker,
-                                      const std::string& name) {
-  std::error_code ec;
-  const std::filesystem::path directory = worker.scratch() / name;
-  std::filesystem::remove_all(directory, ec);
-  std::filesystem::create_directories(directory, ec);
-  return directory;
-}
-
-// What the reference's run on one workload left for the solution's: where its files are, the
-// scalar inputs, and its latency by fib's clock.
+// What the reference's run on one workload left for the solution's: copies of its inputs and
+// outputs in fib's own judging directory, the scalar inputs, and its latency by fib's clock.
 struct ReferenceRun {
-  std::filesystem::path directory;
+  std::filesystem::path inputs;
+  std::filesystem::path expected;
   Json scalars;
   double latency_ms = 0.0;
 };
@@ -371,14 +387,18 @@ struct ReferenceRun {
 // outputs to compare with.
 Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Definition& definition,
                                      const SmokePlan& plan, const EvaluateOptions& options,
+                                     const JudgingPlace& judging,
                                      std::vector<Diagnostic>& diagnostics) {
   // The scratch directory exists once the worker runs.
   if (auto problem = worker.start()) {
     diagnostics.push_back(*problem);
     return unexpected(std::move(*problem));
   }
-  const std::string directory = "reference";
-  fresh_directory(worker, directory);
+  const std::string directory = judging.job;
+  if (auto made = detail::make_job_directory(worker.scratch(), directory); !made) {
+    diagnostics.push_back(made.error());
+    return unexpected(made.error());
+  }
   Json request{{"job", "reference_outputs"},
                {"name", definition.name},
                {"reference", definition.reference},
@@ -410,8 +430,16 @@ Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Defini
     return unexpected(diagnostics.back());
   }
   ReferenceRun run;
-  run.directory = worker.scratch() / directory;
-  run.scalars = result.reply.value("scalars", Json::object());
+  for (auto [name, into] : {std::pair{"inputs.safetensors", &run.inputs},
+                            std::pair{"expected.safetensors", &run.expected}}) {
+    auto taken = detail::take_file(worker.scratch(), directory, name, judging.directory / name);
+    if (!taken) {
+      diagnostics.push_back(taken.error());
+      return unexpected(taken.error());
+    }
+    *into = *taken;
+  }
+  run.scalars = detail::field(result.reply, "scalars");
   run.latency_ms = median(result.timing.fib_ms);
   if (!run.scalars.is_object()) {
     diagnostics.push_back(make_diagnostic(
@@ -437,7 +465,7 @@ private:
   }
   std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
   SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
-                           const detail::JobResult& result);
+                           const JudgingPlace& judging, const detail::JobResult& result);
 
   ReferenceRunner::Impl& m_impl;
   const Definition& m_definition;
@@ -487,8 +515,13 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
   if (!solution_json) {
     return out;
   }
+  auto judging = m_impl.judging_place();
+  if (!judging) {
+    out.diagnostics.push_back(judging.error());
+    return out;
+  }
   auto reference = run_reference(m_impl.workload_reference(m_options.dataset_root), m_definition,
-                                 *plan, m_options, out.diagnostics);
+                                 *plan, m_options, *judging, out.diagnostics);
   if (!reference) {
     if (out.diagnostics.empty()) {
       out.diagnostics.push_back(reference.error());
@@ -496,15 +529,13 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     return out;
   }
   detail::WorkerProcess& solution_worker = **worker;
-  std::error_code ec;
-  const std::filesystem::path directory = fresh_directory(solution_worker, "solution");
-  std::filesystem::copy_file(reference->directory / "inputs.safetensors",
-                             directory / "inputs.safetensors",
-                             std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) {
-    out.diagnostics.push_back(make_diagnostic(
-        codes::k_worker_unavailable,
-        fmt::format("cannot hand the inputs to the solution's worker: {}", ec.message())));
+  const auto handed = [&]() -> Expected<std::filesystem::path> {
+    FIB_TRY(detail::make_job_directory(solution_worker.scratch(), judging->job));
+    return detail::put_file(reference->inputs, solution_worker.scratch(), judging->job,
+                            "inputs.safetensors");
+  }();
+  if (!handed) {
+    out.diagnostics.push_back(handed.error());
     return out;
   }
   Json request{{"job", "solution_outputs"},
@@ -514,21 +545,21 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
                {"outputs", names_of(m_definition.outputs)},
                {"solution", std::move(*solution_json)},
                {"cache", m_options.cache.string()},
-               {"directory", (solution_worker.scratch_inside() / "solution").string()},
+               {"directory", (solution_worker.scratch_inside() / judging->job).string()},
                {"scalars", reference->scalars},
-               {"output_specs",
-                output_specs(reference->directory / "expected.safetensors", m_definition.outputs)},
+               {"output_specs", output_specs(reference->expected, m_definition.outputs)},
                {"warmup", m_options.warmup},
                {"iterations", m_options.iterations}};
   const detail::JobResult result =
       solution_worker.run_job(std::move(request), m_impl.options().job_timeout);
-  return judge(solution_worker, *reference, result);
+  return judge(solution_worker, *reference, *judging, result);
 }
 
 // The evaluation of the solution's job: its end (timeout, crash, protocol), its own report
 // (compile or runtime error), then fib's comparison of the outputs and fib's timings.
 SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
                                           const ReferenceRun& reference,
+                                          const JudgingPlace& judging,
                                           const detail::JobResult& result) {
   SolutionEvaluation out;
   for (const auto& d : result.outcome.diagnostics) {
@@ -544,7 +575,7 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
       return out;
     }
   }
-  const Json verdict = result.reply.is_object() ? result.reply.value("result", Json()) : Json();
+  const Json verdict = detail::field(result.reply, "result");
   if (result.outcome.verdict != ReferenceVerdict::ok || !verdict.is_object()) {
     out.diagnostics = result.outcome.diagnostics;
     if (out.diagnostics.empty()) {
@@ -554,7 +585,7 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
     return out;
   }
   const auto text = [&](const char* key) {
-    return detail::clip_text(verdict[key].is_string() ? verdict[key].get<std::string>() : "",
+    return detail::clip_text(detail::string_field(verdict, key),
                              detail::k_max_worker_message_bytes);
   };
   if (verdict.contains("compile_error")) {
@@ -566,17 +597,24 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
     out.evaluation = by_fib("RUNTIME_ERROR", text("runtime_error"));
     return out;
   }
-  const Json kinds = verdict.value("kinds", Json());
+  const Json kinds = detail::field(verdict, "kinds");
   if (!kinds.is_array() ||
       !std::all_of(kinds.begin(), kinds.end(), [](const Json& k) { return k.is_string(); })) {
     out.diagnostics.push_back(make_diagnostic(
         codes::k_worker_protocol, "the solution's worker sent a result without its output kinds"));
     return out;
   }
-  const OutputComparison compared = compare_outputs(
-      reference.directory / "expected.safetensors", names_of_vector(m_definition.outputs),
-      worker.scratch() / "solution" / "got.safetensors", kinds.get<std::vector<std::string>>(),
-      m_options.atol, m_options.rtol, m_options.tolerance_table);
+  auto got = detail::take_file(worker.scratch(), judging.job, "got.safetensors",
+                               judging.directory / "got.safetensors");
+  if (!got) {
+    out.evaluation =
+        by_fib("RUNTIME_ERROR", "[fib] the solution's outputs: " + got.error().message);
+    return out;
+  }
+  const OutputComparison compared =
+      compare_outputs(reference.expected, names_of_vector(m_definition.outputs), *got,
+                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
+                      m_options.tolerance_table);
   if (compared.unreadable) {
     out.evaluation = by_fib("RUNTIME_ERROR", "[fib] " + *compared.unreadable);
     return out;
@@ -629,8 +667,7 @@ ReferenceRunner::BuildResult ReferenceRunner::build_solution(const Solution& sol
   result.verdict = built.outcome.verdict;
   result.diagnostics = std::move(built.outcome.diagnostics);
   if (built.outcome.verdict == ReferenceVerdict::failed) {
-    result.log = detail::clip_text(built.reply.is_object() ? built.reply.value("log", std::string())
-                                                           : std::string(),
+    result.log = detail::clip_text(detail::string_field(built.reply, "log"),
                                    detail::k_max_worker_message_bytes);
     if (result.log.empty() && !result.diagnostics.empty()) {
       result.log = result.diagnostics.front().message;

@@ -75,7 +75,7 @@ std::vector<std::filesystem::path> interpreter_prefixes() {
 
 // What ran in the job, for its timeout message.
 std::string what_ran(const Json& request) {
-  const std::string kind = request.value("job", "");
+  const std::string kind = string_field(request, "job");
   if (kind == "solution_outputs") {
     return "the solution";
   }
@@ -86,7 +86,7 @@ std::string what_ran(const Json& request) {
 }
 
 std::string job_noun(const Json& request) {
-  const std::string kind = request.value("job", "");
+  const std::string kind = string_field(request, "job");
   if (kind == "solution_outputs") {
     return "the worker died while running the solution";
   }
@@ -122,6 +122,24 @@ Expected<int> listen_on(const std::filesystem::path& path) {
 }
 
 } // namespace
+
+Json field(const Json& object, std::string_view key) {
+  if (!object.is_object()) {
+    return Json();
+  }
+  const auto it = object.find(key);
+  return it == object.end() ? Json() : *it;
+}
+
+std::string string_field(const Json& object, std::string_view key) {
+  const Json value = field(object, key);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+bool bool_field(const Json& object, std::string_view key) {
+  const Json value = field(object, key);
+  return value.is_boolean() && value.get<bool>();
+}
 
 std::string clip_text(std::string text, std::size_t limit) {
   if (text.size() <= limit) {
@@ -177,7 +195,7 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
   }
   DiagnosticList sink;
   auto document = parse_json(hello, "<worker>", sink, 1, LineIndex::skipped);
-  if (!document || !document->root.is_object() || document->root.value("fib_worker", 0) != 1) {
+  if (!document || field(document->root, "fib_worker") != Json(1)) {
     kill_tree();
     Diagnostic d =
         make_diagnostic(codes::k_worker_protocol, role() + " greeted with " + text_excerpt(hello));
@@ -185,8 +203,9 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
     return d;
   }
   const Json& root = document->root;
-  m_info = WorkerInfo{root.value("torch", ""), root.value("python", ""), root.value("cuda", false),
-                      root.value("float8", false), root.value("device_name", "")};
+  m_info = WorkerInfo{string_field(root, "torch"),       string_field(root, "python"),
+                      bool_field(root, "cuda"),          bool_field(root, "float8"),
+                      string_field(root, "device_name"), string_field(root, "cuda_version")};
   return std::nullopt;
 }
 
@@ -485,9 +504,9 @@ ReferenceOutcome WorkerProcess::crashed(const Json& request) {
 std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message, std::uint64_t id,
                                                              TimedCalls& timing,
                                                              Clock::time_point& go) {
-  const std::string step =
-      message["timing"].is_string() ? message["timing"].get<std::string>() : "";
-  const auto iteration = message.value("iteration", Json());
+  const std::string step = string_field(message, "timing");
+  const Json iteration = field(message, "iteration");
+  const Json reported = field(message, "ms");
   const bool in_order = iteration.is_number_integer() && iteration.get<std::int64_t>() >= 0 &&
                         iteration.get<std::uint64_t>() == timing.fib_ms.size();
   if (step == "ready" && in_order && go == Clock::time_point{}) {
@@ -497,11 +516,11 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
     }
     return std::nullopt;
   }
-  if (step == "done" && in_order && go != Clock::time_point{} && message.contains("ms") &&
-      message["ms"].is_number() && message["ms"].get<double>() >= 0.0) {
+  if (step == "done" && in_order && go != Clock::time_point{} && reported.is_number() &&
+      reported.get<double>() >= 0.0) {
     const auto elapsed = Clock::now() - go;
     timing.fib_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
-    timing.reported_ms.push_back(message["ms"].get<double>());
+    timing.reported_ms.push_back(reported.get<double>());
     go = Clock::time_point{};
     return std::nullopt;
   }
@@ -512,7 +531,7 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
 
 ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
   ReferenceOutcome outcome;
-  const std::string verdict = root["outcome"].is_string() ? root["outcome"].get<std::string>() : "";
+  const std::string verdict = string_field(root, "outcome");
   outcome.verdict = verdict == "ok"        ? ReferenceVerdict::ok
                     : verdict == "skipped" ? ReferenceVerdict::skipped
                     : verdict == "failed"  ? ReferenceVerdict::failed
@@ -522,22 +541,23 @@ ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
     return failure(codes::k_worker_protocol,
                    role() + " sent an unknown outcome '" + text_excerpt(verdict) + "'");
   }
-  const Json diagnostics = root.value("diagnostics", Json::array());
+  const Json diagnostics =
+      root.contains("diagnostics") ? field(root, "diagnostics") : Json::array();
   if (!diagnostics.is_array()) {
     kill_tree();
     return failure(codes::k_worker_protocol, role() + " sent diagnostics that are not a list");
   }
   for (const auto& item : diagnostics) {
-    const std::string code = item.is_object() ? item.value("code", "") : "";
+    const std::string code = string_field(item, "code");
     if (find_code(code) == nullptr) {
       kill_tree();
       return failure(codes::k_worker_protocol,
                      role() + " sent an unknown diagnostic code '" + text_excerpt(code) + "'");
     }
     Diagnostic d =
-        make_diagnostic(code, clip_text(item.value("message", ""), k_max_worker_message_bytes));
-    d.pointer = item.value("pointer", "");
-    d.hint = clip_text(item.value("hint", ""), k_max_worker_message_bytes);
+        make_diagnostic(code, clip_text(string_field(item, "message"), k_max_worker_message_bytes));
+    d.pointer = clip_text(string_field(item, "pointer"), 1024);
+    d.hint = clip_text(string_field(item, "hint"), k_max_worker_message_bytes);
     outcome.diagnostics.push_back(std::move(d));
   }
   return outcome;
@@ -587,9 +607,9 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
     }
     DiagnosticList sink;
     auto document = parse_json(line, "<worker>", sink, 1, LineIndex::skipped);
-    const bool ours = document && document->root.is_object() && document->root.contains("id") &&
-                      document->root["id"].is_number_integer() &&
-                      document->root["id"].get<std::uint64_t>() == id;
+    const Json reply_id = document ? field(document->root, "id") : Json();
+    const bool ours = reply_id.is_number_integer() && reply_id.get<std::int64_t>() > 0 &&
+                      reply_id.get<std::uint64_t>() == id;
     if (!ours) {
       kill_tree();
       result.outcome = failure(codes::k_worker_protocol,

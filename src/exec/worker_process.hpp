@@ -114,6 +114,12 @@ private:
   std::optional<Diagnostic> m_failed_start;
 };
 
+// Fields of a message from a worker, which may be anything: the value of `key` when `object` is an
+// object that has it, else null; its text when it is a string, else "". Never throw.
+Json field(const Json& object, std::string_view key);
+std::string string_field(const Json& object, std::string_view key);
+bool bool_field(const Json& object, std::string_view key);
+
 // `text` cut to about `limit` bytes: its head and tail around a marker saying how much was cut.
 std::string clip_text(std::string text, std::size_t limit);
 

@@ -363,6 +363,15 @@ def timed(channel, run, prepare, warmup, iterations, device):
                 milliseconds = (time.perf_counter() - start) * 1000.0
             channel.send({"timing": "done", "iteration": index, "ms": milliseconds})
 
+def _forget_earlier_jobs(directory):
+    """Removes the other job directories beside `directory` (this worker's scratch, in the
+    sandbox): only the current job's files are kept."""
+    import shutil
+    parent, own = os.path.split(os.path.normpath(directory))
+    for entry in os.listdir(parent):
+        if entry.startswith("job-") and entry != own:
+            shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+
 def _fresh(args):
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
 
@@ -371,6 +380,7 @@ def reference_outputs(reference, args, input_names, output_names, directory, dev
     """The reference on `args`: inputs.safetensors and expected.safetensors in `directory`, then
     its timed calls. JSON text: {"scalars": {...}} or {"reference_error": text}."""
     import json
+    _forget_earlier_jobs(directory)
     try:
         with torch.no_grad():
             expected = _as_list(reference.run(*_fresh(args)), len(output_names))
@@ -396,6 +406,7 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
     under "0", "1", ...), then its timed calls. JSON text: {"kinds": [...], "log": build log} or
     {"compile_error": log} or {"runtime_error": traceback}."""
     import json
+    _forget_earlier_jobs(directory)
     function, log = built_solution(cache, solution)
     if function is None:
         return json.dumps({"compile_error": clip(log)})

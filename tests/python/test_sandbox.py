@@ -253,12 +253,23 @@ class FakeFib:
 class ReferenceAndSolutionOutputs(unittest.TestCase):
     def setUp(self):
         self.fib = FakeFib()
-        self.directory = tempfile.mkdtemp()
+        self.scratch = tempfile.mkdtemp()
+        self.directory = os.path.join(self.scratch, "job-2")  # as fib names the job directories
+        os.mkdir(self.directory)
 
     def tearDown(self):
         import shutil
         self.fib.close()
-        shutil.rmtree(self.directory)
+        shutil.rmtree(self.scratch)
+
+    def test_earlier_job_directories_are_forgotten(self):
+        import json
+        os.makedirs(os.path.join(self.scratch, "job-1", "deep"))
+        os.mkdir(os.path.join(self.scratch, "keep"))
+        module = self.reference("def run(x, k):\n    return x\n")
+        sandbox.reference_outputs(module, [torch.ones(1), 1], ["x", "k"], ["y"], self.directory,
+                                  "cpu", 0, 1, self.fib.channel(5))
+        self.assertEqual(sorted(os.listdir(self.scratch)), ["job-2", "keep"])
 
     def reference(self, source):
         module, message, _ = sandbox.build("ref", source, 2, 1)
@@ -301,7 +312,7 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         import json
         sandbox.save_tensors(os.path.join(self.directory, "inputs.safetensors"),
                              [("x", torch.ones(2))])
-        cache = os.path.join(self.directory, "cache")
+        cache = os.path.join(self.scratch, "cache")
         result = json.loads(sandbox.solution_outputs(
             cache, self.solution("def run(x, k):\n    return x * k, 5\n"), self.directory,
             ["x", "k"], {"k": 3}, [[[2], "F32"]], "cpu", 0, 2, self.fib.channel(9)))
@@ -319,7 +330,7 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
                              [("x", torch.ones(2, 2))])
         source = "def run(x, k, out):\n    out.copy_(x + k)\n"
         result = json.loads(sandbox.solution_outputs(
-            os.path.join(self.directory, "cache"), self.solution(source, dps=True),
+            os.path.join(self.scratch, "cache"), self.solution(source, dps=True),
             self.directory, ["x", "k"], {"k": 1}, [[[2, 2], "F32"]], "cpu", 0, 1,
             self.fib.channel(2)))
         self.assertEqual(result["kinds"], ["tensor"])
@@ -330,7 +341,7 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         import json
         sandbox.save_tensors(os.path.join(self.directory, "inputs.safetensors"),
                              [("x", torch.ones(1))])
-        cache = os.path.join(self.directory, "cache")
+        cache = os.path.join(self.scratch, "cache")
         broken = json.loads(sandbox.solution_outputs(
             cache, self.solution("def run(x, k:\n"), self.directory, ["x", "k"], {"k": 1},
             [[[1], "F32"]], "cpu", 0, 1, self.fib.channel(3)))

@@ -23,6 +23,8 @@ Solutions (author `fixture`):
   evil_huge_exception raises with a 100 MB message                            → RUNTIME_ERROR, log clipped
   evil_closed_channel closes every descriptor and sleeps                      → RUNTIME_ERROR at once
   evil_huge_output    prints 20 MB, returns the right values                  → PASSED, output capped
+  evil_link_outputs   swaps its output file for a link to the secret          → RUNTIME_ERROR (refused)
+  evil_fifo_outputs   swaps its output file for a FIFO                        → RUNTIME_ERROR (refused)
 """
 import json
 import os
@@ -149,6 +151,20 @@ def run(x, w):
     return x * w
 '''
 
+# In its timed calls (after its outputs were written) it swaps them for a link to a host secret,
+# or for a FIFO that would block a reader: fib reads neither.
+SWAP_OUTPUTS = '''import glob, os
+
+def run(x, w):
+    for path in glob.glob("/tmp/job-*/got.safetensors"):
+        os.unlink(path)
+        if @FIFO@:
+            os.mkfifo(path)
+        else:
+            os.symlink("@SCRATCH@/secret.txt", path)
+    return x * w
+'''
+
 HOSTILE = {
     "py_correct": "def run(x, w):\n    return x * w\n",
     "evil_escape": ESCAPE,
@@ -161,6 +177,8 @@ HOSTILE = {
     "evil_huge_exception": HUGE_EXCEPTION,
     "evil_closed_channel": CLOSED_CHANNEL,
     "evil_huge_output": HUGE_OUTPUT,
+    "evil_link_outputs": SWAP_OUTPUTS.replace("@FIFO@", "False"),
+    "evil_fifo_outputs": SWAP_OUTPUTS.replace("@FIFO@", "True"),
 }
 
 

@@ -88,7 +88,8 @@ struct WorkerInfo {
   std::string python_version;
   bool cuda = false;
   bool float8 = false;
-  std::string device_name; // CUDA device 0, when the worker was started for --device cuda
+  std::string device_name;  // CUDA device 0, when the worker was started for --device cuda
+  std::string cuda_version; // torch.version.cuda, likewise
 };
 
 enum class ReferenceVerdict { ok, failed, skipped, unavailable };
