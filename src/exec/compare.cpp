@@ -55,6 +55,11 @@ struct ValueErrors {
   std::size_t close = 0;
 };
 
+// Integer and boolean dtypes compare exactly, whatever the tolerance.
+bool is_exact_dtype(std::string_view dtype) {
+  return dtype == "BOOL" || dtype.starts_with("I") || dtype.starts_with("U");
+}
+
 ValueErrors measure(const std::vector<double>& got, const std::vector<double>& expected,
                     const Tolerance& tolerance) {
   ValueErrors out;
@@ -151,7 +156,9 @@ OutputComparison compare_outputs(const std::filesystem::path& expected,
       out.unreadable = (!expected_values ? expected_values.error() : got_values.error()).message;
       return out;
     }
-    const Tolerance tolerance = tolerance_for(want->second.dtype, atol, rtol, table);
+    const Tolerance tolerance = is_exact_dtype(want->second.dtype)
+                                    ? Tolerance{0.0, 0.0, 1.0}
+                                    : tolerance_for(want->second.dtype, atol, rtol, table);
     const ValueErrors errors = measure(*got_values, *expected_values, tolerance);
     out.max_absolute_error = std::max(out.max_absolute_error, errors.worst_absolute);
     out.max_relative_error = std::max(out.max_relative_error, errors.worst_relative);

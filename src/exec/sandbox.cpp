@@ -279,6 +279,32 @@ sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
 
 // --- ScratchDirectory ---
 
+namespace {
+
+// Makes every directory below `path` (links not followed) searchable and writable again, which
+// code in the sandbox may have taken away (chmod 000) to make the removal fail.
+void restore_permissions(const std::filesystem::path& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return;
+  }
+  ::chmod(path.c_str(), 0700);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+    restore_permissions(entry.path());
+  }
+}
+
+void remove_tree(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::remove_all(path, ec) == static_cast<std::uintmax_t>(-1) || ec) {
+    restore_permissions(path);
+    std::filesystem::remove_all(path, ec);
+  }
+}
+
+} // namespace
+
 Expected<ScratchDirectory> ScratchDirectory::create() {
   const std::string base =
       environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
@@ -296,9 +322,8 @@ ScratchDirectory::ScratchDirectory(ScratchDirectory&& other) noexcept
 
 ScratchDirectory& ScratchDirectory::operator=(ScratchDirectory&& other) noexcept {
   if (this != &other) {
-    std::error_code ec;
     if (!m_path.empty()) {
-      std::filesystem::remove_all(m_path, ec);
+      remove_tree(m_path);
     }
     m_path = std::exchange(other.m_path, {});
   }
@@ -307,8 +332,23 @@ ScratchDirectory& ScratchDirectory::operator=(ScratchDirectory&& other) noexcept
 
 ScratchDirectory::~ScratchDirectory() {
   if (!m_path.empty()) {
+    remove_tree(m_path);
+  }
+}
+
+void strip_set_id_bits(const std::filesystem::path& root) {
+  struct stat info {};
+  if (::lstat(root.c_str(), &info) != 0 || S_ISLNK(info.st_mode)) {
+    return;
+  }
+  if ((info.st_mode & (S_ISUID | S_ISGID)) != 0) {
+    ::chmod(root.c_str(), info.st_mode & 07777 & ~static_cast<mode_t>(S_ISUID | S_ISGID));
+  }
+  if (S_ISDIR(info.st_mode)) {
     std::error_code ec;
-    std::filesystem::remove_all(m_path, ec);
+    for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+      strip_set_id_bits(entry.path());
+    }
   }
 }
 
@@ -390,7 +430,11 @@ void ProcessCgroup::release() {
   }
   if (!m_path.empty()) {
     kill_all();
-    ::rmdir(m_path.c_str());
+    // The group is busy until its last member is reaped by the kernel: a few tries.
+    for (int attempt = 0; attempt < 50 && ::rmdir(m_path.c_str()) != 0 && errno == EBUSY;
+         ++attempt) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     m_path.clear();
   }
 }

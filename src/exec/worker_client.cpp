@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <random>
 #include <unistd.h>
 
 // FIB_WORKER_FROM_BINDIR: where `cmake --install` puts the worker relative to where it puts fib
@@ -36,6 +37,29 @@ struct JudgingPlace {
   std::string job;
   std::filesystem::path directory;
 };
+
+// What the reference's run on one workload left for the solution's: copies of its inputs and
+// outputs in fib's own judging directory, the scalar inputs, and its latency by fib's clock.
+struct ReferenceRun {
+  std::filesystem::path inputs;
+  std::filesystem::path expected;
+  Json scalars;
+  double latency_ms = 0.0;
+};
+
+// Removes a file of fib's when the scope ends.
+struct RemovedAtExit {
+  std::filesystem::path path;
+  ~RemovedAtExit() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
+std::uint64_t random_word() {
+  static std::mt19937_64 generator{std::random_device{}()};
+  return generator();
+}
 
 } // namespace
 
@@ -71,6 +95,10 @@ public:
       : m_options(std::move(options)),
         m_reference(detail::WorkerProcessOptions{m_options, {}, {}}) {}
 
+  ~Impl() { retire_solution_worker(); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
   const ReferenceRunnerOptions& options() const { return m_options; }
 
   // The worker of build checks and smoke runs (nothing of the host bound).
@@ -99,7 +127,7 @@ public:
     if (m_solution && m_solution_key == key && m_solution_cache == cache) {
       return m_solution.get();
     }
-    m_solution.reset();
+    retire_solution_worker();
     std::error_code ec;
     const std::filesystem::path entry = std::filesystem::absolute(cache / "solutions" / key, ec);
     std::filesystem::create_directories(entry, ec);
@@ -112,6 +140,7 @@ public:
         detail::WorkerProcessOptions{m_options, {}, {entry}, "the solution's worker"});
     m_solution_key = key;
     m_solution_cache = cache;
+    m_solution_entry = entry;
     return m_solution.get();
   }
 
@@ -124,6 +153,7 @@ public:
     if (m_solution) {
       m_retired_starts += m_solution->starts();
       m_solution.reset();
+      strip_set_id_bits(m_solution_entry);
     }
   }
 
@@ -136,6 +166,25 @@ public:
 
   std::map<std::string, std::string> failed_builds; // solution hash → compile log
 
+  // The reference's run on `workload` of `definition`, when this runner made it; runs of another
+  // definition are forgotten (and their files removed) when a new one is asked for.
+  const ReferenceRun* cached_reference(const std::string& definition, const std::string& workload) {
+    if (definition != m_reference_definition) {
+      for (const auto& [uuid, run] : m_reference_runs) {
+        std::error_code ec;
+        std::filesystem::remove(run.inputs, ec);
+        std::filesystem::remove(run.expected, ec);
+      }
+      m_reference_runs.clear();
+      m_reference_definition = definition;
+    }
+    const auto it = m_reference_runs.find(workload);
+    return it == m_reference_runs.end() ? nullptr : &it->second;
+  }
+  const ReferenceRun& remember_reference(const std::string& workload, ReferenceRun run) {
+    return m_reference_runs[workload] = std::move(run);
+  }
+
   // A fresh job name and fib's private judging directory (made on first use).
   Expected<JudgingPlace> judging_place() {
     if (!m_judging) {
@@ -145,7 +194,9 @@ public:
       }
       m_judging = std::move(*made);
     }
-    return JudgingPlace{fmt::format("job-{}", ++m_next_job), m_judging->path()};
+    // Unguessable, so that code in a sandbox cannot put something in the next job's way.
+    return JudgingPlace{fmt::format("job-{}-{:016x}", ++m_next_job, random_word()),
+                        m_judging->path()};
   }
 
 private:
@@ -156,9 +207,12 @@ private:
   std::unique_ptr<detail::WorkerProcess> m_solution;
   std::string m_solution_key;
   std::filesystem::path m_solution_cache;
+  std::filesystem::path m_solution_entry;
   std::size_t m_retired_starts = 0;
   std::optional<ScratchDirectory> m_judging;
   std::size_t m_next_job = 0;
+  std::string m_reference_definition;
+  std::map<std::string, ReferenceRun> m_reference_runs; // by workload uuid
 };
 
 ReferenceRunner::ReferenceRunner(ReferenceRunnerOptions options)
@@ -373,15 +427,6 @@ Json output_specs(const std::filesystem::path& expected, const OrderedMap<Tensor
   return specs;
 }
 
-// What the reference's run on one workload left for the solution's: copies of its inputs and
-// outputs in fib's own judging directory, the scalar inputs, and its latency by fib's clock.
-struct ReferenceRun {
-  std::filesystem::path inputs;
-  std::filesystem::path expected;
-  Json scalars;
-  double latency_ms = 0.0;
-};
-
 // The reference on the workload's inputs, in the dataset-reading worker. A diagnostic (the
 // reference raised or timed out, its timings disagree, the worker misbehaved) when it gives no
 // outputs to compare with.
@@ -494,6 +539,10 @@ std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, Soluti
   }
   if (built.outcome.verdict == ReferenceVerdict::unavailable) {
     out.diagnostics = std::move(built.outcome.diagnostics);
+    if (!out.diagnostics.empty() && out.diagnostics.front().code == codes::k_worker_protocol) {
+      m_impl.failed_builds[key] = "[fib] worker.protocol: " + out.diagnostics.front().message;
+      out.evaluation = by_fib("COMPILE_ERROR", m_impl.failed_builds[key]);
+    }
     return std::nullopt;
   }
   return solution_json;
@@ -506,13 +555,9 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     out.diagnostics.push_back(plan.error());
     return out;
   }
-  auto worker = m_impl.solution_worker(m_solution.content_hash(), m_options.cache);
-  if (!worker) {
-    out.diagnostics.push_back(worker.error());
-    return out;
-  }
-  auto solution_json = build(**worker, out);
-  if (!solution_json) {
+  if (const auto failed = m_impl.failed_builds.find(m_solution.content_hash());
+      failed != m_impl.failed_builds.end()) {
+    out.evaluation = by_fib("COMPILE_ERROR", failed->second);
     return out;
   }
   auto judging = m_impl.judging_place();
@@ -520,12 +565,28 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     out.diagnostics.push_back(judging.error());
     return out;
   }
-  auto reference = run_reference(m_impl.workload_reference(m_options.dataset_root), m_definition,
-                                 *plan, m_options, *judging, out.diagnostics);
-  if (!reference) {
-    if (out.diagnostics.empty()) {
-      out.diagnostics.push_back(reference.error());
+  // The reference runs once per workload, and never while solution code runs: its worker (and
+  // anything it left running) is stopped first, so it cannot slow the reference's timing.
+  const ReferenceRun* reference = m_impl.cached_reference(m_definition.name, workload.uuid);
+  if (reference == nullptr) {
+    m_impl.retire_solution_worker();
+    auto ran = run_reference(m_impl.workload_reference(m_options.dataset_root), m_definition, *plan,
+                             m_options, *judging, out.diagnostics);
+    if (!ran) {
+      if (out.diagnostics.empty()) {
+        out.diagnostics.push_back(ran.error());
+      }
+      return out;
     }
+    reference = &m_impl.remember_reference(workload.uuid, std::move(*ran));
+  }
+  auto worker = m_impl.solution_worker(m_solution.content_hash(), m_options.cache);
+  if (!worker) {
+    out.diagnostics.push_back(worker.error());
+    return out;
+  }
+  auto solution_json = build(**worker, out);
+  if (!solution_json) {
     return out;
   }
   detail::WorkerProcess& solution_worker = **worker;
@@ -582,6 +643,11 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
       out.diagnostics.push_back(make_diagnostic(
           codes::k_worker_protocol, "the solution's worker sent a reply without a result object"));
     }
+    // Breaking the protocol is the solution's failure, not a way to leave a workload unjudged.
+    if (out.diagnostics.front().code == codes::k_worker_protocol) {
+      out.evaluation =
+          by_fib("RUNTIME_ERROR", "[fib] worker.protocol: " + out.diagnostics.front().message);
+    }
     return out;
   }
   const auto text = [&](const char* key) {
@@ -604,8 +670,9 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
         codes::k_worker_protocol, "the solution's worker sent a result without its output kinds"));
     return out;
   }
-  auto got = detail::take_file(worker.scratch(), judging.job, "got.safetensors",
-                               judging.directory / "got.safetensors");
+  const std::filesystem::path got_copy = judging.directory / (judging.job + "-got.safetensors");
+  const RemovedAtExit removed{got_copy};
+  auto got = detail::take_file(worker.scratch(), judging.job, "got.safetensors", got_copy);
   if (!got) {
     out.evaluation =
         by_fib("RUNTIME_ERROR", "[fib] the solution's outputs: " + got.error().message);

@@ -297,6 +297,9 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   m_output = output[0];
   m_socket = accept_channel(listener);
   ::close(listener);
+  if (m_socket >= 0) {
+    ::fcntl(m_socket, F_SETFL, ::fcntl(m_socket, F_GETFL) | O_NONBLOCK);
+  }
   std::error_code ec_unlink;
   std::filesystem::remove(socket_path, ec_unlink);
   m_output_passed = 0;
@@ -343,19 +346,40 @@ int WorkerProcess::accept_channel(int listener) {
   return -1;
 }
 
-bool WorkerProcess::send_all(const std::string& text) {
+// Sends all of `text` before `deadline`. The socket is non-blocking: a worker that stops reading
+// cannot hold fib past the deadline (its output is drained meanwhile).
+WorkerProcess::SendEnd WorkerProcess::send_all(const std::string& text,
+                                               Clock::time_point deadline) {
   std::size_t sent = 0;
   while (sent < text.size()) {
-    const ssize_t n = ::send(m_socket, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return false;
+    const ssize_t n =
+        ::send(m_socket, text.data() + sent, text.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
     }
-    sent += static_cast<std::size_t>(n);
+    if (errno == EINTR) {
+      continue;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return SendEnd::closed;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return SendEnd::timed_out;
+    }
+    pollfd fds[2]{{m_socket, POLLOUT, 0}, {m_output, POLLIN, 0}};
+    const int ready = ::poll(fds, m_output >= 0 ? 2 : 1,
+                             static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+    if (ready > 0 && m_output >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
+      drain_output();
+    }
+    if (ready > 0 && (fds[0].revents & (POLLERR | POLLHUP)) != 0) {
+      return SendEnd::closed;
+    }
   }
-  return true;
+  return SendEnd::sent;
 }
 
 // What the worker wrote to its standard output and error, passed on up to the cap.
@@ -416,7 +440,7 @@ WorkerProcess::ReadEnd WorkerProcess::read_line(Clock::time_point deadline, std:
     }
     char chunk[65536];
     const ssize_t n = ::recv(m_socket, chunk, sizeof chunk, 0);
-    if (n < 0 && errno == EINTR) {
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
       continue;
     }
     if (n <= 0) {
@@ -500,21 +524,32 @@ ReferenceOutcome WorkerProcess::crashed(const Json& request) {
 }
 
 // A timing message of the worker during a job: "ready" is answered with "go", "done" is
-// recorded. A protocol error outcome when it is out of order or malformed.
+// recorded. A protocol error outcome when it is out of order, malformed, beyond the job's
+// `max_calls`, or when the worker said more after "ready" without waiting for fib's "go".
 std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message, std::uint64_t id,
+                                                             const TimingRound& round,
                                                              TimedCalls& timing,
                                                              Clock::time_point& go) {
   const std::string step = string_field(message, "timing");
   const Json iteration = field(message, "iteration");
   const Json reported = field(message, "ms");
   const bool in_order = iteration.is_number_integer() && iteration.get<std::int64_t>() >= 0 &&
-                        iteration.get<std::uint64_t>() == timing.fib_ms.size();
-  if (step == "ready" && in_order && go == Clock::time_point{}) {
+                        iteration.get<std::uint64_t>() == timing.fib_ms.size() &&
+                        timing.fib_ms.size() < round.max_calls;
+  if (step == "ready" && in_order && go == Clock::time_point{} && m_buffer.empty()) {
     go = Clock::now();
-    if (!send_all(Json{{"go", iteration}, {"id", id}}.dump() + "\n")) {
-      return failure(codes::k_worker_protocol, "the worker stopped reading during its timed calls");
+    switch (send_all(Json{{"go", iteration}, {"id", id}}.dump() + "\n", round.deadline)) {
+    case SendEnd::sent:
+      return std::nullopt;
+    case SendEnd::timed_out:
+      kill_tree();
+      return failure(codes::k_smoke_timeout, role() + " stopped reading during its timed calls "
+                                                      "until the timeout; it was stopped");
+    case SendEnd::closed:
+      break;
     }
-    return std::nullopt;
+    kill_tree();
+    return failure(codes::k_worker_protocol, role() + " closed the channel during its timed calls");
   }
   if (step == "done" && in_order && go != Clock::time_point{} && reported.is_number() &&
       reported.get<double>() >= 0.0) {
@@ -574,11 +609,26 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
   request["id"] = id;
   request["device"] = std::string(to_string(options().device));
   request["seed"] = options().seed;
-  if (!send_all(request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n")) {
+  const auto deadline = Clock::now() + timeout;
+  const Json iterations = field(request, "iterations");
+  const TimingRound round{deadline, iterations.is_number_integer()
+                                        ? static_cast<std::size_t>(std::max<std::int64_t>(
+                                              iterations.get<std::int64_t>(), 1))
+                                        : 0};
+  switch (send_all(request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", deadline)) {
+  case SendEnd::sent:
+    break;
+  case SendEnd::timed_out:
+    kill_tree();
+    result.outcome = failure(codes::k_smoke_timeout,
+                             fmt::format("{} did not take the job within the {:g} s timeout; it "
+                                         "was stopped",
+                                         role(), seconds(timeout)));
+    return result;
+  case SendEnd::closed:
     result.outcome = crashed(request);
     return result;
   }
-  const auto deadline = Clock::now() + timeout;
   Clock::time_point go{};
   while (true) {
     std::string line;
@@ -618,7 +668,7 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
     }
     Json root = std::move(document->root);
     if (root.contains("timing")) {
-      if (auto problem = answer_timing(root, id, result.timing, go)) {
+      if (auto problem = answer_timing(root, id, round, result.timing, go)) {
         result.outcome = std::move(*problem);
         return result;
       }

@@ -82,6 +82,12 @@ public:
 
 private:
   enum class ReadEnd { line, timed_out, closed, oversized };
+  enum class SendEnd { sent, timed_out, closed };
+  // The bounds of a job's timed calls: its deadline and how many it may make.
+  struct TimingRound {
+    std::chrono::steady_clock::time_point deadline;
+    std::size_t max_calls = 0;
+  };
   std::optional<Diagnostic> ensure_started();
   std::optional<Diagnostic> spawn();
   int accept_channel(int listener);
@@ -90,13 +96,13 @@ private:
                                         const std::vector<std::string>& program) const;
   ReadEnd read_line(std::chrono::steady_clock::time_point deadline, std::string& line);
   void drain_output();
-  bool send_all(const std::string& text);
+  SendEnd send_all(const std::string& text, std::chrono::steady_clock::time_point deadline);
   std::string end_after_close();
   void kill_tree();
   ReferenceOutcome failure(std::string_view code, std::string message, std::string hint = "");
   ReferenceOutcome crashed(const Json& request);
   std::optional<ReferenceOutcome> answer_timing(const Json& message, std::uint64_t id,
-                                                TimedCalls& timing,
+                                                const TimingRound& round, TimedCalls& timing,
                                                 std::chrono::steady_clock::time_point& go);
   ReferenceOutcome read_outcome(const Json& root);
 

@@ -50,7 +50,8 @@ struct OutputComparison {
 // one tensor per name of `output_names` in that order. `got`: the solution's, under the keys "0",
 // "1", ... for the positions where it returned a tensor; `kinds` says what it returned at each
 // position ("tensor", or a Python type name). The tolerance of each output follows its expected
-// dtype (tolerance_for).
+// dtype (tolerance_for); integer and boolean outputs must be equal (exact up to 2^53, as the
+// values are read as doubles).
 OutputComparison compare_outputs(const std::filesystem::path& expected,
                                  const std::vector<std::string>& output_names,
                                  const std::filesystem::path& got,

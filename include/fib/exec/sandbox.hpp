@@ -90,7 +90,8 @@ sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
 const std::vector<std::string>& sandbox_environment_allow_list();
 
 // A fresh directory `fib-sandbox-XXXXXX` under $TMPDIR (else /tmp), mode 0700, removed with
-// everything in it when the object goes.
+// everything in it when the object goes (permissions taken away inside are restored first; links
+// are removed, never followed).
 class ScratchDirectory {
 public:
   static Expected<ScratchDirectory> create();
@@ -106,6 +107,10 @@ private:
   explicit ScratchDirectory(std::filesystem::path path) : m_path(std::move(path)) {}
   std::filesystem::path m_path;
 };
+
+// Clears the setuid and setgid bits of `root` and everything below it (links not followed): a
+// sandbox's writable bind (a build cache entry) must not leave a set-id program for others to run.
+void strip_set_id_bits(const std::filesystem::path& root);
 
 // A pids cgroup of its own (SandboxSupport::cgroup_parent/fib-PID-N) with pids.max = `max`. A
 // child spawned with `procs_descriptor()` as SpawnOptions::cgroup_procs_descriptor joins it before

@@ -139,6 +139,32 @@ TEST_F(CompareOutputs, TheTableAppliesTheDtypesTolerance) {
             "INCORRECT_NUMERICAL");
 }
 
+TEST_F(CompareOutputs, IntegersMustBeEqualWhateverTheTolerance) {
+  // An index of 504 against 500 is within rtol 1e-2, but an index is right or wrong.
+  auto ints = [](std::string key, std::vector<std::int32_t> values) {
+    std::string data;
+    for (const auto v : values) {
+      append_le(data, static_cast<std::uint32_t>(v), 4);
+    }
+    return std::pair{key, data};
+  };
+  const auto [ekey, edata] = ints("y", {500, 7});
+  const auto [gkey, gdata] = ints("0", {504, 7});
+  const auto header = [](const std::string& key) {
+    return fmt::format(R"({{"{}":{{"dtype":"I32","shape":[2],"data_offsets":[0,8]}}}})", key);
+  };
+  auto file = [&](const std::string& name, const std::string& key, const std::string& data) {
+    std::string out;
+    append_le(out, header(key).size(), 8);
+    return dir.write(name, out + header(key) + data);
+  };
+  const auto r =
+      compare_outputs(file("e.safetensors", ekey, edata), {"y"}, file("g.safetensors", gkey, gdata),
+                      {"tensor"}, 1e-2, 1e-2, ToleranceTable::off);
+  EXPECT_EQ(r.status, "INCORRECT_NUMERICAL");
+  EXPECT_EQ(r.log, "output 0: 50.0% of the values within atol=0, rtol=0");
+}
+
 TEST(Tolerance, TheTableIsPerDtypeAndOtherDtypesKeepTheGivenOnes) {
   EXPECT_EQ(tolerance_for("BF16", 0.5, 0.25, ToleranceTable::off).atol, 0.5);
   const Tolerance f32 = tolerance_for("F32", 0.5, 0.25, ToleranceTable::on);
