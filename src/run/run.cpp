@@ -135,6 +135,14 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
       result.diagnostics.push_back(std::move(d));
       continue;
     }
+    std::vector<const Workload*> workload_list;
+    for (const auto& workload_trace : workloads->second) {
+      workload_list.push_back(&workload_trace.workload);
+    }
+    if (std::any_of(solutions.begin(), solutions.end(),
+                    [&](const Solution* s) { return selected(options.solutions, s->name); })) {
+      runner.prepare_references(definition, workload_list, evaluate);
+    }
     for (const Solution* solution : solutions) {
       if (!selected(options.solutions, solution->name)) {
         continue;

@@ -175,6 +175,15 @@ public:
   SolutionEvaluation evaluate(const Definition& definition, const Solution& solution,
                               const Workload& workload, const EvaluateOptions& options);
 
+  // Runs the reference on each of `workloads` ahead of the solutions, with no solution code
+  // running (a solution's worker still alive is stopped first), and keeps the runs (their files
+  // in a private directory of fib's) for evaluate() on the same definition; another definition
+  // forgets them. Stops running ahead past 2 GiB of kept files: evaluate() runs the rest itself,
+  // stopping the solution's worker for each. Failures are kept too and reported by evaluate().
+  void prepare_references(const Definition& definition,
+                          const std::vector<const Workload*>& workloads,
+                          const EvaluateOptions& options);
+
   // Builds `solution` as `evaluate` would (same cache), without running it: ok, or failed with
   // the compile log in the outcome's `log`; unavailable when the worker cannot be used.
   struct BuildResult {

@@ -123,6 +123,7 @@ void run_benchmark_phase(DefinitionJob& job, ReferenceRunner& runner,
   } else if (baselines.empty()) {
     r.add(codes::k_dataset_benchmark_no_baseline, "no baseline solutions for benchmark");
   } else {
+    runner.prepare_references(job.definition->definition, workloads, evaluate);
     r = benchmark(job.definition->definition, baselines, workloads, runner, evaluate);
   }
 }

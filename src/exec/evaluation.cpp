@@ -1,0 +1,519 @@
+// ReferenceRunner's evaluation of solutions (include/fib/exec/worker_client.hpp): the reference
+// and the solution in separate sandboxed workers, their outputs compared by fib, fib's clock.
+
+#include "runner_impl.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/io/safetensors.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+namespace fib {
+
+using detail::names_of;
+using detail::names_of_vector;
+using detail::RemovedAtExit;
+
+namespace {
+
+// The CPU's model name, for evaluations fib writes itself (timeouts, crashes).
+std::string cpu_model() {
+  if (std::FILE* info = std::fopen("/proc/cpuinfo", "re")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, info) != nullptr) {
+      std::string_view text(line);
+      if (text.starts_with("model name")) {
+        std::fclose(info);
+        text = text.substr(text.find(':') + 1);
+        while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+          text.remove_prefix(1);
+        }
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+          text.remove_suffix(1);
+        }
+        return std::string(text);
+      }
+    }
+    std::fclose(info);
+  }
+  return "cpu";
+}
+
+// The solution as the worker's build_solution/evaluate jobs take it.
+Json solution_request(const Solution& solution) {
+  Json sources = Json::array();
+  for (const auto& source : solution.sources) {
+    sources.push_back(Json{{"path", source.path}, {"content", source.content}});
+  }
+  const std::string binding =
+      solution.spec.binding ? std::string(to_string(*solution.spec.binding)) : std::string();
+  return Json{{"key", solution.content_hash()},
+              {"language", std::string(to_string(solution.spec.language))},
+              {"binding", binding.empty() ? Json(nullptr) : Json(binding)},
+              {"entry_file", solution.spec.entry_file()},
+              {"entry_symbol", solution.spec.entry_symbol()},
+              {"dps", solution.spec.destination_passing_style == DestinationPassing::yes},
+              {"sources", sources}};
+}
+
+std::string now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &local);
+  return buffer;
+}
+
+// An evaluation as fib writes it: the environment is what the workers said about themselves at
+// start, before any untrusted code ran; the timestamp is fib's clock.
+Json evaluation_by_fib(const std::optional<WorkerInfo>& info, SmokeDevice device,
+                       std::string status, std::string log) {
+  Json libs = Json::object();
+  if (info && !info->torch_version.empty()) {
+    libs["torch"] = info->torch_version;
+  }
+  if (info && !info->python_version.empty()) {
+    libs["python"] = info->python_version;
+  }
+  const bool cuda = device == SmokeDevice::cuda && info && info->cuda;
+  if (cuda && !info->cuda_version.empty()) {
+    libs["cuda"] = info->cuda_version;
+  }
+  const std::string hardware =
+      cuda ? (info->device_name.empty() ? std::string("CUDA device") : info->device_name)
+           : cpu_model();
+  Json environment{{"hardware", hardware}, {"libs", libs}};
+  return Json{{"status", std::move(status)}, {"environment", std::move(environment)},
+              {"timestamp", now_iso8601()},  {"log", std::move(log)},
+              {"correctness", nullptr},      {"performance", nullptr}};
+}
+
+// The log of a COMPILE_ERROR when the build job failed (ran past its limit, crashed the worker,
+// or did not compile); nullopt when it built or the worker could not be used.
+std::optional<std::string> compile_error_log(const ReferenceOutcome& built, const Json& reply,
+                                             std::chrono::milliseconds build_timeout) {
+  for (const auto& d : built.diagnostics) {
+    if (d.code == codes::k_smoke_timeout) {
+      return fmt::format("the build ran past {:g} s and was stopped",
+                         static_cast<double>(build_timeout.count()) / 1000.0);
+    }
+    if (d.code == codes::k_worker_crashed) {
+      return d.message;
+    }
+  }
+  if (built.verdict == ReferenceVerdict::failed) {
+    return detail::clip_text(detail::string_field(reply, "log"),
+                             detail::k_max_worker_message_bytes);
+  }
+  return std::nullopt;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) {
+    return 0.0;
+  }
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+}
+
+// Why the timings a worker reported cannot be believed, by fib's clock: a call cannot take
+// longer than fib saw it take, and a median under half of fib's (less 1 ms for the round trip)
+// is not an honest measurement. nullopt when they agree.
+std::optional<std::string> timing_disagreement(const detail::TimedCalls& timing,
+                                               std::size_t expected_calls) {
+  if (timing.fib_ms.size() != expected_calls) {
+    return fmt::format("{} timed calls instead of {}", timing.fib_ms.size(), expected_calls);
+  }
+  for (std::size_t i = 0; i < timing.fib_ms.size(); ++i) {
+    if (timing.reported_ms[i] > timing.fib_ms[i] * 1.01 + 0.05) {
+      return fmt::format("call {} was reported as {:.4f} ms, but fib's clock saw {:.4f} ms", i,
+                         timing.reported_ms[i], timing.fib_ms[i]);
+    }
+  }
+  const double reported = median(timing.reported_ms);
+  const double seen = median(timing.fib_ms);
+  if (reported < seen * 0.5 - 1.0) {
+    return fmt::format("a median of {:.4f} ms was reported, but fib's clock saw {:.4f} ms",
+                       reported, seen);
+  }
+  return std::nullopt;
+}
+
+Json output_specs(const std::filesystem::path& expected, const OrderedMap<TensorSpec>& outputs) {
+  Json specs = Json::array();
+  auto header = read_safetensors_header(expected);
+  if (!header) {
+    return specs;
+  }
+  for (const auto& [name, spec] : outputs) {
+    const auto entry = header->tensors.find(name);
+    if (entry != header->tensors.end()) {
+      specs.push_back(Json::array({entry->second.shape, entry->second.dtype}));
+    }
+  }
+  return specs;
+}
+
+// The reference on the workload's inputs, in the dataset-reading worker. A diagnostic (the
+// reference raised or timed out, its timings disagree, the worker misbehaved) when it gives no
+// outputs to compare with.
+Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Definition& definition,
+                                     const SmokePlan& plan, const EvaluateOptions& options,
+                                     const JudgingPlace& judging,
+                                     std::vector<Diagnostic>& diagnostics) {
+  // The scratch directory exists once the worker runs.
+  if (auto problem = worker.start()) {
+    diagnostics.push_back(*problem);
+    return unexpected(std::move(*problem));
+  }
+  const std::string directory = judging.job;
+  if (auto made = detail::make_job_directory(worker.scratch(), directory); !made) {
+    diagnostics.push_back(made.error());
+    return unexpected(made.error());
+  }
+  Json request{{"job", "reference_outputs"},
+               {"name", definition.name},
+               {"reference", definition.reference},
+               {"inputs", names_of(definition.inputs)},
+               {"outputs", names_of(definition.outputs)},
+               {"plan", to_json(plan)},
+               {"directory", (worker.scratch_inside() / directory).string()},
+               {"warmup", options.warmup},
+               {"iterations", options.iterations}};
+  detail::JobResult result = worker.run_job(std::move(request), worker.options().job_timeout);
+  if (result.outcome.verdict != ReferenceVerdict::ok) {
+    for (auto& d : result.outcome.diagnostics) {
+      if (d.code == codes::k_smoke_timeout || d.code == codes::k_worker_crashed) {
+        d.message = "the reference: " + d.message;
+      }
+      if (d.code == codes::k_reference_build_failed || d.code == codes::k_smoke_timeout ||
+          d.code == codes::k_worker_crashed) {
+        d.code = std::string(codes::k_run_reference);
+      }
+      diagnostics.push_back(std::move(d));
+    }
+    return unexpected(make_diagnostic(codes::k_run_reference, "no reference outputs"));
+  }
+  const std::size_t calls = static_cast<std::size_t>(std::max(options.iterations, 1));
+  if (auto disagreement = timing_disagreement(result.timing, calls)) {
+    diagnostics.push_back(make_diagnostic(
+        codes::k_run_reference,
+        "the reference's timings cannot be believed, so nothing was compared: " + *disagreement));
+    return unexpected(diagnostics.back());
+  }
+  ReferenceRun run;
+  for (auto [name, into] : {std::pair{"inputs.safetensors", &run.inputs},
+                            std::pair{"expected.safetensors", &run.expected}}) {
+    auto taken = detail::take_file(worker.scratch(), directory, name, judging.directory / name);
+    if (!taken) {
+      diagnostics.push_back(taken.error());
+      return unexpected(taken.error());
+    }
+    *into = *taken;
+  }
+  run.scalars = detail::field(result.reply, "scalars");
+  run.latency_ms = median(result.timing.fib_ms);
+  if (!run.scalars.is_object()) {
+    diagnostics.push_back(make_diagnostic(
+        codes::k_worker_protocol, "the reference worker sent scalars that are not an object"));
+    return unexpected(diagnostics.back());
+  }
+  return run;
+}
+
+} // namespace
+
+class EvaluationSteps {
+public:
+  // The reference on one workload in the dataset-reading worker, as remembered.
+  static CachedReference reference_on(ReferenceRunner::Impl& impl, const Definition& definition,
+                                      const SmokePlan& plan, const EvaluateOptions& options,
+                                      const JudgingPlace& judging);
+
+  EvaluationSteps(ReferenceRunner::Impl& impl, const Definition& definition,
+                  const Solution& solution, const EvaluateOptions& options)
+      : m_impl(impl), m_definition(definition), m_solution(solution), m_options(options) {}
+  SolutionEvaluation run(const Workload& workload);
+
+private:
+  Json by_fib(std::string status, std::string log) const {
+    return evaluation_by_fib(m_impl.info(), m_impl.options().device, std::move(status),
+                             std::move(log));
+  }
+  std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
+  SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                           const JudgingPlace& judging, const detail::JobResult& result);
+
+  ReferenceRunner::Impl& m_impl;
+  const Definition& m_definition;
+  const Solution& m_solution;
+  const EvaluateOptions& m_options;
+};
+
+// The build as its own job, once per solution (a failure is remembered): the solution request,
+// or nullopt when `out` is already the answer.
+std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, SolutionEvaluation& out) {
+  const std::string key = m_solution.content_hash();
+  if (const auto failed = m_impl.failed_builds.find(key); failed != m_impl.failed_builds.end()) {
+    out.evaluation = by_fib("COMPILE_ERROR", failed->second);
+    return std::nullopt;
+  }
+  Json solution_json = solution_request(m_solution);
+  Json build_request{
+      {"job", "build_solution"},          {"name", m_definition.name}, {"reference", ""},
+      {"inputs", Json::array()},          {"outputs", Json::array()},  {"solution", solution_json},
+      {"cache", m_options.cache.string()}};
+  detail::JobResult built = worker.run_job(std::move(build_request), m_options.build_timeout);
+  if (auto log = compile_error_log(built.outcome, built.reply, m_options.build_timeout)) {
+    m_impl.failed_builds[key] = *log;
+    out.evaluation = by_fib("COMPILE_ERROR", std::move(*log));
+    return std::nullopt;
+  }
+  if (built.outcome.verdict == ReferenceVerdict::unavailable) {
+    out.diagnostics = std::move(built.outcome.diagnostics);
+    if (!out.diagnostics.empty() && out.diagnostics.front().code == codes::k_worker_protocol) {
+      m_impl.failed_builds[key] = "[fib] worker.protocol: " + out.diagnostics.front().message;
+      out.evaluation = by_fib("COMPILE_ERROR", m_impl.failed_builds[key]);
+    }
+    return std::nullopt;
+  }
+  return solution_json;
+}
+
+SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
+  SolutionEvaluation out;
+  auto plan = plan_workload_run(m_definition, workload, m_options.dataset_root);
+  if (!plan) {
+    out.diagnostics.push_back(plan.error());
+    return out;
+  }
+  if (const auto failed = m_impl.failed_builds.find(m_solution.content_hash());
+      failed != m_impl.failed_builds.end()) {
+    out.evaluation = by_fib("COMPILE_ERROR", failed->second);
+    return out;
+  }
+  auto judging = m_impl.judging_place();
+  if (!judging) {
+    out.diagnostics.push_back(judging.error());
+    return out;
+  }
+  // The reference runs once per workload, and never while solution code runs: a solution's
+  // worker (and anything it left running) is stopped first, so it cannot slow the reference.
+  const CachedReference* cached = m_impl.cached_reference(m_definition.name, workload.uuid);
+  if (cached == nullptr) {
+    m_impl.retire_solution_worker();
+    cached = &m_impl.remember_reference(
+        workload.uuid, reference_on(m_impl, m_definition, *plan, m_options, *judging));
+  }
+  if (!cached->run) {
+    out.diagnostics = cached->diagnostics;
+    return out;
+  }
+  const ReferenceRun* reference = &*cached->run;
+  auto worker = m_impl.solution_worker(m_solution.content_hash(), m_options.cache);
+  if (!worker) {
+    out.diagnostics.push_back(worker.error());
+    return out;
+  }
+  auto solution_json = build(**worker, out);
+  if (!solution_json) {
+    return out;
+  }
+  detail::WorkerProcess& solution_worker = **worker;
+  const auto handed = [&]() -> Expected<std::filesystem::path> {
+    FIB_TRY(detail::make_job_directory(solution_worker.scratch(), judging->job));
+    return detail::put_file(reference->inputs, solution_worker.scratch(), judging->job,
+                            "inputs.safetensors");
+  }();
+  if (!handed) {
+    out.diagnostics.push_back(handed.error());
+    return out;
+  }
+  Json request{{"job", "solution_outputs"},
+               {"name", m_definition.name},
+               {"reference", ""},
+               {"inputs", names_of(m_definition.inputs)},
+               {"outputs", names_of(m_definition.outputs)},
+               {"solution", std::move(*solution_json)},
+               {"cache", m_options.cache.string()},
+               {"directory", (solution_worker.scratch_inside() / judging->job).string()},
+               {"scalars", reference->scalars},
+               {"output_specs", output_specs(reference->expected, m_definition.outputs)},
+               {"warmup", m_options.warmup},
+               {"iterations", m_options.iterations}};
+  const detail::JobResult result =
+      solution_worker.run_job(std::move(request), m_impl.options().job_timeout);
+  return judge(solution_worker, *reference, *judging, result);
+}
+
+// The evaluation of the solution's job: its end (timeout, crash, protocol), its own report
+// (compile or runtime error), then fib's comparison of the outputs and fib's timings.
+SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
+                                          const ReferenceRun& reference,
+                                          const JudgingPlace& judging,
+                                          const detail::JobResult& result) {
+  SolutionEvaluation out;
+  for (const auto& d : result.outcome.diagnostics) {
+    if (d.code == codes::k_smoke_timeout) {
+      out.evaluation =
+          by_fib("TIMEOUT",
+                 fmt::format("the solution ran past the {:g} s timeout; its worker was stopped",
+                             static_cast<double>(m_impl.options().job_timeout.count()) / 1000.0));
+      return out;
+    }
+    if (d.code == codes::k_worker_crashed) {
+      out.evaluation = by_fib("RUNTIME_ERROR", d.message);
+      return out;
+    }
+  }
+  const Json verdict = detail::field(result.reply, "result");
+  if (result.outcome.verdict != ReferenceVerdict::ok || !verdict.is_object()) {
+    out.diagnostics = result.outcome.diagnostics;
+    if (out.diagnostics.empty()) {
+      out.diagnostics.push_back(make_diagnostic(
+          codes::k_worker_protocol, "the solution's worker sent a reply without a result object"));
+    }
+    // Breaking the protocol is the solution's failure, not a way to leave a workload unjudged.
+    if (out.diagnostics.front().code == codes::k_worker_protocol) {
+      out.evaluation =
+          by_fib("RUNTIME_ERROR", "[fib] worker.protocol: " + out.diagnostics.front().message);
+    }
+    return out;
+  }
+  const auto text = [&](const char* key) {
+    return detail::clip_text(detail::string_field(verdict, key),
+                             detail::k_max_worker_message_bytes);
+  };
+  if (verdict.contains("compile_error")) {
+    m_impl.failed_builds[m_solution.content_hash()] = text("compile_error");
+    out.evaluation = by_fib("COMPILE_ERROR", text("compile_error"));
+    return out;
+  }
+  if (verdict.contains("runtime_error")) {
+    out.evaluation = by_fib("RUNTIME_ERROR", text("runtime_error"));
+    return out;
+  }
+  const Json kinds = detail::field(verdict, "kinds");
+  if (!kinds.is_array() ||
+      !std::all_of(kinds.begin(), kinds.end(), [](const Json& k) { return k.is_string(); })) {
+    out.diagnostics.push_back(make_diagnostic(
+        codes::k_worker_protocol, "the solution's worker sent a result without its output kinds"));
+    return out;
+  }
+  const std::filesystem::path got_copy = judging.directory / (judging.job + "-got.safetensors");
+  const RemovedAtExit removed{got_copy};
+  auto got = detail::take_file(worker.scratch(), judging.job, "got.safetensors", got_copy);
+  if (!got) {
+    out.evaluation =
+        by_fib("RUNTIME_ERROR", "[fib] the solution's outputs: " + got.error().message);
+    return out;
+  }
+  const OutputComparison compared =
+      compare_outputs(reference.expected, names_of_vector(m_definition.outputs), *got,
+                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
+                      m_options.tolerance_table);
+  if (compared.unreadable) {
+    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] " + *compared.unreadable);
+    return out;
+  }
+  const Json correctness{{"max_relative_error", compared.max_relative_error},
+                         {"max_absolute_error", compared.max_absolute_error},
+                         {"extra", nullptr}};
+  if (!compared.status.empty()) {
+    out.evaluation = by_fib(compared.status, compared.log);
+    if (compared.status == "INCORRECT_NUMERICAL") {
+      (*out.evaluation)["correctness"] = correctness;
+    }
+    return out;
+  }
+  const std::size_t calls = static_cast<std::size_t>(std::max(m_options.iterations, 1));
+  if (auto disagreement = timing_disagreement(result.timing, calls)) {
+    out.evaluation = by_fib("RUNTIME_ERROR",
+                            "[fib] the solution's timings cannot be believed: " + *disagreement);
+    return out;
+  }
+  const double latency = median(result.timing.fib_ms);
+  out.evaluation = by_fib("PASSED", text("log"));
+  (*out.evaluation)["correctness"] = correctness;
+  (*out.evaluation)["performance"] =
+      Json{{"latency_ms", latency},
+           {"reference_latency_ms", reference.latency_ms},
+           {"speedup_factor", latency > 0 ? reference.latency_ms / latency : 0.0}};
+  return out;
+}
+
+CachedReference EvaluationSteps::reference_on(ReferenceRunner::Impl& impl,
+                                              const Definition& definition, const SmokePlan& plan,
+                                              const EvaluateOptions& options,
+                                              const JudgingPlace& judging) {
+  CachedReference cached;
+  auto ran = run_reference(impl.workload_reference(options.dataset_root), definition, plan, options,
+                           judging, cached.diagnostics);
+  if (ran) {
+    cached.run = std::move(*ran);
+  } else if (cached.diagnostics.empty()) {
+    cached.diagnostics.push_back(ran.error());
+  }
+  return cached;
+}
+
+void ReferenceRunner::prepare_references(const Definition& definition,
+                                         const std::vector<const Workload*>& workloads,
+                                         const EvaluateOptions& options) {
+  m_impl->retire_solution_worker();
+  for (const Workload* workload : workloads) {
+    if (m_impl->reference_bytes() > detail::k_reference_cache_bytes) {
+      return; // the rest runs when evaluate() needs it
+    }
+    if (m_impl->cached_reference(definition.name, workload->uuid) != nullptr) {
+      continue;
+    }
+    auto plan = plan_workload_run(definition, *workload, options.dataset_root);
+    auto judging = m_impl->judging_place();
+    if (!plan || !judging) {
+      continue; // evaluate() reports it
+    }
+    m_impl->remember_reference(workload->uuid, EvaluationSteps::reference_on(
+                                                   *m_impl, definition, *plan, options, *judging));
+  }
+}
+
+SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const Solution& solution,
+                                             const Workload& workload,
+                                             const EvaluateOptions& options) {
+  return EvaluationSteps(*m_impl, definition, solution, options).run(workload);
+}
+
+ReferenceRunner::BuildResult ReferenceRunner::build_solution(const Solution& solution,
+                                                             const std::filesystem::path& cache) {
+  BuildResult result;
+  auto worker = m_impl->solution_worker(solution.content_hash(), cache);
+  if (!worker) {
+    result.diagnostics.push_back(worker.error());
+    return result;
+  }
+  Json request{{"job", "build_solution"},  {"name", solution.definition},
+               {"reference", ""},          {"inputs", Json::array()},
+               {"outputs", Json::array()}, {"solution", solution_request(solution)},
+               {"cache", cache.string()}};
+  detail::JobResult built = (*worker)->run_job(std::move(request), std::chrono::minutes(15));
+  result.verdict = built.outcome.verdict;
+  result.diagnostics = std::move(built.outcome.diagnostics);
+  if (built.outcome.verdict == ReferenceVerdict::failed) {
+    result.log = detail::clip_text(detail::string_field(built.reply, "log"),
+                                   detail::k_max_worker_message_bytes);
+    if (result.log.empty() && !result.diagnostics.empty()) {
+      result.log = result.diagnostics.front().message;
+    }
+  }
+  return result;
+}
+
+} // namespace fib

@@ -1,0 +1,229 @@
+#pragma once
+// ReferenceRunner's state (internal to the exec layer): the workers it keeps, the reference runs
+// it remembers for the definition being evaluated, and fib's private judging directory. Shared by
+// worker_client.cpp (build checks, smoke runs) and evaluation.cpp (solutions).
+
+#include "scratch_files.hpp"
+#include "worker_process.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/exec/sandbox.hpp>
+#include <fib/exec/worker_client.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fib {
+namespace detail {
+// Where one evaluation's files go: the job directory's name in the workers' scratch directories
+// (fresh for each job) and fib's own judging directory (never bound into a sandbox).
+struct JudgingPlace {
+  std::string job;
+  std::filesystem::path directory;
+};
+
+// What the reference's run on one workload left for the solution's: copies of its inputs and
+// outputs in fib's own judging directory, the scalar inputs, and its latency by fib's clock.
+struct ReferenceRun {
+  std::filesystem::path inputs;
+  std::filesystem::path expected;
+  Json scalars;
+  double latency_ms = 0.0;
+};
+
+// The reference on one workload, as remembered for the rest of the definition: its run, or why
+// there is none (reported to every solution evaluated on that workload).
+struct CachedReference {
+  std::optional<ReferenceRun> run;
+  std::vector<Diagnostic> diagnostics;
+};
+
+// Past this many bytes of remembered reference files, prepare_references stops running ahead.
+inline constexpr std::uintmax_t k_reference_cache_bytes = std::uintmax_t{2} << 30;
+
+// Removes a file of fib's when the scope ends.
+struct RemovedAtExit {
+  std::filesystem::path path;
+  ~RemovedAtExit() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
+inline std::uint64_t random_word() {
+  static std::mt19937_64 generator{std::random_device{}()};
+  return generator();
+}
+
+} // namespace detail
+
+using detail::CachedReference;
+using detail::JudgingPlace;
+using detail::ReferenceRun;
+
+class ReferenceRunner::Impl {
+public:
+  explicit Impl(ReferenceRunnerOptions options)
+      : m_options(std::move(options)),
+        m_reference(detail::WorkerProcessOptions{m_options, {}, {}}) {}
+
+  ~Impl() { retire_solution_worker(); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  const ReferenceRunnerOptions& options() const { return m_options; }
+
+  // The worker of build checks and smoke runs (nothing of the host bound).
+  detail::WorkerProcess& reference() { return m_reference; }
+
+  // The worker that runs references on workloads: the dataset bound read-only.
+  detail::WorkerProcess& workload_reference(const std::filesystem::path& dataset_root) {
+    if (!m_workload_reference || m_workload_root != dataset_root) {
+      std::vector<std::filesystem::path> read_only;
+      std::error_code ec;
+      if (!dataset_root.empty() && std::filesystem::is_directory(dataset_root, ec)) {
+        read_only.push_back(std::filesystem::absolute(dataset_root, ec));
+      }
+      m_workload_reference = std::make_unique<detail::WorkerProcess>(
+          detail::WorkerProcessOptions{m_options, std::move(read_only), {}});
+      m_workload_root = dataset_root;
+    }
+    return *m_workload_reference;
+  }
+
+  // The worker of one solution: its build cache entry (created here) the only writable bind.
+  // A worker for another solution is stopped first. nullopt with a diagnostic when the entry
+  // cannot be created.
+  Expected<detail::WorkerProcess*> solution_worker(const std::string& key,
+                                                   const std::filesystem::path& cache) {
+    if (m_solution && m_solution_key == key && m_solution_cache == cache) {
+      return m_solution.get();
+    }
+    retire_solution_worker();
+    std::error_code ec;
+    const std::filesystem::path entry = std::filesystem::absolute(cache / "solutions" / key, ec);
+    std::filesystem::create_directories(entry, ec);
+    if (ec) {
+      return unexpected(make_diagnostic(
+          codes::k_worker_unavailable,
+          fmt::format("cannot create the build cache entry {}: {}", entry.string(), ec.message())));
+    }
+    m_solution = std::make_unique<detail::WorkerProcess>(
+        detail::WorkerProcessOptions{m_options, {}, {entry}, "the solution's worker"});
+    m_solution_key = key;
+    m_solution_cache = cache;
+    m_solution_entry = entry;
+    return m_solution.get();
+  }
+
+  std::size_t starts() const {
+    return m_reference.starts() + m_retired_starts +
+           (m_workload_reference ? m_workload_reference->starts() : 0) +
+           (m_solution ? m_solution->starts() : 0);
+  }
+  void retire_solution_worker() {
+    if (m_solution) {
+      m_retired_starts += m_solution->starts();
+      m_solution.reset();
+      strip_set_id_bits(m_solution_entry);
+    }
+  }
+
+  const std::optional<WorkerInfo>& info() const {
+    if (m_reference.info() || !m_workload_reference) {
+      return m_reference.info();
+    }
+    return m_workload_reference->info();
+  }
+
+  std::map<std::string, std::string> failed_builds; // solution hash → compile log
+
+  // The reference's run on `workload` of `definition`, when this runner made it; runs of another
+  // definition are forgotten (and their files removed) when a new one is asked for.
+  const CachedReference* cached_reference(const std::string& definition,
+                                          const std::string& workload) {
+    if (definition != m_reference_definition) {
+      for (const auto& [uuid, cached] : m_reference_runs) {
+        if (cached.run) {
+          std::error_code ec;
+          std::filesystem::remove(cached.run->inputs, ec);
+          std::filesystem::remove(cached.run->expected, ec);
+        }
+      }
+      m_reference_runs.clear();
+      m_reference_bytes = 0;
+      m_reference_definition = definition;
+    }
+    const auto it = m_reference_runs.find(workload);
+    return it == m_reference_runs.end() ? nullptr : &it->second;
+  }
+  const CachedReference& remember_reference(const std::string& workload, CachedReference cached) {
+    if (cached.run) {
+      std::error_code ec;
+      for (const auto& file : {cached.run->inputs, cached.run->expected}) {
+        const auto size = std::filesystem::file_size(file, ec);
+        m_reference_bytes += ec ? 0 : size;
+      }
+    }
+    return m_reference_runs[workload] = std::move(cached);
+  }
+  std::uintmax_t reference_bytes() const { return m_reference_bytes; }
+
+  // A fresh job name and fib's private judging directory (made on first use).
+  Expected<JudgingPlace> judging_place() {
+    if (!m_judging) {
+      auto made = ScratchDirectory::create();
+      if (!made) {
+        return unexpected(made.error());
+      }
+      m_judging = std::move(*made);
+    }
+    // Unguessable, so that code in a sandbox cannot put something in the next job's way.
+    return JudgingPlace{fmt::format("job-{}-{:016x}", ++m_next_job, detail::random_word()),
+                        m_judging->path()};
+  }
+
+private:
+  ReferenceRunnerOptions m_options;
+  detail::WorkerProcess m_reference;
+  std::unique_ptr<detail::WorkerProcess> m_workload_reference;
+  std::filesystem::path m_workload_root;
+  std::unique_ptr<detail::WorkerProcess> m_solution;
+  std::string m_solution_key;
+  std::filesystem::path m_solution_cache;
+  std::filesystem::path m_solution_entry;
+  std::size_t m_retired_starts = 0;
+  std::optional<ScratchDirectory> m_judging;
+  std::size_t m_next_job = 0;
+  std::string m_reference_definition;
+  std::map<std::string, CachedReference> m_reference_runs; // by workload uuid
+  std::uintmax_t m_reference_bytes = 0;
+};
+
+namespace detail {
+inline Json names_of(const OrderedMap<TensorSpec>& specs) {
+  Json out = Json::array();
+  for (const auto& [name, spec] : specs) {
+    out.push_back(name);
+  }
+  return out;
+}
+
+inline std::vector<std::string> names_of_vector(const OrderedMap<TensorSpec>& specs) {
+  std::vector<std::string> out;
+  for (const auto& [name, spec] : specs) {
+    out.push_back(name);
+  }
+  return out;
+}
+
+} // namespace detail
+} // namespace fib
