@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <mutex>
+#include <poll.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -112,11 +113,23 @@ std::optional<std::string> bwrap_problem(const std::filesystem::path& bwrap) {
   spawn.output_descriptor = pipe_fds[1];
   const Spawned child = spawn_process(spawn);
   ::close(pipe_fds[1]);
+  // Its output until EOF, within the trial's deadline (a bwrap that hangs must not hang fib).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string output;
   char chunk[4096];
-  ssize_t n = 0;
-  while ((n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR)) {
-    if (n > 0 && output.size() < 4096) {
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd fd{pipe_fds[0], POLLIN, 0};
+    if (::poll(&fd, 1, 100) <= 0) {
+      continue;
+    }
+    const ssize_t n = ::read(pipe_fds[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    if (output.size() < 4096) {
       output.append(chunk, static_cast<std::size_t>(n));
     }
   }
@@ -124,8 +137,7 @@ std::optional<std::string> bwrap_problem(const std::filesystem::path& bwrap) {
   if (child.failure) {
     return describe_spawn_failure(*child.failure, bwrap.string());
   }
-  const WaitResult waited =
-      wait_for_exit(child.pid, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  const WaitResult waited = wait_for_exit(child.pid, deadline);
   if (!waited.ended) {
     kill_process(child.pid);
     return std::string("bwrap did not finish a trial run within 30 s");

@@ -177,6 +177,7 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
     return m_failed_start;
   }
   if (auto problem = spawn()) {
+    kill_tree(); // the scratch directory and the cgroup a failed start made go with it
     m_failed_start = problem;
     return problem;
   }
