@@ -558,7 +558,21 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
     timing.fib_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
     timing.reported_ms.push_back(reported.get<double>());
     go = Clock::time_point{};
-    return std::nullopt;
+    // Which call's result fib keeps is said only now, after the call returned.
+    const bool keep = round.kept_call && *round.kept_call == timing.fib_ms.size() - 1;
+    switch (send_all(Json{{"id", id}, {"keep", keep}}.dump() + "\n", round.deadline)) {
+    case SendEnd::sent:
+      timing.kept_call = keep ? round.kept_call : timing.kept_call;
+      return std::nullopt;
+    case SendEnd::timed_out:
+      kill_tree();
+      return failure(codes::k_smoke_timeout, role() + " stopped reading during its timed calls "
+                                                      "until the timeout; it was stopped");
+    case SendEnd::closed:
+      break;
+    }
+    kill_tree();
+    return failure(codes::k_worker_protocol, role() + " closed the channel during its timed calls");
   }
   kill_tree();
   return failure(codes::k_worker_protocol,
@@ -612,10 +626,16 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
   request["seed"] = options().seed;
   const auto deadline = Clock::now() + timeout;
   const Json iterations = field(request, "iterations");
-  const TimingRound round{deadline, iterations.is_number_integer()
-                                        ? static_cast<std::size_t>(std::max<std::int64_t>(
-                                              iterations.get<std::int64_t>(), 1))
-                                        : 0};
+  TimingRound round;
+  round.deadline = deadline;
+  round.max_calls =
+      iterations.is_number_integer()
+          ? static_cast<std::size_t>(std::max<std::int64_t>(iterations.get<std::int64_t>(), 1))
+          : 0;
+  if (bool_field(request, "keep_a_timed_call") && round.max_calls > 0) {
+    round.kept_call = fresh_job_id() % round.max_calls;
+  }
+  request.erase("keep_a_timed_call");
   switch (send_all(request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", deadline)) {
   case SendEnd::sent:
     break;

@@ -42,6 +42,7 @@ struct WorkerProcessOptions {
 struct TimedCalls {
   std::vector<double> fib_ms;
   std::vector<double> reported_ms;
+  std::optional<std::size_t> kept_call; // the call whose result the worker was told to keep
 };
 
 struct JobResult {
@@ -58,7 +59,9 @@ public:
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   // Sends `request` (its "id" is set here: a fresh random number per job) and waits up to
-  // `timeout` for the reply, answering the worker's timed calls on the way. Starts the worker
+  // `timeout` for the reply, answering the worker's timed calls on the way: "go" before each, and
+  // after each whether to keep its result (yes for one call drawn at random when the request has
+  // "keep_a_timed_call": true, a field fib removes before sending). Starts the worker
   // first when none runs. Errors in the outcome: `smoke.timeout` (killed at the deadline),
   // `worker.crashed` (it died), `worker.protocol` (a malformed, oversized or unexpected message:
   // killed), `worker.unavailable` / `sandbox.unavailable` (it cannot be started).
@@ -87,6 +90,7 @@ private:
   struct TimingRound {
     std::chrono::steady_clock::time_point deadline;
     std::size_t max_calls = 0;
+    std::optional<std::size_t> kept_call; // drawn by fib, said after the call
   };
   std::optional<Diagnostic> ensure_started();
   std::optional<Diagnostic> spawn();

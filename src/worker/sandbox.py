@@ -337,8 +337,10 @@ class Channel:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line
 
-def timed(channel, run, prepare, warmup, iterations, device):
-    """Runs `run(inputs, outs)` `warmup` times untimed, then `iterations` times under fib's clock."""
+def timed(channel, run, prepare, warmup, iterations, device, keep=None):
+    """Runs `run(inputs, outs)` `warmup` times untimed, then `iterations` times under fib's clock.
+    After each timed call fib says whether it wants that call's result, which `keep(result)`
+    then saves: fib picks the call, after the fact, to compare it too."""
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     with torch.no_grad():
         for _ in range(warmup):
@@ -353,15 +355,18 @@ def timed(channel, run, prepare, warmup, iterations, device):
                 begin = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 begin.record()
-                run(inputs, outs)
+                result = run(inputs, outs)
                 end.record()
                 sync()
                 milliseconds = begin.elapsed_time(end)
             else:
                 start = time.perf_counter()
-                run(inputs, outs)
+                result = run(inputs, outs)
                 milliseconds = (time.perf_counter() - start) * 1000.0
             channel.send({"timing": "done", "iteration": index, "ms": milliseconds})
+            import json
+            if json.loads(channel.wait_go()).get("keep") and keep is not None:
+                keep(result)
 
 def _forget_earlier_jobs(directory):
     """Removes the other job directories beside `directory` (this worker's scratch, in the
@@ -403,7 +408,8 @@ def reference_outputs(reference, args, input_names, output_names, directory, dev
 def solution_outputs(cache, solution, directory, input_names, scalars, output_specs, device,
                      warmup, iterations, channel):
     """The solution on the inputs in directory/inputs.safetensors: got.safetensors (its values
-    under "0", "1", ...), then its timed calls. JSON text: {"kinds": [...], "log": build log} or
+    under "0", "1", ...), then its timed calls (the one fib asks for saved as timed.safetensors).
+    JSON text: {"kinds": [...], "log": build log} or
     {"compile_error": log} or {"runtime_error": traceback}."""
     import json
     _forget_earlier_jobs(directory)
@@ -430,7 +436,10 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
         kinds = ["tensor" if isinstance(v, torch.Tensor) else type(v).__name__ for v in got]
         save_tensors(os.path.join(directory, "got.safetensors"),
                      [(str(i), v) for i, v in enumerate(got) if isinstance(v, torch.Tensor)])
-        timed(channel, call, prepare, warmup, iterations, device)
+        def keep(result):
+            save_tensors(os.path.join(directory, "timed.safetensors"),
+                         [(str(i), v) for i, v in enumerate(result) if isinstance(v, torch.Tensor)])
+        timed(channel, call, prepare, warmup, iterations, device, keep)
     except BaseException:
         return json.dumps({"runtime_error": clip(log + traceback.format_exc())})
     return json.dumps({"kinds": kinds, "log": clip(log)})

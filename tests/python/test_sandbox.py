@@ -218,8 +218,9 @@ class Safetensors(unittest.TestCase):
 class FakeFib:
     """fib's side of the timed calls, on a socket pair: answers every "ready" with "go"."""
 
-    def __init__(self):
+    def __init__(self, keep=None):
         import socket, threading
+        self.keep = keep  # the timed call whose result to keep
         self.ours, self.theirs = socket.socketpair()
         self.messages = []
         self.thread = threading.Thread(target=self.serve, daemon=True)
@@ -239,6 +240,9 @@ class FakeFib:
                 self.messages.append(message)
                 if message.get("timing") == "ready":
                     self.ours.sendall(b'{"go": %d}\n' % message["iteration"])
+                elif message.get("timing") == "done":
+                    keep = message["iteration"] == self.keep
+                    self.ours.sendall(b'{"keep": %s}\n' % (b"true" if keep else b"false"))
 
     def channel(self, job_id):
         return sandbox.Channel(self.theirs.fileno(), job_id)
@@ -323,6 +327,21 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         # The lock of the build lives inside the cache entry (the only writable place).
         self.assertTrue(os.path.exists(os.path.join(cache, "solutions",
                                                     self.solution("def run(x, k):\n    return x * k, 5\n")["key"], ".lock")))
+
+    def test_the_timed_call_fib_asks_for_is_kept_after_it_returned(self):
+        import json
+        self.fib.close()
+        self.fib = FakeFib(keep=1)
+        sandbox.save_tensors(os.path.join(self.directory, "inputs.safetensors"),
+                             [("x", torch.ones(2))])
+        source = ("calls = [0]\n\ndef run(x, k):\n    calls[0] += 1\n"
+                  "    return x * calls[0]\n")
+        json.loads(sandbox.solution_outputs(
+            os.path.join(self.scratch, "cache"), self.solution(source), self.directory,
+            ["x", "k"], {"k": 1}, [[[2], "F32"]], "cpu", 0, 3, self.fib.channel(6)))
+        kept = sandbox.load_tensors(os.path.join(self.directory, "timed.safetensors"), "cpu")
+        # Call 1 is the first call, 2 and 3 the timed ones: timed call 1 is the third call.
+        self.assertTrue(torch.equal(kept["0"], torch.full((2,), 3.0)))
 
     def test_a_destination_passing_solution_gets_outputs_of_the_expected_shapes(self):
         import json

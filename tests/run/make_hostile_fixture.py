@@ -19,12 +19,13 @@ Solutions (author `fixture`):
   evil_slow_reference wraps any reference `run` it can find in this process with a sleep
                                                                               → PASSED, honest speedup
   evil_forged_reply   writes forged replies and timings on every descriptor   → detected (worker.protocol)
-  evil_fake_clock     freezes time.perf_counter, so its own timings say 0 ms  → RUNTIME_ERROR (timing)
+  evil_fake_clock     freezes time.perf_counter, so its own timings say 0 ms  → PASSED at fib's ≥ 50 ms
   evil_huge_exception raises with a 100 MB message                            → RUNTIME_ERROR, log clipped
   evil_closed_channel closes every descriptor and sleeps                      → RUNTIME_ERROR at once
   evil_huge_output    prints 20 MB, returns the right values                  → PASSED, output capped
   evil_link_outputs   swaps its output file for a link to the secret          → RUNTIME_ERROR (refused)
   evil_fifo_outputs   swaps its output file for a FIFO                        → RUNTIME_ERROR (refused)
+  evil_lazy_when_timed right on its first call, zeros on the timed ones       → INCORRECT_NUMERICAL
 """
 import json
 import os
@@ -165,6 +166,16 @@ def run(x, w):
     return x * w
 '''
 
+# Right on its first call, which is compared; cheap and wrong on the timed ones.
+LAZY_WHEN_TIMED = '''import torch
+
+calls = [0]
+
+def run(x, w):
+    calls[0] += 1
+    return x * w if calls[0] == 1 else torch.zeros_like(x)
+'''
+
 HOSTILE = {
     "py_correct": "def run(x, w):\n    return x * w\n",
     "evil_escape": ESCAPE,
@@ -179,6 +190,7 @@ HOSTILE = {
     "evil_huge_output": HUGE_OUTPUT,
     "evil_link_outputs": SWAP_OUTPUTS.replace("@FIFO@", "False"),
     "evil_fifo_outputs": SWAP_OUTPUTS.replace("@FIFO@", "True"),
+    "evil_lazy_when_timed": LAZY_WHEN_TIMED,
 }
 
 
