@@ -285,6 +285,7 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   spawn.group = ProcessGroup::own;
   spawn.lookup = ProgramLookup::exact_path;
   spawn.parent_death = ParentDeath::killed;
+  spawn.inherited_descriptors = InheritedDescriptors::closed;
   const Spawned child = spawn_process(spawn);
   ::close(output[1]);
   if (child.failure) {

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <string_view>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -120,6 +121,18 @@ std::vector<char*> pointers_to(const std::vector<std::string>& strings) {
       const int error = errno;
       [[maybe_unused]] const auto n = ::write(status_pipe, &error, sizeof error);
       ::_exit(127);
+    }
+  }
+  if (options.inherited_descriptors == InheritedDescriptors::closed) {
+    // Close-on-exec for all above 2 (the status pipe has it already, and must stay open until the
+    // exec); a kernel without close_range gets the flag descriptor by descriptor.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) {
+        const int flags = ::fcntl(fd, F_GETFD);
+        if (flags >= 0) {
+          ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+        }
+      }
     }
   }
   if (options.lookup == ProgramLookup::search_path) {

