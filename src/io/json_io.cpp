@@ -45,12 +45,37 @@ private:
     m_error = make_diagnostic(
         code, fmt::format("invalid JSON: {} at line {} column {}", what, m_line, column()));
     m_error.file = m_doc.file;
-    m_error.pointer = pointer;
+    m_error.pointer = reported_pointer(pointer);
     m_error.line = m_line;
     return false;
   }
 
   std::size_t column() const { return m_pos - m_line_start + 1; }
+
+  // The pointer of a child: past k_max_recorded_pointer it is cut there and stops growing, so a
+  // deep document with long keys costs memory linear in its size (each level holds at most that
+  // many bytes of pointer). A cut pointer is never recorded and is reported as its deepest
+  // ancestor within the cap (reported_pointer).
+  template <class Segment>
+  static std::string child_pointer(const std::string& parent, const Segment& segment) {
+    if (parent.size() > k_max_recorded_pointer) {
+      return parent;
+    }
+    std::string child = pointer_append(parent, segment);
+    if (child.size() > k_max_recorded_pointer) {
+      child.resize(k_max_recorded_pointer + 1);
+    }
+    return child;
+  }
+
+  // `pointer`, or for a cut one the longest whole ancestor it starts with.
+  static std::string reported_pointer(const std::string& pointer) {
+    if (pointer.size() <= k_max_recorded_pointer) {
+      return pointer;
+    }
+    const auto slash = pointer.rfind('/', k_max_recorded_pointer);
+    return slash == std::string::npos ? std::string() : pointer.substr(0, slash);
+  }
 
   // Assigned, not inserted: for a repeated key the last value wins, and so do its lines.
   void record(const std::string& pointer, int line) {
@@ -82,13 +107,17 @@ private:
     return false;
   }
 
+  // An array item is recorded only when it is a container among the first items.
+  enum class ArrayItem { none, recorded, unrecorded };
+
   bool parse_value(Json& out, const std::string& pointer, std::size_t depth,
-                   bool in_array = false) {
+                   ArrayItem item = ArrayItem::none) {
     if (depth > k_max_json_depth) {
       return fail_with(codes::k_json_too_deep, pointer,
                        fmt::format("nesting deeper than {} levels", k_max_json_depth));
     }
-    if (!in_array || (m_pos < m_text.size() && (m_text[m_pos] == '{' || m_text[m_pos] == '['))) {
+    const bool container = m_pos < m_text.size() && (m_text[m_pos] == '{' || m_text[m_pos] == '[');
+    if (item == ArrayItem::none || (item == ArrayItem::recorded && container)) {
       record(pointer, m_line);
     }
     if (m_pos >= m_text.size()) {
@@ -174,7 +203,7 @@ private:
       skip_whitespace();
       // Without a line index nothing needs per-value pointers: building them is most of the cost.
       const std::string member =
-          m_index == LineIndex::recorded ? pointer_append(pointer, key) : std::string();
+          m_index == LineIndex::recorded ? child_pointer(pointer, key) : std::string();
       const auto existing = index.find(key);
       if (existing != index.end() && m_index == LineIndex::recorded &&
           member.size() <= k_max_recorded_pointer) {
@@ -186,14 +215,16 @@ private:
       }
       record(member, key_line);
       if (existing != index.end()) {
-        Diagnostic warning =
-            make_diagnostic(codes::k_json_duplicate_key,
-                            fmt::format("duplicate key '{}': the last value wins, as in Python",
-                                        text_excerpt(key)));
-        warning.file = m_doc.file;
-        warning.pointer = member;
-        warning.line = key_line;
-        m_sink.report(std::move(warning));
+        if (++m_duplicates <= k_max_reported_duplicate_keys) {
+          Diagnostic warning =
+              make_diagnostic(codes::k_json_duplicate_key,
+                              fmt::format("duplicate key '{}': the last value wins, as in Python",
+                                          text_excerpt(key)));
+          warning.file = m_doc.file;
+          warning.pointer = reported_pointer(member);
+          warning.line = key_line;
+          m_sink.report(std::move(warning));
+        }
         (members.begin() + static_cast<std::ptrdiff_t>(existing->second))->second =
             std::move(value);
       } else {
@@ -233,9 +264,13 @@ private:
     while (true) {
       skip_whitespace();
       Json value;
-      const std::string element =
-          m_index == LineIndex::recorded ? pointer_append(pointer, index) : std::string();
-      if (!parse_value(value, element, depth + 1, true)) {
+      // Containers inside arrays are recorded for the first k_max_recorded_array_items only: a
+      // huge array of objects must not cost a record (and a pointer) per element.
+      const bool recorded_item =
+          m_index == LineIndex::recorded && index < k_max_recorded_array_items;
+      const std::string element = recorded_item ? child_pointer(pointer, index) : std::string();
+      if (!parse_value(value, recorded_item ? element : pointer, depth + 1,
+                       recorded_item ? ArrayItem::recorded : ArrayItem::unrecorded)) {
         return false;
       }
       out.push_back(std::move(value));
@@ -514,6 +549,15 @@ private:
   std::uint32_t m_order = 0;
   LineIndex m_index;
   Diagnostic m_error;
+  std::size_t m_duplicates = 0;
+
+public:
+  // Duplicate keys seen past k_max_reported_duplicate_keys (not reported one by one).
+  std::size_t unreported_duplicates() const {
+    return m_duplicates > k_max_reported_duplicate_keys
+               ? m_duplicates - k_max_reported_duplicate_keys
+               : 0;
+  }
 };
 
 // Length of the line break at `pos` per str.splitlines(), or 0.
@@ -587,6 +631,16 @@ Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::
   }
   for (const Diagnostic& warning : pending.items()) {
     sink.report(warning);
+  }
+  if (const std::size_t more = parser.unreported_duplicates(); more > 0) {
+    Diagnostic summary = make_diagnostic(
+        codes::k_json_duplicate_key,
+        fmt::format("… and {} more duplicate key{} (only the first {} are listed); the last "
+                    "value of each wins",
+                    more, more == 1 ? "" : "s", k_max_reported_duplicate_keys));
+    summary.file = file;
+    summary.line = first_line;
+    sink.report(std::move(summary));
   }
   return doc;
 }

@@ -122,17 +122,31 @@ def _parameters(fn):
         params.append((p.arg, 2, d is not None))
     return params, a.vararg is not None, a.kwarg is not None
 
+def _top_level_names(top):
+    """(bound, referenced) names of the module's own table. symtable's get_symbols() looks every
+    name up among all child tables (quadratic in the number of top-level defs), so the flags are
+    read directly; on a Python whose symtable lacks them, the public API is used instead."""
+    import _symtable
+    try:
+        flags = top._table.symbols
+        children = {child.name for child in top._table.children}
+    except AttributeError:
+        symbols = top.get_symbols()
+        return ({s.get_name() for s in symbols
+                 if s.is_assigned() or s.is_imported() or s.is_namespace()},
+                {s.get_name() for s in symbols if s.is_referenced()})
+    bound = {name for name, f in flags.items()
+             if f & (_symtable.DEF_LOCAL | _symtable.DEF_IMPORT) or name in children}
+    referenced = {name for name, f in flags.items() if f & _symtable.USE}
+    return bound, referenced
+
 def _unresolved(src):
     import symtable, builtins
     top = symtable.symtable(src, '<unknown>', 'exec')
-    bound = {s.get_name() for s in top.get_symbols()
-             if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    bound, referenced = _top_level_names(top)
     known = bound | set(dir(builtins)) | {'__name__', '__file__', '__doc__', '__builtins__',
                                           '__spec__', '__loader__', '__package__'}
-    missing = set()
-    for s in top.get_symbols():
-        if s.is_referenced() and s.get_name() not in known:
-            missing.add(s.get_name())
+    missing = {name for name in referenced if name not in known}
     stack = list(top.get_children())
     while stack:
         table = stack.pop()

@@ -158,6 +158,29 @@ class Structure(unittest.TestCase):
     def test_a_syntax_error_is_reported(self):
         self.assertEqual(helper.analyze_structure("def run(x)\n")[0], "syntax")
 
+    def test_classes_imports_and_nested_globals_count_as_bound_or_missing(self):
+        source = ("import os\nfrom a import b\nclass C:\n    pass\nK = 1\n"
+                  "def run(x):\n    def inner():\n        return hidden + K\n"
+                  "    return os, b, C, inner, absent\n")
+        self.assertEqual(helper.analyze_structure(source)[3], ["absent", "hidden"])
+
+    def test_the_module_table_is_never_searched_name_by_name(self):
+        # symtable's lookup() scans every child table per name: with many top-level defs that
+        # is quadratic (20,000 defs took 11 s). The module's names must come from its flags.
+        import symtable
+        source = "".join("def f%d(x):\n    return f%d(x) + g\n" % (i, i) for i in range(300))
+        calls = []
+        original = symtable.SymbolTable.lookup
+        def counting(table, name):
+            calls.append(table.get_type())
+            return original(table, name)
+        symtable.SymbolTable.lookup = counting
+        try:
+            self.assertEqual(helper.analyze_structure(source)[3], ["g"])
+        finally:
+            symtable.SymbolTable.lookup = original
+        self.assertEqual(calls.count("module"), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

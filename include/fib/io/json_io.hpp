@@ -43,8 +43,10 @@ struct JsonDocument {
   Json root;
   // Line (1-based, in the file) where values start, by RFC 6901 pointer ("" is the root); for
   // object members, the line of the key. Scalars inside arrays are not recorded (their array's line
-  // is close enough), nor are pointers longer than k_max_recorded_pointer, which keeps the index
-  // small for huge arrays and hostile keys.
+  // is close enough), nor containers past an array's first k_max_recorded_array_items, nor
+  // pointers longer than k_max_recorded_pointer (past it a pointer stops growing, and a
+  // diagnostic points at its deepest ancestor within the cap): memory stays linear in the
+  // document for huge arrays, deep nesting and hostile keys.
   std::unordered_map<std::string, LineRecord> lines;
   // Members whose key was repeated, with the parse order at which the winning value started:
   // records below them made earlier belong to the value that lost.
@@ -56,6 +58,12 @@ struct JsonDocument {
 };
 
 inline constexpr std::size_t k_max_recorded_pointer = 4096;
+// Containers inside an array are recorded for its first this many items only (later ones report
+// the array's line).
+inline constexpr std::size_t k_max_recorded_array_items = 1024;
+// Duplicate keys reported one by one per document; the rest are counted in one last warning
+// ("… and N more duplicate keys").
+inline constexpr std::size_t k_max_reported_duplicate_keys = 100;
 
 // Whether to index the line of every value. Dataset validation reports no lines and skips it;
 // then the pointers of parse errors and duplicate-key warnings are left empty too.

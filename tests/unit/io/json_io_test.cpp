@@ -3,6 +3,7 @@
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,6 +40,72 @@ TEST(JsonIo, DuplicateKeyLastWinsWithWarningAtKeyPointer) {
   EXPECT_EQ(sink.items()[0].pointer, "/a");
   EXPECT_EQ(sink.items()[0].line, 3);
   EXPECT_EQ(sink.items()[0].severity, Severity::warning);
+}
+
+TEST(JsonIo, RepeatedDuplicateKeysAreCountedPastTheFirstHundred) {
+  std::string text = "{";
+  for (int i = 0; i < 1000; ++i) {
+    text += i == 0 ? "\"a\": 1" : ", \"a\": 1";
+  }
+  text += "}";
+  DiagnosticList sink;
+  ASSERT_TRUE(parse(text, sink).has_value());
+  ASSERT_EQ(sink.items().size(), k_max_reported_duplicate_keys + 1);
+  EXPECT_EQ(sink.items().front().pointer, "/a");
+  const Diagnostic& summary = sink.items().back();
+  EXPECT_EQ(summary.code, codes::k_json_duplicate_key);
+  EXPECT_EQ(summary.severity, Severity::warning);
+  EXPECT_NE(summary.message.find("and 899 more duplicate keys"), std::string::npos)
+      << summary.message;
+}
+
+TEST(JsonIo, LongKeysDeepDownStopGrowingThePointer) {
+  // Ten levels of 1,000-byte keys: every pointer past the cap is cut, never recorded, and an
+  // error deep inside points at its deepest ancestor within the cap.
+  const std::string key(1000, 'k');
+  std::string text;
+  for (int i = 0; i < 10; ++i) {
+    text += "{\"";
+    text += key;
+    text += "\": ";
+  }
+  text += "[1,]";
+  for (int i = 0; i < 10; ++i) {
+    text += "}";
+  }
+  DiagnosticList sink;
+  auto doc = parse(text, sink);
+  ASSERT_FALSE(doc.has_value());
+  EXPECT_EQ(doc.error().code, codes::k_json_parse);
+  std::string expected_pointer;
+  for (int i = 0; i < 4; ++i) {
+    expected_pointer += '/';
+    expected_pointer += key;
+  }
+  EXPECT_EQ(doc.error().pointer, expected_pointer);
+  auto good = parse(text.replace(text.find("[1,]"), 4, "[1]"), sink);
+  ASSERT_TRUE(good.has_value());
+  for (const auto& [pointer, record] : good->lines) {
+    EXPECT_LE(pointer.size(), k_max_recorded_pointer);
+  }
+  EXPECT_EQ(good->lines.size(), 5u); // the root and four levels within the cap
+}
+
+TEST(JsonIo, OnlyTheFirstContainersOfAnArrayAreRecorded) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < 3 * k_max_recorded_array_items; ++i) {
+    text += i == 0 ? "{}" : ",{}";
+  }
+  text += "]";
+  DiagnosticList sink;
+  auto doc = parse(text, sink);
+  ASSERT_TRUE(doc.has_value());
+  EXPECT_EQ(doc->root.size(), 3 * k_max_recorded_array_items);
+  EXPECT_EQ(doc->lines.size(), k_max_recorded_array_items + 1);
+  EXPECT_TRUE(doc->lines.contains("/0"));
+  EXPECT_FALSE(doc->lines.contains(fmt::format("/{}", k_max_recorded_array_items)));
+  // A later item's line is its array's.
+  EXPECT_EQ(doc->line_of(fmt::format("/{}", 2 * k_max_recorded_array_items)), 1);
 }
 
 TEST(JsonIo, PreservesKeyOrder) {
