@@ -29,6 +29,10 @@ packages=(
   python3-dev pybind11-dev libtorch-dev python3-torch python3-numpy libopenblas0-pthread
   python3-jsonschema clang-format bubblewrap
 )
+# The sanitizer and fuzzing run of CI (fuzz/run_fuzzers.sh) builds with clang and libFuzzer.
+if [ "$mode" = test ]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

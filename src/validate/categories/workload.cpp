@@ -266,7 +266,9 @@ private:
         continue;
       }
       if (const auto* scalar = std::get_if<ScalarInput>(input)) {
-        std::visit([&](const auto& v) { env.scalars[name] = v; }, scalar->value);
+        // A structured binding cannot be captured before C++20 support in clang 15.
+        const std::string& scalar_name = name;
+        std::visit([&](const auto& v) { env.scalars[scalar_name] = v; }, scalar->value);
         continue;
       }
       if (!shapes[i]) {
