@@ -364,3 +364,28 @@ TEST(DatasetValidate, ModelLevelCodesAreMarkedInTheTable) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+using namespace dataset_testing;
+
+// A stray temporary of a killed atomic write is not reported as a misplaced or unread file, and
+// no check parses it (its content would not parse).
+TEST(DatasetValidate, AtomicWriteTemporariesAreNotSeen) {
+  Dataset ds;
+  ds.definition(DefSpec{});
+  ds.file("definitions/op/.fib-abc123", "{not json");
+  ds.file("definitions/.fib-abc124", "{not json");
+  ds.file("workloads/op/.fib-abc125", "{not json");
+  ds.file("traces/op/.fib-abc126", "{not json");
+  ds.file("definitions/op/notes.fib-abc127", "not a temporary of fib's");
+  const DatasetReport report = ds.validate();
+  ASSERT_EQ(report.definitions.size(), 1u);
+  EXPECT_EQ(dataset_messages(report), (Messages{I(codes::k_dataset_unread_file, "") +
+                                                ds.path("definitions/op/notes.fib-abc127") +
+                                                ": not a .json file, so no check reads it"}));
+}
+
+} // namespace
+} // namespace fib
