@@ -387,5 +387,25 @@ TEST(DatasetValidate, AtomicWriteTemporariesAreNotSeen) {
                                                 ": not a .json file, so no check reads it"}));
 }
 
+// Killed while writing its report, a validation leaves the report's temporary in reports/; the
+// next validation's report writing removes it, and the dataset scan never reports it meanwhile.
+TEST(DatasetValidate, ReportWritingAfterAKillLeavesNoTemporary) {
+  TempDir dir;
+  DatasetReport report;
+  report.config.dataset = "/data";
+  report.config.checks = {"layout"};
+  const ReportTargets all;
+  const ReportFiles killed = report_files(dir.path() / "reports", "20260101-120000");
+  ASSERT_TRUE(
+      testing::dies_in_an_atomic_write([&] { (void)write_report_files(report, killed, all); }));
+  ASSERT_EQ(testing::temporaries_below(dir.path() / "reports").size(), 1u);
+  testing::wait_until_older_than_now(dir.path());
+  const ReportFiles next = report_files(dir.path() / "reports", "20260101-120001");
+  EXPECT_FALSE(write_report_files(report, next, all).has_value());
+  EXPECT_EQ(
+      testing::tree(dir.path() / "reports"),
+      (std::vector<std::string>{"report-20260101-120001.json", "report-20260101-120001.txt"}));
+}
+
 } // namespace
 } // namespace fib
