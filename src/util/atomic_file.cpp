@@ -110,8 +110,13 @@ private:
 
 void inject_fault_before_rename() {
   const char* fault = std::getenv(k_fault_injection_variable.data());
-  if (fault != nullptr && std::string_view(fault) == "kill-before-rename") {
+  if (fault == nullptr) {
+    return;
+  }
+  if (std::string_view(fault) == "kill-before-rename") {
     ::kill(::getpid(), SIGKILL);
+  } else if (std::string_view(fault) == "stop-before-rename") {
+    ::kill(::getpid(), SIGSTOP);
   }
 }
 

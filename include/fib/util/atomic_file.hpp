@@ -156,7 +156,8 @@ private:
 // Test hook (docs/architecture.md): when the environment variable FIB_FAULT_INJECTION is
 // `kill-before-rename`, every atomic write kills its own process with SIGKILL after the temporary
 // file is complete and before it takes the target's name: the state a crash at the worst moment
-// leaves behind.
+// leaves behind. With `stop-before-rename` it stops itself (SIGSTOP) at that moment instead, alive
+// and holding its temporary's lock, so that a test can look at a live write.
 inline constexpr std::string_view k_fault_injection_variable = "FIB_FAULT_INJECTION";
 
 } // namespace fib

@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
 #include <string>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -119,6 +122,33 @@ TEST(StaleTemporaries, AKilledWriteIsCleanedUpByTheNextOne) {
   ASSERT_TRUE(write_file_atomically(target, "new", Overwrite::allowed).has_value());
   EXPECT_EQ(tree(dir.path()), std::vector<std::string>{"out.json"});
   EXPECT_EQ(read_file(target), "new");
+}
+
+// A write that is still live (stopped just before its rename) holds its temporary's lock: a run
+// that started after the temporary was written leaves it alone; once the writer is gone, it goes.
+TEST(StaleTemporaries, ALiveWritersTemporaryIsNeverRemoved) {
+  const TempDir dir;
+  const auto target = dir.path() / "out.json";
+  const pid_t child = ::fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    ::setenv(std::string(k_fault_injection_variable).c_str(), "stop-before-rename", 1);
+    (void)write_file_atomically(target, "new", Overwrite::allowed);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, WUNTRACED), child);
+  ASSERT_TRUE(WIFSTOPPED(status));
+  ASSERT_EQ(temporaries_below(dir.path()).size(), 1u);
+  wait_until_older_than_now(dir.path());
+  StaleTemporarySweeper during;
+  EXPECT_EQ(during.remove_stale_beside(target), 0u);
+  EXPECT_EQ(temporaries_below(dir.path()).size(), 1u);
+  ::kill(child, SIGKILL);
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  StaleTemporarySweeper after;
+  EXPECT_EQ(after.remove_stale_beside(target), 1u);
+  EXPECT_TRUE(tree(dir.path()).empty());
 }
 
 } // namespace
