@@ -212,6 +212,7 @@ public:
     const std::string text =
         normalize_report(m_entries, summary).dump(2, ' ', false, Json::error_handler_t::replace) +
         "\n";
+    StaleTemporarySweeper().remove_stale_beside(m_command.report);
     if (auto written = write_file_atomically(m_command.report, text, Overwrite::allowed);
         !written) {
       write_line(stderr, render_text(written.error()));

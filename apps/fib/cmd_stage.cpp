@@ -127,6 +127,7 @@ void print_stage_result(const StageCommand& command, const StageResult& result) 
 // Writes the --manifest file; the counts of the error printed when that fails.
 DiagnosticCounts write_manifest(const std::filesystem::path& file, const Json& manifest) {
   const std::string text = manifest.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  StaleTemporarySweeper().remove_stale_beside(file);
   auto written = write_file_atomically(file, text, Overwrite::allowed);
   if (written) {
     return {};

@@ -51,6 +51,13 @@ Expected<DatasetReport> read_report(const std::string& path) {
   return parse_report_json(text, path);
 }
 
+// Writes one output file, after removing the stale temporaries a killed earlier run left beside it.
+Expected<std::filesystem::path> write_output(const std::filesystem::path& file,
+                                             std::string_view text) {
+  StaleTemporarySweeper().remove_stale_beside(file);
+  return write_file_atomically(file, text, Overwrite::allowed);
+}
+
 } // namespace
 
 int run_validate_merge(const ValidateMergeCommand& command) {
@@ -66,14 +73,11 @@ int run_validate_merge(const ValidateMergeCommand& command) {
   const std::string json = render_report_json(merged);
   if (command.output.empty()) {
     write_line(stdout, json);
-  } else if (auto written = write_file_atomically(command.output, json, Overwrite::allowed);
-             !written) {
+  } else if (auto written = write_output(command.output, json); !written) {
     return fail(written.error());
   }
   if (!command.text_output.empty()) {
-    if (auto written = write_file_atomically(command.text_output, render_report_text(merged),
-                                             Overwrite::allowed);
-        !written) {
+    if (auto written = write_output(command.text_output, render_report_text(merged)); !written) {
       return fail(written.error());
     }
   }

@@ -68,8 +68,11 @@ int run_validate_render(const ValidateRenderCommand& command) {
   const std::string rendered = render_report_text(*report);
   if (command.output.empty()) {
     write_line(stdout, rendered);
-  } else if (auto written = write_file_atomically(command.output, rendered, Overwrite::allowed);
-             !written) {
+    return exit_status(DiagnosticCounts{});
+  }
+  StaleTemporarySweeper().remove_stale_beside(command.output); // what a killed earlier run left
+  if (auto written = write_file_atomically(command.output, rendered, Overwrite::allowed);
+      !written) {
     return fail(written.error());
   }
   return exit_status(DiagnosticCounts{});

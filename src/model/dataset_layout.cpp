@@ -3,6 +3,8 @@
 
 #include "fib/model/dataset_layout.hpp"
 
+#include <fib/util/atomic_file.hpp>
+
 #include <algorithm>
 #include <utility>
 
@@ -180,6 +182,12 @@ private:
         if (!fail(directory, status_ec)) {
           return false;
         }
+        continue;
+      }
+      if (fs::is_regular_file(status) &&
+          is_atomic_write_temporary(entry.path().filename().string())) {
+        // A stray temporary of an atomic write (fib/util/atomic_file.hpp) is part of no tree:
+        // never reported, copied or read.
         continue;
       }
       components.push_back(entry.path().filename().string());

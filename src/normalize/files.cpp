@@ -179,6 +179,7 @@ private:
     }
     std::error_code status_ec;
     const auto original = std::filesystem::status(target, status_ec);
+    m_sweeper.remove_stale_beside(target);
     auto written = write_file_atomically(target, out.normalized_text, Overwrite::allowed);
     if (written && m_options.write == NormalizeWrite::in_place && !status_ec) {
       // Keep the replaced file's permission bits (the new file was created with the defaults).
@@ -200,6 +201,8 @@ private:
   const NormalizeFilesOptions& m_options;
   PythonFrontend& m_python;
   std::set<std::string> m_targets;
+  // Created with the normalizer: its start is the run's start.
+  StaleTemporarySweeper m_sweeper;
 };
 
 Json diagnostic_json(const Diagnostic& d) {

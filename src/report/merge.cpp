@@ -218,6 +218,7 @@ private:
   }
 
   MergeEntry write(MergeEntry entry, const std::string& content, Overwrite overwrite) {
+    m_sweeper.remove_stale_below(m_options.output, entry.path);
     auto written = write_file_atomically_below(m_options.output, entry.path, content, overwrite,
                                                CreateMissing::yes);
     if (!written) {
@@ -299,6 +300,8 @@ private:
 
   const MergeOptions& m_options;
   DiagnosticSink& m_sink;
+  // Created with the merger: its start is the run's start.
+  StaleTemporarySweeper m_sweeper;
   std::size_t m_identical_copies = 0;
 };
 

@@ -19,6 +19,8 @@ std::optional<Diagnostic> append_trace_lines(const std::filesystem::path& root,
   if (!lock) {
     return lock.error();
   }
+  // A run killed in the middle of an earlier append left its temporary here.
+  StaleTemporarySweeper().remove_stale_in(*directory);
   const std::string name = relative.filename().string();
   auto old = read_file_in(*directory, name, k_default_max_file_bytes);
   if (!old) {

@@ -519,6 +519,7 @@ private:
       entry.diagnostics.push_back(directory.error());
       return;
     }
+    m_sweeper.remove_stale_in(**directory);
     auto written = write_file_atomically_in(
         **directory, entry.target.filename().string(), entry.incoming_text,
         entry.action == StageAction::added ? Overwrite::forbidden : Overwrite::allowed);
@@ -561,6 +562,8 @@ private:
   PythonFrontend& m_python;
   StageResult m_result;
   std::vector<Candidate> m_candidates;
+  // Created with the stager: its start is the run's start.
+  StaleTemporarySweeper m_sweeper;
 };
 
 } // namespace

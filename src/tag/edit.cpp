@@ -161,11 +161,15 @@ TaggedFile skipped(TaggedFile out, Diagnostic problem) {
 }
 
 // Writes the new text: dataset and manifest selections through directory handles, so that a link
-// put in place after check_tag_write_path is refused, not followed.
-Expected<std::filesystem::path> write_tagged(const SelectedFile& file, const std::string& text) {
+// put in place after check_tag_write_path is refused, not followed. The stale temporaries of an
+// earlier, killed write in that directory are removed first.
+Expected<std::filesystem::path> write_tagged(const SelectedFile& file, const std::string& text,
+                                             StaleTemporarySweeper& sweeper) {
   if (file.relative.empty()) {
+    sweeper.remove_stale_beside(file.path);
     return write_file_atomically(file.path, text, Overwrite::allowed);
   }
+  sweeper.remove_stale_below(file.root, file.relative);
   return write_file_atomically_below(file.root, file.relative, text, Overwrite::allowed,
                                      CreateMissing::no);
 }
@@ -216,7 +220,8 @@ TaggedFile plan_tag_edit(const SelectedFile& selected, std::string text,
 // one file (or of files in one directory) run one after the other. The file is read again under
 // the lock: when another process changed it since `planned` read it, the edit is planned again
 // on what is there now, so that the other process's tags are kept.
-TaggedFile write_tag_edit(TaggedFile planned, const TagEditOptions& options) {
+TaggedFile write_tag_edit(TaggedFile planned, const TagEditOptions& options,
+                          StaleTemporarySweeper& sweeper) {
   const std::filesystem::path parent = planned.file.path.parent_path();
   const auto lock =
       lock_directory(parent.empty() ? std::filesystem::path(".") : parent, options.lock_timeout);
@@ -234,14 +239,15 @@ TaggedFile write_tag_edit(TaggedFile planned, const TagEditOptions& options) {
       return out;
     }
   }
-  if (auto written = write_tagged(out.file, out.new_text); !written) {
+  if (auto written = write_tagged(out.file, out.new_text, sweeper); !written) {
     return skipped(std::move(out), written.error());
   }
   out.written = true;
   return out;
 }
 
-TaggedFile edit_tag_file(const SelectedFile& selected, const TagEditOptions& options) {
+TaggedFile edit_tag_file(const SelectedFile& selected, const TagEditOptions& options,
+                         StaleTemporarySweeper& sweeper) {
   auto text = read_text_file(selected.path);
   if (!text) {
     TaggedFile out;
@@ -252,7 +258,7 @@ TaggedFile edit_tag_file(const SelectedFile& selected, const TagEditOptions& opt
   if (planned.status != TagFileStatus::changed || options.dry_run == DryRun::yes) {
     return planned;
   }
-  return write_tag_edit(std::move(planned), options);
+  return write_tag_edit(std::move(planned), options, sweeper);
 }
 
 } // namespace
@@ -260,8 +266,9 @@ TaggedFile edit_tag_file(const SelectedFile& selected, const TagEditOptions& opt
 TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditOptions& options,
                           const std::function<void(const TaggedFile&)>& on_file) {
   TagSummary summary;
+  StaleTemporarySweeper sweeper;
   for (const auto& selected : files) {
-    const TaggedFile out = edit_tag_file(selected, options);
+    const TaggedFile out = edit_tag_file(selected, options, sweeper);
     ++summary.files;
     summary.changed += out.status == TagFileStatus::changed ? 1 : 0;
     summary.skipped += out.status == TagFileStatus::skipped ? 1 : 0;

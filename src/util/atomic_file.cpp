@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <random>
 #include <string>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
@@ -65,11 +66,17 @@ int create_temporary(int dirfd, std::string& name) {
   return -1;
 }
 
-// Owns the temporary file: closes it and removes its name unless released.
+// Owns the temporary file: closes it and removes its name unless released. A second descriptor of
+// the same open file holds the flock(2) that marks the temporary as live (atomic_file.hpp, "Stale
+// temporaries") until the write is over, after the data descriptor was closed.
 class TempFile {
 public:
   TempFile(int dirfd, std::string name, int fd)
-      : m_dirfd(dirfd), m_name(std::move(name)), m_fd(fd) {}
+      : m_dirfd(dirfd), m_name(std::move(name)), m_fd(fd) {
+    if (::flock(m_fd, LOCK_EX | LOCK_NB) == 0) {
+      m_lock_fd = ::fcntl(m_fd, F_DUPFD_CLOEXEC, 0);
+    }
+  }
   ~TempFile() {
     if (m_fd >= 0) {
       ::close(m_fd);
@@ -77,12 +84,15 @@ public:
     if (!m_name.empty()) {
       ::unlinkat(m_dirfd, m_name.c_str(), 0);
     }
+    if (m_lock_fd >= 0) {
+      ::close(m_lock_fd);
+    }
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   int fd() const { return m_fd; }
   const std::string& name() const { return m_name; }
-  // Closes the descriptor; false (errno set) when close(2) reports a failed write-back.
+  // Closes the data descriptor; false (errno set) when close(2) reports a failed write-back.
   bool close() {
     const int fd = m_fd;
     m_fd = -1;
@@ -95,12 +105,18 @@ private:
   int m_dirfd;
   std::string m_name;
   int m_fd;
+  int m_lock_fd = -1;
 };
 
 void inject_fault_before_rename() {
   const char* fault = std::getenv(k_fault_injection_variable.data());
-  if (fault != nullptr && std::string_view(fault) == "kill-before-rename") {
+  if (fault == nullptr) {
+    return;
+  }
+  if (std::string_view(fault) == "kill-before-rename") {
     ::kill(::getpid(), SIGKILL);
+  } else if (std::string_view(fault) == "stop-before-rename") {
+    ::kill(::getpid(), SIGSTOP);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "util/file_walk.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/util/atomic_file.hpp>
 
 #include <fmt/format.h>
 
@@ -19,11 +20,13 @@ FilesBelow list_files_below(const std::filesystem::path& directory,
     const std::filesystem::path& path = it->path();
     const bool is_report = path.parent_path().filename() == "reports" &&
                            path.filename().string().starts_with("report-");
+    // A stray temporary of an atomic write is no input, whatever its extension looks like.
+    const bool is_temporary = is_atomic_write_temporary(path.filename().string());
     const std::string extension = path.extension().string();
     const bool wanted =
         std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
     std::error_code type_ec;
-    if (wanted && !is_report && it->is_regular_file(type_ec)) {
+    if (wanted && !is_report && !is_temporary && it->is_regular_file(type_ec)) {
       result.files.push_back(path);
     }
   }

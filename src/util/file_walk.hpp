@@ -19,7 +19,8 @@ struct FilesBelow {
 
 // Regular files below `directory` whose extension is one of `extensions` (".json", …). Symbolic
 // links to directories are not followed, unreadable subdirectories are skipped, and the report
-// files `fib validate --dataset` writes (`reports/report-*`) are left out. Never throws.
+// files `fib validate --dataset` writes (`reports/report-*`) and the temporaries of atomic writes
+// (is_atomic_write_temporary) are left out. Never throws.
 FilesBelow list_files_below(const std::filesystem::path& directory,
                             std::initializer_list<std::string_view> extensions);
 

@@ -401,7 +401,10 @@ std::optional<Diagnostic> check_report_files_free(const ReportFiles& files,
 
 std::optional<Diagnostic> write_report_files(const DatasetReport& report, const ReportFiles& files,
                                              const ReportTargets& targets) {
+  // A validation killed while writing its report left its temporary in the reports directory.
+  StaleTemporarySweeper sweeper;
   if (targets.json_file) {
+    sweeper.remove_stale_beside(files.json);
     if (auto written =
             write_file_atomically(files.json, render_report_json(report), Overwrite::forbidden);
         !written) {
@@ -409,6 +412,7 @@ std::optional<Diagnostic> write_report_files(const DatasetReport& report, const 
     }
   }
   if (targets.text_file) {
+    sweeper.remove_stale_beside(files.text);
     if (auto written =
             write_file_atomically(files.text, render_report_text(report), Overwrite::forbidden);
         !written) {

@@ -1,12 +1,20 @@
 #include "test_support.hpp"
 
+#include <fib/util/atomic_file.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fib::testing {
@@ -87,6 +95,56 @@ std::string read_file(const std::filesystem::path& file) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+bool dies_in_an_atomic_write(const std::function<void()>& action) {
+  const pid_t child = ::fork();
+  if (child < 0) {
+    return false;
+  }
+  if (child == 0) {
+    ::setenv(std::string(k_fault_injection_variable).c_str(), "kill-before-rename", 1);
+    action();
+    ::_exit(0); // not reached when the fault fires
+  }
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child) {
+    return false;
+  }
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+std::vector<std::string> temporaries_below(const std::filesystem::path& root) {
+  std::vector<std::string> found;
+  for (const auto& entry : tree(root)) {
+    if (is_atomic_write_temporary(std::filesystem::path(entry).filename().string())) {
+      found.push_back(entry);
+    }
+  }
+  return found;
+}
+
+void wait_until_older_than_now(const std::filesystem::path& root) {
+  struct timespec newest {};
+  std::error_code ec;
+  for (std::filesystem::recursive_directory_iterator it(root, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    struct stat info {};
+    if (::lstat(it->path().c_str(), &info) == 0 &&
+        (info.st_mtim.tv_sec > newest.tv_sec ||
+         (info.st_mtim.tv_sec == newest.tv_sec && info.st_mtim.tv_nsec > newest.tv_nsec))) {
+      newest = info.st_mtim;
+    }
+  }
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (now.tv_sec > newest.tv_sec ||
+        (now.tv_sec == newest.tv_sec && now.tv_nsec > newest.tv_nsec)) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 std::vector<std::string> tree(const std::filesystem::path& root) {

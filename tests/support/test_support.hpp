@@ -6,6 +6,7 @@
 #include <fib/python/runtime.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,19 @@ std::string read_file(const std::filesystem::path& file);
 
 // Every entry below `root` (symbolic links listed, not followed), relative, generic form, sorted.
 std::vector<std::string> tree(const std::filesystem::path& root);
+
+// Runs `action` in a forked child with FIB_FAULT_INJECTION=kill-before-rename, so that its first
+// atomic write dies after the temporary file is complete and before the rename. True when the
+// child died of SIGKILL (the fault fired).
+bool dies_in_an_atomic_write(const std::function<void()>& action);
+
+// The entries below `root` whose name is an atomic write's temporary (is_atomic_write_temporary),
+// relative, generic form, sorted.
+std::vector<std::string> temporaries_below(const std::filesystem::path& root);
+
+// Waits until the coarse clock fib stamps a run's start with is past the modification time of
+// every entry below `root`: a run started after this treats them as older than itself.
+void wait_until_older_than_now(const std::filesystem::path& root);
 
 // A fresh directory under the system temp dir, removed on destruction unless the test failed.
 class TempDir {

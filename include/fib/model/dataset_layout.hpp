@@ -73,7 +73,9 @@ LayoutKeys layout_keys(DatasetTree tree, const std::vector<std::string>& compone
 
 // How scan_tree reads a tree. Every mode lists entries in sorted path order (component-wise, by
 // byte), never enters a symbolic link to a directory, and finds nothing when the tree directory
-// is missing.
+// is missing. No mode sees a regular file named like an atomic write's temporary
+// (is_atomic_write_temporary, fib/util/atomic_file.hpp): a stray `.fib-XXXXXX` is neither an
+// entry nor skipped, so it is never reported, parsed or copied.
 enum class ScanMode {
   // The old tool's validator scan (`fib validate --dataset`). An entry matches when its name ends
   // with the tree's extension (a bare `.json` too) and it lies exactly the tree's depth down; like

@@ -220,7 +220,8 @@ struct NormalizeSummary {
 // Normalizes every file named by `options`, writes results as asked (atomically; never deletes or
 // renames an input), validates each result with the core validator, and hands each file to
 // `on_file` as soon as it is done. Malformed or unreadable inputs are reported and skipped; the run
-// goes on. Never throws.
+// goes on. A write first removes the stale temporaries a killed run left in the target's directory
+// (StaleTemporarySweeper, fib/util/atomic_file.hpp); temporaries are never inputs. Never throws.
 NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFrontend& python,
                                  const std::function<void(const NormalizedFile&)>& on_file);
 

@@ -103,7 +103,9 @@ struct MergeResult {
 // input; `io.not-found` / `io.read` for a missing or unreadable input (nothing is done);
 // `merge.conflict` per differing copy (file = that input's copy); `merge.not-copied` (warning)
 // per link or special file left out; `io.*` for a file that cannot be read or written (its entry
-// is `failed`, the others go on). Never throws.
+// is `failed`, the others go on). Temporaries of atomic writes in an input are no files of it;
+// before writing into a directory of the output the stale ones there are removed
+// (StaleTemporarySweeper, fib/util/atomic_file.hpp). Never throws.
 MergeResult merge_datasets(const MergeOptions& options, DiagnosticSink& sink);
 
 } // namespace fib

@@ -22,9 +22,10 @@ namespace fib {
 // `io.unsafe-path` for a link or a `..`). Under the exclusive lock of the file's directory (waiting
 // up to `lock_timeout`, then `io.lock-timeout` and nothing written) the current file is read again,
 // a newline is added to a last line that lacks one, the new lines are added after it and the result
-// replaces the file in one rename. Every line another process appended before the lock was taken
-// is kept. Other errors: read_file_in's (`io.read`, `io.too-large`, `io.unsafe-path`) and the
-// atomic write's (`io.write`). nullopt on success.
+// replaces the file in one rename (after the stale temporaries a killed append left in that
+// directory are removed: StaleTemporarySweeper, fib/util/atomic_file.hpp). Every line another
+// process appended before the lock was taken is kept. Other errors: read_file_in's (`io.read`,
+// `io.too-large`, `io.unsafe-path`) and the atomic write's (`io.write`). nullopt on success.
 std::optional<Diagnostic>
 append_trace_lines(const std::filesystem::path& root, const std::filesystem::path& relative,
                    const std::vector<std::string>& lines,

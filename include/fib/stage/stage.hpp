@@ -127,7 +127,9 @@ struct StageResult {
 };
 
 // Plans and (unless DryRun::yes) performs the staging. `python` is used only with
-// StageNormalize::yes (NoPython will do otherwise). Never throws.
+// StageNormalize::yes (NoPython will do otherwise). Before writing into a directory of the dataset
+// it removes the stale temporaries a killed run left there (StaleTemporarySweeper,
+// fib/util/atomic_file.hpp). Never throws.
 StageResult stage_definitions(const StageOptions& options, PythonFrontend& python);
 
 // The counts of every diagnostic of `result`: its own, then each entry's.

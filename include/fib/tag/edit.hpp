@@ -107,7 +107,9 @@ struct TagSummary {
 // process after `options.lock_timeout` skips the file (`io.lock-timeout`, file: the directory).
 // Skipped files: unreadable or not lockable (`io.*`), not JSON (`json.parse`), not a definition
 // (`tag.not-a-definition`, `schema.type`), or in need of a change but unsafe to write
-// (check_tag_write_path: `io.unsafe-path`, also under DryRun::yes).
+// (check_tag_write_path: `io.unsafe-path`, also under DryRun::yes). A write first removes the stale
+// temporaries a killed run left in the file's directory (StaleTemporarySweeper,
+// fib/util/atomic_file.hpp).
 TagSummary edit_tag_files(const std::vector<SelectedFile>& files, const TagEditOptions& options,
                           const std::function<void(const TaggedFile&)>& on_file);
 

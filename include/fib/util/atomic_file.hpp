@@ -3,16 +3,20 @@
 // `.fib-XXXXXX` name, so that any valid target name works), is flushed to disk, and only then takes
 // the target's name; the directory is then flushed so that the new name is durable too. A kill at
 // any moment leaves either the old state or the complete new file, never a partial one (at worst a
-// stray `.fib-*` temporary).
+// stray `.fib-XXXXXX` temporary, which the next fib command writing into that directory removes:
+// see "Stale temporaries" below).
 
 #include <fib/base/expected.hpp>
 
 #include <cstdint>
+#include <ctime>
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace fib {
 
@@ -102,10 +106,58 @@ Expected<std::filesystem::path> write_file_atomically_below(const std::filesyste
                                                             Overwrite overwrite,
                                                             CreateMissing create);
 
+// --- Stale temporaries ---
+//
+// The temporary of an atomic write is named `.fib-` followed by exactly six ASCII letters or
+// digits, and while its write is in progress the writing process holds an exclusive flock(2) on
+// it (released when the process ends, however it ends). A temporary is *stale* when
+//   - its name has exactly that form (the worker's own `<target>.fib-<pid>` files never do),
+//   - it is a regular file (looked at without following a link),
+//   - its modification time is before the start of the run that looks at it (measured with the
+//     coarse real-time clock the kernel stamps files with, so a file created after the start is
+//     never older than it), and
+//   - no process holds its lock (flock(2) with LOCK_NB succeeds).
+// A concurrent fib's live temporary fails the last test (and, in the instant between its creation
+// and its lock, the third), so it is never removed.
+
+// True for a name of the atomic writer's temporaries (`.fib-` and six ASCII letters or digits).
+// Readers of a directory fib writes into skip regular files with such a name.
+bool is_atomic_write_temporary(std::string_view name);
+
+// Removes the stale temporaries of the directories a run writes into. Construct one at the start
+// of the run (that instant is "the start of the run" above) and call remove_stale_in before
+// writing into a directory; each directory (by device and inode) is looked at once per sweeper.
+// Removal is unlinkat(2) of the name only (never following a link, never touching anything but a
+// regular file with that name); entries that cannot be opened or locked are left alone, and so are
+// listing errors (the sweep is best effort: the write that follows reports its own errors). Not
+// for concurrent use from several threads.
+class StaleTemporarySweeper {
+public:
+  StaleTemporarySweeper();
+
+  // Sweeps `directory`; returns the number of temporaries removed.
+  std::size_t remove_stale_in(const DirectoryHandle& directory);
+  // Sweeps the directory that holds `file` (the parent path, or `.`; links on the way followed,
+  // as write_file_atomically follows them); nothing when it cannot be opened.
+  std::size_t remove_stale_beside(const std::filesystem::path& file);
+  // Sweeps the directory that holds `root / relative`, opened as open_parent_directory_below does
+  // (links refused); nothing when that directory does not exist or is refused.
+  std::size_t remove_stale_below(const std::filesystem::path& root,
+                                 const std::filesystem::path& relative);
+
+  std::size_t removed() const { return m_removed; }
+
+private:
+  std::timespec m_started{};
+  std::set<std::pair<std::uintmax_t, std::uintmax_t>> m_swept;
+  std::size_t m_removed = 0;
+};
+
 // Test hook (docs/architecture.md): when the environment variable FIB_FAULT_INJECTION is
 // `kill-before-rename`, every atomic write kills its own process with SIGKILL after the temporary
 // file is complete and before it takes the target's name: the state a crash at the worst moment
-// leaves behind.
+// leaves behind. With `stop-before-rename` it stops itself (SIGSTOP) at that moment instead, alive
+// and holding its temporary's lock, so that a test can look at a live write.
 inline constexpr std::string_view k_fault_injection_variable = "FIB_FAULT_INJECTION";
 
 } // namespace fib

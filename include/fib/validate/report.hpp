@@ -187,8 +187,9 @@ ReportFiles report_files(const std::filesystem::path& folder, std::string_view t
 std::optional<Diagnostic> check_report_files_free(const ReportFiles& files,
                                                   const ReportTargets& targets);
 
-// Writes the enabled files atomically (JSON first, then text), never replacing an existing file.
-// Errors: `report.exists`, `io.write`.
+// Writes the enabled files atomically (JSON first, then text), never replacing an existing file,
+// after removing the stale temporaries a killed run left beside them
+// (StaleTemporarySweeper, fib/util/atomic_file.hpp). Errors: `report.exists`, `io.write`.
 std::optional<Diagnostic> write_report_files(const DatasetReport& report, const ReportFiles& files,
                                              const ReportTargets& targets);
 

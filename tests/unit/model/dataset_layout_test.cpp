@@ -234,3 +234,38 @@ TEST(DatasetLayout, SolutionsAreFourLevelsDown) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+// A stray temporary of an atomic write (`.fib-XXXXXX`, a regular file) is invisible to every mode:
+// not an entry, not skipped, so never reported, parsed or copied. An entry of another type with
+// such a name is no temporary of fib's and is treated as any other.
+TEST(DatasetLayout, AtomicWriteTemporariesAreInvisibleToEveryMode) {
+  const TempDir dir;
+  dir.write("definitions/gemm/a.json", "{}");
+  dir.write("definitions/gemm/.fib-abc123", "{}");
+  dir.write("definitions/.fib-XYZ789", "{}");
+  dir.write("definitions/gemm/.fib-dir123/x.json", "{}");
+  for (const ScanMode mode : {ScanMode::validator, ScanMode::trace_set, ScanMode::strict,
+                              ScanMode::occupancy, ScanMode::copy}) {
+    const TreeScan scan = scan_tree(dir.path(), DatasetTree::definitions, mode);
+    for (const LayoutEntry& entry : scan.entries) {
+      EXPECT_EQ(entry.path.filename().string().find(".fib-"), std::string::npos)
+          << entry.path << " in mode " << static_cast<int>(mode);
+    }
+    for (const SkippedEntry& entry : scan.skipped) {
+      EXPECT_EQ(entry.path.filename().string().find(".fib-"), std::string::npos)
+          << entry.path << " in mode " << static_cast<int>(mode);
+    }
+  }
+  EXPECT_EQ(entries_of(scan_tree(dir.path(), DatasetTree::definitions, ScanMode::copy)),
+            (Paths{"definitions/gemm/.fib-dir123/x.json", "definitions/gemm/a.json"}));
+  EXPECT_EQ(
+      skipped_of(scan_tree(dir.path(), DatasetTree::definitions, ScanMode::validator), dir.path()),
+      (std::vector<std::pair<std::string, SkipReason>>{
+          {"definitions/gemm/.fib-dir123/x.json", SkipReason::wrong_depth}}));
+}
+
+} // namespace
+} // namespace fib

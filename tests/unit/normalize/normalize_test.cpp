@@ -686,6 +686,26 @@ TEST(NormalizeFiles, InPlaceReplacesOnlyChangedFilesAndRefusesSymlinks) {
   EXPECT_FALSE(second.files[0].written.has_value()) << "an unchanged file is not rewritten";
 }
 
+// Killed between writing a normalized file and renaming it, an in-place run leaves the input as it
+// was and a temporary beside it; the rerun removes the temporary, is not misled into reading it
+// as an input, and writes the normalized file.
+TEST(NormalizeFiles, ARerunAfterAKillLeavesNoTemporary) {
+  testing::TempDir dir;
+  const auto raw = dir.write("d/raw.json", rmsnorm_dump().dump());
+  NormalizeFilesOptions options;
+  options.paths = {dir.path() / "d"};
+  options.write = NormalizeWrite::in_place;
+  ASSERT_TRUE(testing::dies_in_an_atomic_write([&] { (void)run_files(options); }));
+  ASSERT_EQ(testing::temporaries_below(dir.path() / "d").size(), 1U);
+  EXPECT_EQ(*read_text_file(raw), rmsnorm_dump().dump());
+  testing::wait_until_older_than_now(dir.path());
+  const FilesRun rerun = run_files(options);
+  ASSERT_EQ(rerun.files.size(), 1U) << "the temporary is no input";
+  EXPECT_EQ(rerun.files[0].written, raw);
+  EXPECT_EQ(testing::tree(dir.path() / "d"), std::vector<std::string>{"raw.json"});
+  EXPECT_NE(read_text_file(raw)->find("def run("), std::string::npos);
+}
+
 TEST(NormalizeFiles, OutputDirKeepsRelativePathsAndRejectsCollisions) {
   testing::TempDir dir;
   dir.write("in/sub/x.json", rmsnorm_dump().dump());

@@ -221,3 +221,62 @@ TEST(MergeNames, ActionSpellings) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+using testing::TempDir;
+using testing::temporaries_below;
+using testing::tree;
+
+// A stray temporary of a killed atomic write in an input is no file of the dataset: not copied,
+// not reported.
+TEST(Merge, AtomicWriteTemporariesAreNotCopied) {
+  TempDir dir;
+  dir.write("a/definitions/op/d1.json", R"({"name": "d1"})");
+  dir.write("a/definitions/op/.fib-abc123", R"({"name": "half"})");
+  dir.write("a/traces/op/.fib-Zz9876", "{\"l\": 1}\n");
+  DiagnosticList sink;
+  const fs::path out = dir.path() / "out";
+  const MergeResult result = merge(out, {dir.path() / "a"}, sink);
+  EXPECT_TRUE(sink.items().empty()) << testing::describe(sink);
+  EXPECT_EQ(tree(out),
+            (std::vector<std::string>{"definitions", "definitions/op", "definitions/op/d1.json"}));
+  EXPECT_EQ(result.entries.size(), 1u);
+}
+
+// Killed between writing a temporary and renaming it, a merge leaves the temporary in the output;
+// the rerun removes it, writes the complete output, and never reads or copies the temporary.
+TEST(Merge, ARerunAfterAKillLeavesNoTemporary) {
+  TempDir dir;
+  dir.write("a/definitions/op/d1.json", R"({"name": "d1"})");
+  dir.write("a/traces/op/d1.jsonl", "{\"l\": 1}\n");
+  dir.write("b/traces/op/d1.jsonl", "{\"l\": 2}\n");
+  const fs::path out = dir.path() / "out";
+  const std::vector<fs::path> inputs{dir.path() / "a", dir.path() / "b"};
+  ASSERT_TRUE(testing::dies_in_an_atomic_write([&] {
+    DiagnosticList ignored;
+    (void)merge(out, inputs, ignored);
+  }));
+  ASSERT_EQ(temporaries_below(out).size(), 1u);
+  testing::wait_until_older_than_now(out);
+  DiagnosticList sink;
+  const MergeResult result = merge(out, inputs, sink);
+  EXPECT_TRUE(sink.items().empty()) << testing::describe(sink);
+  EXPECT_TRUE(temporaries_below(out).empty()) << tree(out).size();
+  EXPECT_EQ(tree(out),
+            (std::vector<std::string>{"definitions", "definitions/op", "definitions/op/d1.json",
+                                      "traces", "traces/op", "traces/op/d1.jsonl"}));
+  EXPECT_EQ(read_file(out / "definitions/op/d1.json"), R"({"name": "d1"})");
+  EXPECT_EQ(read_file(out / "traces/op/d1.jsonl"), "{\"l\": 1}\n{\"l\": 2}\n");
+  EXPECT_EQ(result.entries.size(), 2u);
+  // Merging the output into a fresh one copies no temporary either (the output is clean anyway).
+  DiagnosticList again;
+  (void)merge(dir.path() / "copy", {out}, again);
+  EXPECT_TRUE(temporaries_below(dir.path() / "copy").empty());
+}
+
+} // namespace
+} // namespace fib

@@ -141,3 +141,25 @@ TEST(TraceAppend, ConcurrentAppendsFromSeveralProcessesKeepEveryLine) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+// A run killed between writing the new trace file and renaming it keeps the old file and leaves a
+// temporary; the next append removes that temporary and keeps every line that was written.
+TEST(TraceAppend, TheAppendAfterAKillLeavesNoTemporary) {
+  const TempDir dataset;
+  dataset.write(k_trace_file, "{\"old\":1}\n");
+  ASSERT_TRUE(testing::dies_in_an_atomic_write(
+      [&] { (void)append_trace_lines(dataset.path(), k_trace_file, {R"({"lost":2})"}); }));
+  const auto directory = (dataset.path() / k_trace_file).parent_path();
+  ASSERT_EQ(testing::temporaries_below(directory).size(), 1u);
+  EXPECT_EQ(read_file(dataset.path() / k_trace_file), "{\"old\":1}\n");
+  testing::wait_until_older_than_now(dataset.path());
+  ASSERT_EQ(append_trace_lines(dataset.path(), k_trace_file, {R"({"new":3})"}), std::nullopt);
+  EXPECT_EQ(tree(directory), std::vector<std::string>{"rmsnorm_h4096.jsonl"});
+  EXPECT_EQ(read_file(dataset.path() / k_trace_file), "{\"old\":1}\n{\"new\":3}\n");
+}
+
+} // namespace
+} // namespace fib

@@ -472,10 +472,31 @@ TEST(Stage, AKillBeforeTheRenameLosesNothing) {
   EXPECT_EQ(files[1], "a.json");
   EXPECT_TRUE(files[0].starts_with(".fib-")) << files[0];
   EXPECT_NE(std::filesystem::path(files[0]).extension(), ".json");
-  // The next run overwrites cleanly.
+  // The next run overwrites cleanly and removes the stray temporary (older than that run).
+  testing::wait_until_older_than_now(f.dataset);
   const auto again = f.stage(OnConflict::overwrite);
   EXPECT_EQ(again.entries[0].action, StageAction::overwritten);
   EXPECT_EQ(read_file(staged), canonical_json_text(incoming));
+  EXPECT_EQ(tree(f.dataset / "definitions/rmsnorm"), std::vector<std::string>{"a.json"});
+}
+
+// Stage's view of the staged tree and of its sources ignores a stray temporary: it neither takes
+// a name nor is it read as a dump.
+TEST(Stage, AtomicWriteTemporariesAreNotSeen) {
+  const Fixture f;
+  f.dump("a.json", make_definition("a"));
+  f.dump(".fib-abc123", make_definition("b"));
+  f.staged("definitions/rmsnorm/.fib-abc124", make_definition("a"));
+  testing::wait_until_older_than_now(f.dir.path());
+  const auto result = f.stage(OnConflict::fail);
+  ASSERT_EQ(result.entries.size(), 1u);
+  EXPECT_EQ(result.entries[0].action, StageAction::added);
+  EXPECT_TRUE(result.entries[0].diagnostics.empty());
+  // The staged tree's stale temporary went with the write into its directory; the dump directory
+  // is only read, never cleaned.
+  EXPECT_EQ(tree(f.dataset / "definitions/rmsnorm"), std::vector<std::string>{"a.json"});
+  EXPECT_EQ(testing::temporaries_below(f.dir.path() / "dumps"),
+            std::vector<std::string>{".fib-abc123"});
 }
 
 } // namespace

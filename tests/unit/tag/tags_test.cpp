@@ -582,6 +582,26 @@ std::vector<TaggedFile> edit(const std::vector<SelectedFile>& files, TagAction a
   return out;
 }
 
+// Killed between writing the tagged file and renaming it, `fib tag` leaves the file untouched and
+// a temporary beside it; the rerun removes the temporary and tags the file.
+TEST(TagFiles, ARerunAfterAKillLeavesNoTemporary) {
+  const TempDir dir;
+  const std::string original = "{\"name\": \"n\", \"op_type\": \"op\", \"axes\": {}}";
+  const auto file = dir.write("definitions/op/n.json", original);
+  const SelectedFile selected{file, "definitions/op/n.json", dir.path()};
+  ASSERT_TRUE(
+      testing::dies_in_an_atomic_write([&] { (void)edit({selected}, TagAction::add, {"fused"}); }));
+  ASSERT_EQ(testing::temporaries_below(dir.path()).size(), 1U);
+  EXPECT_EQ(read_file(file), original);
+  testing::wait_until_older_than_now(dir.path());
+  const auto results = edit({selected}, TagAction::add, {"fused"});
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_TRUE(results[0].written);
+  EXPECT_TRUE(results[0].diagnostics.empty());
+  EXPECT_EQ(testing::tree(dir.path() / "definitions/op"), std::vector<std::string>{"n.json"});
+  EXPECT_NE(read_file(file).find("\"fused\""), std::string::npos);
+}
+
 TEST(TagFiles, AddWritesCanonicalJsonAndKeepsUnchangedFiles) {
   const TempDir dir;
   const auto file = dir.write("d.json", "{\"name\": \"n\", \"op_type\": \"op\", \"axes\": {}}");

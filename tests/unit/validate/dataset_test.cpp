@@ -364,3 +364,48 @@ TEST(DatasetValidate, ModelLevelCodesAreMarkedInTheTable) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+using namespace dataset_testing;
+
+// A stray temporary of a killed atomic write is not reported as a misplaced or unread file, and
+// no check parses it (its content would not parse).
+TEST(DatasetValidate, AtomicWriteTemporariesAreNotSeen) {
+  Dataset ds;
+  ds.definition(DefSpec{});
+  ds.file("definitions/op/.fib-abc123", "{not json");
+  ds.file("definitions/.fib-abc124", "{not json");
+  ds.file("workloads/op/.fib-abc125", "{not json");
+  ds.file("traces/op/.fib-abc126", "{not json");
+  ds.file("definitions/op/notes.fib-abc127", "not a temporary of fib's");
+  const DatasetReport report = ds.validate();
+  ASSERT_EQ(report.definitions.size(), 1u);
+  EXPECT_EQ(dataset_messages(report), (Messages{I(codes::k_dataset_unread_file, "") +
+                                                ds.path("definitions/op/notes.fib-abc127") +
+                                                ": not a .json file, so no check reads it"}));
+}
+
+// Killed while writing its report, a validation leaves the report's temporary in reports/; the
+// next validation's report writing removes it, and the dataset scan never reports it meanwhile.
+TEST(DatasetValidate, ReportWritingAfterAKillLeavesNoTemporary) {
+  TempDir dir;
+  DatasetReport report;
+  report.config.dataset = "/data";
+  report.config.checks = {"layout"};
+  const ReportTargets all;
+  const ReportFiles killed = report_files(dir.path() / "reports", "20260101-120000");
+  ASSERT_TRUE(
+      testing::dies_in_an_atomic_write([&] { (void)write_report_files(report, killed, all); }));
+  ASSERT_EQ(testing::temporaries_below(dir.path() / "reports").size(), 1u);
+  testing::wait_until_older_than_now(dir.path());
+  const ReportFiles next = report_files(dir.path() / "reports", "20260101-120001");
+  EXPECT_FALSE(write_report_files(report, next, all).has_value());
+  EXPECT_EQ(
+      testing::tree(dir.path() / "reports"),
+      (std::vector<std::string>{"report-20260101-120001.json", "report-20260101-120001.txt"}));
+}
+
+} // namespace
+} // namespace fib
