@@ -16,6 +16,7 @@
 #include <fstream>
 #include <mutex>
 #include <poll.h>
+#include <random>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -366,9 +367,36 @@ void strip_set_id_bits(const std::filesystem::path& root) {
 
 // --- ProcessCgroup ---
 
+namespace {
+
+// Removes the empty groups `fib-PID-…` of fib processes that no longer run (a fib killed with
+// SIGKILL cannot remove its own). A group still in use is not empty and rmdir refuses it; one of
+// a live fib is never touched.
+void remove_abandoned_cgroups(const std::filesystem::path& parent) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("fib-")) {
+      continue;
+    }
+    const long owner = std::strtol(name.c_str() + 4, nullptr, 10);
+    if (owner > 0 && owner != ::getpid() && ::kill(static_cast<pid_t>(owner), 0) != 0 &&
+        errno == ESRCH) {
+      ::rmdir(entry.path().c_str());
+    }
+  }
+}
+
+} // namespace
+
 Expected<ProcessCgroup> ProcessCgroup::create(const SandboxSupport& support, std::uint64_t max) {
+  static std::once_flag swept;
+  std::call_once(swept, [&] { remove_abandoned_cgroups(support.cgroup_parent); });
+  // The pid alone may repeat (a killed fib's group, a reused pid): a random part makes it new.
+  static std::mt19937_64 generator{std::random_device{}()};
   const std::filesystem::path path =
-      support.cgroup_parent / fmt::format("fib-{}-{}", ::getpid(), ++g_cgroup_counter);
+      support.cgroup_parent /
+      fmt::format("fib-{}-{}-{:08x}", ::getpid(), ++g_cgroup_counter, generator() & 0xffffffffU);
   const auto failed = [&](std::string_view what) {
     return unexpected(make_diagnostic(codes::k_sandbox_unavailable,
                                       fmt::format("cannot {} the pids cgroup {}: {}", what,
