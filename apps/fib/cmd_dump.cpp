@@ -258,9 +258,10 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
     }
     const auto& s = result.staged->summary;
     write_line(stderr, fmt::format("fib dump: staged into {}: {} added, {} unchanged, {} "
-                                   "conflict{}, {} rejected{}",
+                                   "conflict{}, {} rejected{}{}",
                                    dataset.string(), s.added, s.unchanged, s.conflicts,
                                    s.conflicts == 1 ? "" : "s", s.rejected,
+                                   s.failed == 0 ? "" : fmt::format(", {} failed", s.failed),
                                    s.blocked_by_conflicts ? " (nothing written: a conflict)" : ""));
   }
   for (const auto& file : result.tagged_files) {

@@ -59,4 +59,23 @@ private:
   std::filesystem::path m_path;
 };
 
+// Makes `directory` impossible to list for this process while it lives: mode 000 and, when the
+// process runs as root (which reads a mode-000 directory), without CAP_DAC_OVERRIDE and
+// CAP_DAC_READ_SEARCH in the calling thread's effective set (threads started meanwhile inherit
+// that). `works()` is false when listing it still succeeds: the test should GTEST_SKIP then.
+// The mode (0755) and the capabilities come back on destruction.
+class UnlistableDirectory {
+public:
+  explicit UnlistableDirectory(std::filesystem::path directory);
+  ~UnlistableDirectory();
+  UnlistableDirectory(const UnlistableDirectory&) = delete;
+  UnlistableDirectory& operator=(const UnlistableDirectory&) = delete;
+  bool works() const { return m_works; }
+
+private:
+  std::filesystem::path m_directory;
+  bool m_capabilities_dropped = false;
+  bool m_works = false;
+};
+
 } // namespace fib::testing
