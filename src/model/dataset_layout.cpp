@@ -4,6 +4,8 @@
 #include "fib/model/dataset_layout.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace fib {
@@ -270,6 +272,18 @@ LayoutKeys layout_keys(DatasetTree tree, const std::vector<std::string>& compone
   }
   keys.name = stem_of(components.back());
   return keys;
+}
+
+std::optional<std::string> dataset_root_problem(const fs::path& root) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(root, ec);
+  if (fs::is_directory(status)) {
+    return std::nullopt;
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    return "cannot be looked up (" + ec.message() + ")";
+  }
+  return fs::exists(status) ? "is not a directory" : "does not exist";
 }
 
 TreeScan scan_tree(const fs::path& root, DatasetTree tree, ScanMode mode) {

@@ -146,7 +146,9 @@ public:
     if (!root) {
       Diagnostic d = root.error();
       d.code = std::string(codes::k_dataset_root_missing);
-      d.message = fmt::format("dataset root does not exist: {}", m_options.dataset.string());
+      d.message = fmt::format("dataset root {}: {}",
+                              dataset_root_problem(m_options.dataset).value_or("cannot be opened"),
+                              m_options.dataset.string());
       m_result.diagnostics.push_back(std::move(d));
       return std::move(m_result);
     }

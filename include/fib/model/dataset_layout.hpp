@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -137,6 +138,11 @@ struct TreeScan {
   std::vector<SkippedEntry> skipped;    // sorted by path
   std::vector<ListingFailure> failures; // in the order they happened
 };
+
+// Why `root` cannot be read as a dataset root, for the message "dataset root PROBLEM: ROOT":
+// "does not exist", "is not a directory" (a file, say), or "cannot be looked up (REASON)";
+// nullopt when it is a directory (a symbolic link to one counts).
+std::optional<std::string> dataset_root_problem(const std::filesystem::path& root);
 
 // Scans `root / <tree directory>` the way `mode` says. The tree directory itself may be a
 // symbolic link to a directory in every mode but `copy`. Never throws.
