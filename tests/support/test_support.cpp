@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -136,22 +137,37 @@ bool can_list(const std::filesystem::path& directory) {
   return true;
 }
 
+bool can_create_in(const std::filesystem::path& directory) {
+  const std::filesystem::path probe = directory / ".fib-test-probe";
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    return false;
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return true;
+}
+
 } // namespace
 
-UnlistableDirectory::UnlistableDirectory(std::filesystem::path directory)
+RestrictedDirectory::RestrictedDirectory(std::filesystem::path directory, Restriction restriction)
     : m_directory(std::move(directory)) {
+  const bool unlistable = restriction == Restriction::unlistable;
   std::error_code ec;
-  std::filesystem::permissions(m_directory, std::filesystem::perms::none, ec);
+  std::filesystem::permissions(
+      m_directory,
+      unlistable ? std::filesystem::perms::none : static_cast<std::filesystem::perms>(0555), ec);
   if (ec) {
     return;
   }
   if (geteuid() == 0) {
     m_capabilities_dropped = set_dac_capabilities(false);
   }
-  m_works = !can_list(m_directory);
+  m_works =
+      unlistable ? !can_list(m_directory) : can_list(m_directory) && !can_create_in(m_directory);
 }
 
-UnlistableDirectory::~UnlistableDirectory() {
+RestrictedDirectory::~RestrictedDirectory() {
   if (m_capabilities_dropped) {
     set_dac_capabilities(true);
   }

@@ -241,7 +241,8 @@ TEST(DatasetLayout, AnUnlistableDirectoryIsAFailureOfItselfInEveryMode) {
     dir.write("definitions/a/x.json", "{}");
     dir.write("definitions/b/hidden.json", "{}");
     dir.write("definitions/c/y.json", "{}");
-    const testing::UnlistableDirectory unlistable(dir.path() / "definitions/b");
+    const testing::RestrictedDirectory unlistable(dir.path() / "definitions/b",
+                                                  testing::Restriction::unlistable);
     if (!unlistable.works()) {
       GTEST_SKIP() << "this process lists a mode-000 directory anyway";
     }
@@ -261,7 +262,8 @@ TEST(DatasetLayout, ARootThatCannotBeSearchedIsAFailureOfTheTreeDirectory) {
   for (const ScanMode mode : {ScanMode::validator, ScanMode::copy}) {
     TempDir dir;
     dir.write("ds/definitions/a/x.json", "{}");
-    const testing::UnlistableDirectory unlistable(dir.path() / "ds");
+    const testing::RestrictedDirectory unlistable(dir.path() / "ds",
+                                                  testing::Restriction::unlistable);
     if (!unlistable.works()) {
       GTEST_SKIP() << "this process lists a mode-000 directory anyway";
     }

@@ -62,7 +62,7 @@ TEST(FileWalk, AnUnlistableSubdirectoryIsAnErrorOfItsOwnAndTheWalkGoesOn) {
   dir.write("a/x.json", "{}");
   dir.write("b/hidden.json", "{}");
   dir.write("c/y.json", "{}");
-  const testing::UnlistableDirectory unlistable(dir.path() / "b");
+  const testing::RestrictedDirectory unlistable(dir.path() / "b", testing::Restriction::unlistable);
   if (!unlistable.works()) {
     GTEST_SKIP() << "this process lists a mode-000 directory anyway";
   }
