@@ -266,7 +266,10 @@ private:
         continue;
       }
       if (const auto* scalar = std::get_if<ScalarInput>(input)) {
-        std::visit([&](const auto& v) { env.scalars[name] = v; }, scalar->value);
+        // An init-capture: clang before 16 cannot capture a structured binding itself.
+        std::visit([&scalars = env.scalars,
+                    &input_name = name](const auto& v) { scalars[input_name] = v; },
+                   scalar->value);
         continue;
       }
       if (!shapes[i]) {
