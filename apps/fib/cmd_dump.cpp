@@ -4,10 +4,12 @@
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "normalize_flags.hpp"
+#include "option_checks.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/dump/dump.hpp>
+#include <fib/model/dataset_layout.hpp>
 #include <fib/tag/tags.hpp>
 
 #include <CLI/CLI.hpp>
@@ -199,11 +201,10 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
   if (count_diagnostics(problems).errors > 0) {
     return exit_status(problems);
   }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(options.dataset, ec)) {
+  if (const auto problem = dataset_root_problem(options.dataset)) {
     const Diagnostic d = make_diagnostic(
         codes::k_dataset_root_missing,
-        fmt::format("dataset root does not exist: {} (nothing was run)", command.stage));
+        fmt::format("dataset root {}: {} (nothing was run)", *problem, command.stage));
     write_line(stderr, render_text(d));
     return exit_status(std::vector<Diagnostic>{d});
   }
@@ -258,9 +259,10 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
     }
     const auto& s = result.staged->summary;
     write_line(stderr, fmt::format("fib dump: staged into {}: {} added, {} unchanged, {} "
-                                   "conflict{}, {} rejected{}",
+                                   "conflict{}, {} rejected{}{}",
                                    dataset.string(), s.added, s.unchanged, s.conflicts,
                                    s.conflicts == 1 ? "" : "s", s.rejected,
+                                   s.failed == 0 ? "" : fmt::format(", {} failed", s.failed),
                                    s.blocked_by_conflicts ? " (nothing written: a conflict)" : ""));
   }
   for (const auto& file : result.tagged_files) {
@@ -293,7 +295,7 @@ Subcommand register_dump(CLI::App& app) {
   clean->excludes(keep);
   sub->add_option("--timeout", command->timeout_seconds,
                   "Kill the command (its whole process group) after S seconds")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number("number of seconds"));
   sub->add_option("command", command->command, "The command to run, after `--`");
   sub->add_flag("--sglang", command->sglang,
                 "Generate and run an SGLang harness (one short generation)");

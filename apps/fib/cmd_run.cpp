@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "exit_status.hpp"
+#include "option_checks.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
@@ -79,10 +80,10 @@ Subcommand register_run(CLI::App& app) {
   sub->add_option(
          "--timeout", command->timeout_seconds,
          "Seconds one evaluation may run (default 300; a build has its own 15-minute limit)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number("number of seconds"));
   sub->add_option("--memory-limit", command->memory_limit,
                   "Address-space limit of the worker in bytes (default 8 GiB; none with cuda)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number("number of bytes"));
   sub->add_flag("--dry-run", command->dry_run, "Evaluate and print; write no trace");
   sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
                 "Run solutions and references without the sandbox, with your full rights");

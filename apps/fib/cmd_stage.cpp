@@ -40,7 +40,8 @@ constexpr const char* k_stage_footer =
     R"TXT(Each definition goes to DIR/definitions/<op_type>/<name>.json, op_type and name
 taken from its JSON (both must be plain path segments). Per input, one line on
 stdout: added, unchanged (same content; formatting, key order and extra tags on
-the staged copy ignored), overwritten, conflict, skipped, duplicate or rejected.
+the staged copy ignored), overwritten, conflict, skipped, duplicate, rejected, or
+failed (the write failed; the reason is on stderr, and nothing of it was written).
 Conflicts list what differs (JSON pointer, staged vs incoming); --diff adds the
 unified diff. Inputs that share a name are compared first (rule N20): same
 content or a different Python text only -> the first is staged; other
@@ -87,6 +88,11 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
   return std::nullopt;
 }
 
+// ", N failed" when some write failed; nothing otherwise.
+std::string failed_count(const StageSummary& summary) {
+  return summary.failed == 0 ? std::string() : fmt::format(", {} failed", summary.failed);
+}
+
 // The diagnostics, one line per input on stdout (with --diff, the diffs), and the summary line.
 void print_stage_result(const StageCommand& command, const StageResult& result) {
   for (const auto& d : result.diagnostics) {
@@ -118,10 +124,11 @@ void print_stage_result(const StageCommand& command, const StageResult& result) 
   }
   write_line(stderr,
              fmt::format("fib stage: {} input{}: {} added, {} unchanged, {} overwritten, {} "
-                         "conflict{}, {} rejected, {} duplicate{}{}",
+                         "conflict{}, {} rejected, {} duplicate{}{}{}",
                          result.entries.size(), result.entries.size() == 1 ? "" : "s", s.added,
                          s.unchanged, s.overwritten, s.conflicts, s.conflicts == 1 ? "" : "s",
-                         s.rejected, s.duplicates, s.duplicates == 1 ? "" : "s", tail));
+                         s.rejected, s.duplicates, s.duplicates == 1 ? "" : "s", failed_count(s),
+                         tail));
 }
 
 // Writes the --manifest file; the counts of the error printed when that fails.

@@ -3,9 +3,11 @@
 
 #include "commands.hpp"
 #include "exit_status.hpp"
+#include "option_checks.hpp"
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/dataset_layout.hpp>
 #include <fib/validate/dataset.hpp>
 #include <fib/validate/files.hpp>
 #include <fib/validate/report.hpp>
@@ -219,11 +221,10 @@ Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
   options.gpu = command.gpu;
   options.op_types = command.op_types;
   options.definitions = command.definitions;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(options.root, ec)) {
+  if (const auto problem = dataset_root_problem(options.root)) {
     return unexpected(make_diagnostic(
         codes::k_dataset_root_missing,
-        fmt::format("dataset root does not exist: {}", normalize_root(options.root).string())));
+        fmt::format("dataset root {}: {}", *problem, normalize_root(options.root).string())));
   }
   FIB_TRY_ASSIGN(const auto checks, resolve_checks(options.checks, options.gpu));
   options.reference_checks = dataset_reference_checks(command, checks);
@@ -419,13 +420,13 @@ Subcommand register_validate(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   sub->add_option("--timeout", command->timeout_seconds,
                   "Seconds one reference may run (the worker is then restarted; default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number("number of seconds"));
   sub->add_option("--max-bytes", command->max_bytes,
                   "Skip a smoke run whose inputs and outputs need more bytes (default 256 MiB)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number("number of bytes"));
   sub->add_option("--memory-limit", command->memory_limit,
                   "Address-space limit of the worker in bytes (default 8 GiB)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number("number of bytes"));
   sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
                 "Run references and solutions without the sandbox, with your full rights");
   sub->add_option("--dataset", command->dataset, "Dataset mode: the dataset root");

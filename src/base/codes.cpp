@@ -109,9 +109,7 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a trace line names a solution that is not among the definition's parsed solutions"},
     {codes::k_dataset_trace_unknown_workload, warning, F, D,
      "trace lines name workload uuids that are not in the workload file"},
-    {codes::k_dataset_unread_file, note, F, D,
-     "a file that no check reads (not .json or .jsonl), or a directory that could not be listed "
-     "completely"},
+    {codes::k_dataset_unread_file, note, F, D, "a file that no check reads (not .json or .jsonl)"},
     {codes::k_dataset_workload_axis_value, error, L, D,
      "a workload's axis value is zero or negative"},
     {codes::k_dataset_workload_blob_dtype, error, F, D,

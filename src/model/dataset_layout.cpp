@@ -6,6 +6,8 @@
 #include <fib/util/atomic_file.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace fib {
@@ -42,12 +44,11 @@ enum class TypeRule {
   regular_only,       // a regular file itself; links and special files are skipped entries
 };
 
-// What a directory that cannot be listed does to the scan.
+// What a directory that cannot be listed does to the scan. Either way it is a failure of that
+// directory: none is skipped silently.
 enum class FailureRule {
-  rglob,       // permission denied: skipped silently; anything else: the tree ends, one failure
-  report_each, // a failure of that directory; the scan goes on
-  ignore,      // skipped silently
-  end_tree,    // the tree ends, one failure of the tree directory
+  report_each, // the scan goes on with the other directories
+  end_tree,    // the tree ends there
 };
 
 enum class Unmatched { dropped, skipped_entry };
@@ -63,22 +64,22 @@ struct ModeRules {
 constexpr ModeRules rules_of(ScanMode mode) {
   switch (mode) {
   case ScanMode::validator:
-    return {NameRule::extension_suffix, DepthRule::exact, TypeRule::any_entry, FailureRule::rglob,
-            Unmatched::skipped_entry};
+    return {NameRule::extension_suffix, DepthRule::exact, TypeRule::any_entry,
+            FailureRule::report_each, Unmatched::skipped_entry};
   case ScanMode::trace_set:
-    return {NameRule::extension_suffix, DepthRule::any, TypeRule::any_entry, FailureRule::rglob,
-            Unmatched::dropped};
+    return {NameRule::extension_suffix, DepthRule::any, TypeRule::any_entry,
+            FailureRule::report_each, Unmatched::dropped};
   case ScanMode::strict:
     return {NameRule::extension_after_stem, DepthRule::exact, TypeRule::regular_or_link_to,
             FailureRule::report_each, Unmatched::dropped};
   case ScanMode::occupancy:
     return {NameRule::extension_after_stem, DepthRule::exact, TypeRule::any_entry,
-            FailureRule::ignore, Unmatched::dropped};
+            FailureRule::report_each, Unmatched::dropped};
   case ScanMode::copy:
     return {NameRule::any, DepthRule::any, TypeRule::regular_only, FailureRule::end_tree,
             Unmatched::dropped};
   }
-  return {NameRule::any, DepthRule::any, TypeRule::any_entry, FailureRule::ignore,
+  return {NameRule::any, DepthRule::any, TypeRule::any_entry, FailureRule::report_each,
           Unmatched::dropped};
 }
 
@@ -111,12 +112,15 @@ public:
       : m_layout(layout), m_rules(rules_of(mode)), m_out(out) {}
 
   void walk(const fs::path& tree_directory) {
-    m_tree_directory = tree_directory;
     std::error_code ec;
     if (m_rules.type == TypeRule::regular_only) {
       // The tree directory must be a directory itself, not a link to one.
       const fs::file_status status = fs::symlink_status(tree_directory, ec);
-      if (ec || !fs::exists(status)) {
+      if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+        fail(tree_directory, ec);
+        return;
+      }
+      if (!fs::exists(status)) {
         return;
       }
       if (!fs::is_directory(status)) {
@@ -124,6 +128,10 @@ public:
         return;
       }
     } else if (!fs::is_directory(tree_directory, ec)) {
+      // Missing is an empty tree; a root that cannot be searched is a failure.
+      if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+        fail(tree_directory, ec);
+      }
       return;
     }
     std::vector<std::string> components;
@@ -135,25 +143,10 @@ private:
     return fs::is_symlink(status) ? SkipReason::symbolic_link : SkipReason::special_file;
   }
 
-  // Applies the failure rule; false when the tree ends here.
+  // Records the failure of `directory`; false when the tree ends here.
   bool fail(const fs::path& directory, std::error_code ec) {
-    switch (m_rules.failures) {
-    case FailureRule::rglob:
-      if (ec == std::errc::permission_denied) {
-        return true;
-      }
-      m_out.failures.push_back({m_tree_directory, ec});
-      return false;
-    case FailureRule::report_each:
-      m_out.failures.push_back({directory, ec});
-      return true;
-    case FailureRule::ignore:
-      return true;
-    case FailureRule::end_tree:
-      m_out.failures.push_back({m_tree_directory, ec});
-      return false;
-    }
-    return false;
+    m_out.failures.push_back({directory, ec});
+    return m_rules.failures == FailureRule::report_each;
   }
 
   // Exact-depth modes that drop what does not match never look below the depth of a match.
@@ -246,7 +239,6 @@ private:
   const TreeLayout& m_layout;
   ModeRules m_rules;
   TreeScan& m_out;
-  fs::path m_tree_directory;
 };
 
 std::string stem_of(const std::string& file_name) {
@@ -288,6 +280,18 @@ LayoutKeys layout_keys(DatasetTree tree, const std::vector<std::string>& compone
   }
   keys.name = stem_of(components.back());
   return keys;
+}
+
+std::optional<std::string> dataset_root_problem(const fs::path& root) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(root, ec);
+  if (fs::is_directory(status)) {
+    return std::nullopt;
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    return "cannot be looked up (" + ec.message() + ")";
+  }
+  return fs::exists(status) ? "is not a directory" : "does not exist";
 }
 
 TreeScan scan_tree(const fs::path& root, DatasetTree tree, ScanMode mode) {

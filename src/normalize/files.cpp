@@ -50,10 +50,10 @@ std::vector<InputFile> expand(const std::vector<std::filesystem::path>& paths,
       continue;
     }
     auto found = detail::list_files_below(path, {".json"});
-    if (found.error) {
+    for (Diagnostic& error : found.errors) {
       NormalizedFile problem;
-      problem.input = path;
-      skip(problem, std::move(*found.error));
+      problem.input = error.file;
+      skip(problem, std::move(error));
       problems.push_back(std::move(problem));
     }
     for (const auto& file : found.files) {

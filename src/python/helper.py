@@ -14,7 +14,13 @@ _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowE
 def _syntax(e):
     if isinstance(e, SyntaxError):
         return ('syntax', str(e), e.msg or '', e.lineno or 0, e.offset or 0)
-    return ('syntax', str(e), str(e), 0, 0)
+    if isinstance(e, (RecursionError, MemoryError)):
+        # CPython's parser gives up on deep nesting with one of these (a MemoryError has no
+        # message; which one depends on the Python version and the shape of the nesting).
+        text = 'it is nested too deeply to parse'
+    else:
+        text = str(e) or type(e).__name__
+    return ('syntax', text, text, 0, 0)
 
 def analyze_reference(src):
     try:

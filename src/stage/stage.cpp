@@ -60,10 +60,18 @@ std::vector<std::string> model_tags(const Json& definition) {
 
 // The names staged in the dataset (file stems of `definitions/<op_type>/<name>.json`, the
 // validator's pattern; ScanMode::occupancy, so an entry of any type takes its name), each with the
-// op_type directories that hold it, sorted.
-std::map<std::string, std::vector<std::string>> staged_names(const std::filesystem::path& dataset) {
+// op_type directories that hold it, sorted. Each directory that cannot be listed adds an
+// `io.read` to `problems`: the names in it are unknown.
+std::map<std::string, std::vector<std::string>> staged_names(const std::filesystem::path& dataset,
+                                                             std::vector<Diagnostic>& problems) {
   std::map<std::string, std::vector<std::string>> names;
   const TreeScan scan = scan_tree(dataset, DatasetTree::definitions, ScanMode::occupancy);
+  for (const ListingFailure& failure : scan.failures) {
+    Diagnostic d = make_diagnostic(
+        codes::k_io_read, fmt::format("cannot list the directory: {}", failure.error.message()));
+    d.file = failure.directory;
+    problems.push_back(std::move(d));
+  }
   for (const LayoutEntry& entry : scan.entries) {
     LayoutKeys keys = layout_keys(DatasetTree::definitions, entry.components);
     names[keys.name].push_back(std::move(keys.op_type));
@@ -138,7 +146,9 @@ public:
     if (!root) {
       Diagnostic d = root.error();
       d.code = std::string(codes::k_dataset_root_missing);
-      d.message = fmt::format("dataset root does not exist: {}", m_options.dataset.string());
+      d.message = fmt::format("dataset root {}: {}",
+                              dataset_root_problem(m_options.dataset).value_or("cannot be opened"),
+                              m_options.dataset.string());
       m_result.diagnostics.push_back(std::move(d));
       return std::move(m_result);
     }
@@ -152,7 +162,7 @@ public:
       m_result.diagnostics.push_back(definitions.error());
       return finish();
     }
-    const auto index = staged_names(m_options.dataset);
+    const auto index = staged_names(m_options.dataset, m_result.diagnostics);
     for (auto& candidate : m_candidates) {
       compare_with_dataset(candidate, index, directories);
     }
@@ -176,9 +186,9 @@ private:
         continue;
       }
       auto found = detail::list_files_below(source, {".json"});
-      if (found.error) {
-        StageEntry& entry = new_entry(source);
-        reject(entry, std::move(*found.error));
+      for (Diagnostic& error : found.errors) {
+        StageEntry& entry = new_entry(error.file);
+        reject(entry, std::move(error));
       }
       files.insert(files.end(), found.files.begin(), found.files.end());
     }
@@ -517,6 +527,7 @@ private:
     auto directory = directories.op_type_directory(entry.op_type, CreateMissing::yes);
     if (!directory) {
       entry.diagnostics.push_back(directory.error());
+      entry.action = StageAction::failed;
       return;
     }
     m_sweeper.remove_stale_in(**directory);
@@ -525,6 +536,7 @@ private:
         entry.action == StageAction::added ? Overwrite::forbidden : Overwrite::allowed);
     if (!written) {
       entry.diagnostics.push_back(written.error());
+      entry.action = StageAction::failed;
       return;
     }
     entry.written = true;
@@ -552,6 +564,9 @@ private:
         break;
       case StageAction::rejected:
         ++s.rejected;
+        break;
+      case StageAction::failed:
+        ++s.failed;
         break;
       }
     }

@@ -396,12 +396,10 @@ void select_manifest(const TagSelectionOptions& options, const Filters& filters,
     return; // the problems are tag.manifest-invalid errors
   }
   const std::filesystem::path root = options.dataset.empty() ? manifest->dataset : options.dataset;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(root, ec)) {
-    Diagnostic d = make_diagnostic(
-        codes::k_dataset_root_missing,
-        fmt::format("the manifest's dataset root {} does not exist or is not a directory",
-                    root.string()));
+  if (const auto problem = dataset_root_problem(root)) {
+    Diagnostic d =
+        make_diagnostic(codes::k_dataset_root_missing,
+                        fmt::format("the manifest's dataset root {} {}", root.string(), *problem));
     d.file = options.manifest;
     d.pointer = options.dataset.empty() ? "/dataset" : "";
     out.problems.push_back(std::move(d));
@@ -447,10 +445,8 @@ TagSelection select_tag_files(const TagSelectionOptions& options) {
     select_manifest(options, filters, out);
     return out;
   }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(options.dataset, ec)) {
-    Diagnostic d = make_diagnostic(codes::k_dataset_root_missing,
-                                   "the dataset root does not exist or is not a directory");
+  if (const auto problem = dataset_root_problem(options.dataset)) {
+    Diagnostic d = make_diagnostic(codes::k_dataset_root_missing, "the dataset root " + *problem);
     d.file = options.dataset;
     out.problems.push_back(std::move(d));
     return out;

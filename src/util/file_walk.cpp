@@ -9,33 +9,65 @@
 #include <system_error>
 
 namespace fib::detail {
+namespace {
 
-FilesBelow list_files_below(const std::filesystem::path& directory,
-                            std::initializer_list<std::string_view> extensions) {
-  FilesBelow result;
-  std::error_code ec;
-  std::filesystem::recursive_directory_iterator it(
-      directory, std::filesystem::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    const std::filesystem::path& path = it->path();
+namespace fs = std::filesystem;
+
+class FileLister {
+public:
+  FileLister(std::initializer_list<std::string_view> extensions, FilesBelow& out)
+      : m_extensions(extensions), m_out(out) {}
+
+  // Lists `directory` and, recursively, every subdirectory that is not a symbolic link.
+  void list(const fs::path& directory) {
+    std::vector<fs::path> subdirectories;
+    std::error_code ec;
+    fs::directory_iterator it(directory, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      std::error_code type_ec;
+      const fs::file_status status = it->symlink_status(type_ec);
+      if (type_ec) {
+        continue; // gone since the listing
+      }
+      if (fs::is_directory(status)) {
+        subdirectories.push_back(it->path());
+      } else if (wanted(it->path()) && it->is_regular_file(type_ec)) {
+        m_out.files.push_back(it->path());
+      }
+    }
+    if (ec) {
+      Diagnostic d = make_diagnostic(codes::k_io_read,
+                                     fmt::format("cannot list the directory: {}", ec.message()));
+      d.file = directory;
+      m_out.errors.push_back(std::move(d));
+    }
+    std::sort(subdirectories.begin(), subdirectories.end());
+    for (const fs::path& subdirectory : subdirectories) {
+      list(subdirectory);
+    }
+  }
+
+private:
+  bool wanted(const fs::path& path) const {
     const bool is_report = path.parent_path().filename() == "reports" &&
                            path.filename().string().starts_with("report-");
     // A stray temporary of an atomic write is no input, whatever its extension looks like.
     const bool is_temporary = is_atomic_write_temporary(path.filename().string());
     const std::string extension = path.extension().string();
-    const bool wanted =
-        std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
-    std::error_code type_ec;
-    if (wanted && !is_report && !is_temporary && it->is_regular_file(type_ec)) {
-      result.files.push_back(path);
-    }
+    return !is_report && !is_temporary &&
+           std::find(m_extensions.begin(), m_extensions.end(), extension) != m_extensions.end();
   }
-  if (ec) {
-    Diagnostic d = make_diagnostic(codes::k_io_read,
-                                   fmt::format("cannot list the directory: {}", ec.message()));
-    d.file = directory;
-    result.error = std::move(d);
-  }
+
+  std::initializer_list<std::string_view> m_extensions;
+  FilesBelow& m_out;
+};
+
+} // namespace
+
+FilesBelow list_files_below(const std::filesystem::path& directory,
+                            std::initializer_list<std::string_view> extensions) {
+  FilesBelow result;
+  FileLister(extensions, result).list(directory);
   std::sort(result.files.begin(), result.files.end());
   return result;
 }

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <initializer_list>
-#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -13,14 +12,16 @@ namespace fib::detail {
 
 struct FilesBelow {
   std::vector<std::filesystem::path> files; // sorted by path
-  // `io.read` (file = the directory) when listing stopped early; `files` holds what was found.
-  std::optional<Diagnostic> error;
+  // One `io.read` (file = that directory) for each directory, `directory` itself included, that
+  // could not be listed (completely); `files` holds what was found everywhere else.
+  std::vector<Diagnostic> errors;
 };
 
 // Regular files below `directory` whose extension is one of `extensions` (".json", …). Symbolic
-// links to directories are not followed, unreadable subdirectories are skipped, and the report
-// files `fib validate --dataset` writes (`reports/report-*`) and the temporaries of atomic writes
-// (is_atomic_write_temporary) are left out. Never throws.
+// links to directories are not followed, and the report files `fib validate --dataset` writes
+// (`reports/report-*`) and the temporaries of atomic writes (is_atomic_write_temporary) are left
+// out. A subdirectory that cannot be listed (no permission, say) is never skipped silently: it is
+// an error of its own and the walk goes on. Never throws.
 FilesBelow list_files_below(const std::filesystem::path& directory,
                             std::initializer_list<std::string_view> extensions);
 

@@ -316,6 +316,9 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   }
   spdlog::info("Scanning dataset at {}", root.string());
   const DatasetScan scan = scan_dataset(root);
+  for (const Diagnostic& unlisted : scan.unlisted) {
+    environment.report(unlisted);
+  }
   spdlog::info("Found {} definitions", scan.definitions.size());
   const std::vector<std::string> targets = select_targets(options, scan);
   spdlog::info("Target definitions: {}", targets.size());

@@ -29,14 +29,16 @@ IgnoredFile ignored_file(const SkippedEntry& entry, const TreeLayout& layout) {
 // The entries of one tree as the old tool's validator finds them; everything else goes to
 // `ignored`.
 std::vector<ScannedFile> scan_for_validation(const std::filesystem::path& root, DatasetTree tree,
-                                             std::vector<IgnoredFile>& ignored) {
+                                             DatasetScan& out) {
   const TreeScan scan = scan_tree(root, tree, ScanMode::validator);
   for (const ListingFailure& failure : scan.failures) {
-    ignored.push_back({failure.directory,
-                       fmt::format("could not be listed completely: {}", failure.error.message())});
+    Diagnostic d = make_diagnostic(
+        codes::k_io_read, fmt::format("cannot list the directory: {}", failure.error.message()));
+    d.file = failure.directory;
+    out.unlisted.push_back(std::move(d));
   }
   for (const SkippedEntry& entry : scan.skipped) {
-    ignored.push_back(ignored_file(entry, layout_of(tree)));
+    out.ignored.push_back(ignored_file(entry, layout_of(tree)));
   }
   std::vector<ScannedFile> files;
   for (const LayoutEntry& entry : scan.entries) {
@@ -76,7 +78,7 @@ std::filesystem::path normalize_root(const std::filesystem::path& root) {
 
 DatasetScan scan_dataset(const std::filesystem::path& root) {
   DatasetScan scan;
-  for (ScannedFile& file : scan_for_validation(root, DatasetTree::definitions, scan.ignored)) {
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::definitions, scan)) {
     DefinitionFile entry{file, std::nullopt};
     if (auto it = scan.definitions.find(file.name); it != scan.definitions.end()) {
       entry.duplicate_error = fmt::format("duplicate definition name: {} and {}",
@@ -86,7 +88,7 @@ DatasetScan scan_dataset(const std::filesystem::path& root) {
       scan.definitions.emplace(file.name, std::move(entry));
     }
   }
-  for (ScannedFile& file : scan_for_validation(root, DatasetTree::workloads, scan.ignored)) {
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::workloads, scan)) {
     if (auto it = scan.workloads.find(file.name); it != scan.workloads.end()) {
       scan.shadowed.push_back(std::move(it->second));
       it->second = std::move(file);
@@ -95,8 +97,8 @@ DatasetScan scan_dataset(const std::filesystem::path& root) {
       scan.workloads.emplace(std::move(name), std::move(file));
     }
   }
-  scan.solutions = scan_for_validation(root, DatasetTree::solutions, scan.ignored);
-  for (ScannedFile& file : scan_for_validation(root, DatasetTree::traces, scan.ignored)) {
+  scan.solutions = scan_for_validation(root, DatasetTree::solutions, scan);
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::traces, scan)) {
     auto key = std::make_pair(file.author, file.name);
     if (auto it = scan.traces.find(key); it != scan.traces.end()) {
       scan.shadowed.push_back(std::move(it->second));

@@ -43,8 +43,8 @@ std::vector<std::filesystem::path> expand_paths(const std::vector<std::filesyste
     }
     // Reports that `fib validate --dataset` wrote into DATASET/reports are not dataset files.
     auto found = detail::list_files_below(path, {".json", ".jsonl"});
-    if (found.error) {
-      sink.report(std::move(*found.error));
+    for (Diagnostic& error : found.errors) {
+      sink.report(std::move(error));
     }
     files.insert(files.end(), found.files.begin(), found.files.end());
   }

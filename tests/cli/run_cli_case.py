@@ -12,16 +12,21 @@ A case is a directory tests/cli/cases/<name>/ holding:
   setup            optional Python script run before fib (argument: the scratch directory)
   check            optional Python script run after fib (argument: the scratch directory); what it
                    prints is compared too, after a line "--- check ---", and it must exit 0
+  unprivileged     optional, empty: fib runs unable to read what permissions forbid, even as
+                   root (CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its bounding set),
+                   so a setup that chmods a directory to 000 means the same everywhere; where
+                   they cannot be dropped the case is skipped
 Input files live next to them; fib runs with the case directory as its working directory, so
 paths in the output are relative and stable. FIB_UPDATE_GOLDEN=1 rewrites the expectations
 (expected.stderr only where it already exists).
 
-Every run gets a fresh scratch directory, removed afterwards. `${FIB_CASE_TMP}` in cmd and env
+Every run gets a fresh scratch directory, removed afterwards (whatever modes setup gave it). `${FIB_CASE_TMP}` in cmd and env
 stands for it; setup and check see it as $FIB_CASE_TMP and the fib binary as $FIB. In what is
 compared, the scratch path reads `${FIB_CASE_TMP}`, report file names read
 `report-YYYYMMDD-HHMMSS`, and the time of stderr log lines reads `[HH:MM:SS]`.
 """
 import argparse
+import ctypes
 import difflib
 import os
 import re
@@ -69,7 +74,39 @@ def main() -> int:
     try:
         return run_case(os.path.abspath(args.fib), case, scratch)
     finally:
+        make_removable(scratch)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def make_removable(scratch):
+    # A case may leave directories that cannot be listed (mode 000): open them up first.
+    for root, dirs, _ in os.walk(scratch):
+        for name in dirs:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o755)
+
+
+PR_CAPBSET_DROP = 24
+CAP_DAC_OVERRIDE = 1
+CAP_DAC_READ_SEARCH = 2
+
+
+def drop_dac_capabilities():
+    # Runs in the child before exec: as root, what exec grants is limited by the bounding set.
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def can_fork_dropping():
+    try:
+        subprocess.run([sys.executable, "-c", ""], preexec_fn=drop_dac_capabilities,
+                       check=True, capture_output=True)
+        return True
+    except (subprocess.SubprocessError, OSError):
+        return False
 
 
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for these cases
@@ -82,6 +119,10 @@ def run_case(fib, case, scratch) -> int:
         if not os.path.exists(worker):
             print(f"skipped: {worker} was not built (FIB_WITH_TORCH)")
             return SKIPPED
+    unprivileged = os.path.exists(os.path.join(case, "unprivileged"))
+    if unprivileged and os.geteuid() == 0 and not can_fork_dropping():
+        print("skipped: CAP_DAC_OVERRIDE cannot be dropped here (no CAP_SETPCAP)")
+        return SKIPPED
     with open(os.path.join(case, "cmd"), encoding="utf-8") as f:
         argv = [a.replace(SCRATCH, scratch) for a in shlex.split(f.read())]
     env = dict(os.environ)
@@ -99,8 +140,9 @@ def run_case(fib, case, scratch) -> int:
         print("setup failed:\n" + setup.stdout.decode("utf-8", "replace") +
               setup.stderr.decode("utf-8", "replace"))
         return 1
+    drop = drop_dac_capabilities if unprivileged and os.geteuid() == 0 else None
     result = subprocess.run([fib] + argv, cwd=case, env=env, capture_output=True,
-                            timeout=120, check=False)
+                            timeout=120, check=False, preexec_fn=drop)
     stdout = mask(result.stdout.decode("utf-8", "replace"), scratch)
     stderr = mask(result.stderr.decode("utf-8", "replace"), scratch, log_times=True)
     check = run_script(case, "check", scratch, script_env)

@@ -56,6 +56,14 @@ class AnalyzeReference(unittest.TestCase):
         self.assertEqual(line, 3)
         self.assertEqual(names, ["a", "b", "c"])
 
+    def test_deep_nesting_names_the_cause(self):
+        # CPython gives up with a MemoryError (empty message) or a RecursionError.
+        for body in ("-" * 200000 + "x", "x" + "[0]" * 200000):
+            result = helper.analyze_reference("def run(x):\n    return " + body + "\n")
+            self.assertEqual(result[0], "syntax")
+            self.assertEqual(result[1], "it is nested too deeply to parse")
+            self.assertEqual(result[2], result[1])
+
     def test_the_last_run_wins(self):
         source = "def run(a):\n    return a\n\ndef run(a, b):\n    return a\n"
         self.assertEqual(helper.analyze_reference(source)[1], 2)

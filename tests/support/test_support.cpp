@@ -15,6 +15,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace fib::testing {
@@ -163,6 +168,69 @@ std::filesystem::path TempDir::write(const std::filesystem::path& relative,
   std::ofstream out(full, std::ios::binary);
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
   return full;
+}
+
+namespace {
+
+// Sets (or clears) CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH in the calling thread's effective
+// set; false when the kernel refuses.
+bool set_dac_capabilities(bool effective) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &header, data) != 0) {
+    return false;
+  }
+  const unsigned mask = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+  data[0].effective =
+      effective ? (data[0].effective | (data[0].permitted & mask)) : (data[0].effective & ~mask);
+  return syscall(SYS_capset, &header, data) == 0;
+}
+
+bool can_list(const std::filesystem::path& directory) {
+  DIR* handle = opendir(directory.c_str());
+  if (handle == nullptr) {
+    return false;
+  }
+  closedir(handle);
+  return true;
+}
+
+bool can_create_in(const std::filesystem::path& directory) {
+  const std::filesystem::path probe = directory / ".fib-test-probe";
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    return false;
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return true;
+}
+
+} // namespace
+
+RestrictedDirectory::RestrictedDirectory(std::filesystem::path directory, Restriction restriction)
+    : m_directory(std::move(directory)) {
+  const bool unlistable = restriction == Restriction::unlistable;
+  std::error_code ec;
+  std::filesystem::permissions(
+      m_directory,
+      unlistable ? std::filesystem::perms::none : static_cast<std::filesystem::perms>(0555), ec);
+  if (ec) {
+    return;
+  }
+  if (geteuid() == 0) {
+    m_capabilities_dropped = set_dac_capabilities(false);
+  }
+  m_works =
+      unlistable ? !can_list(m_directory) : can_list(m_directory) && !can_create_in(m_directory);
+}
+
+RestrictedDirectory::~RestrictedDirectory() {
+  if (m_capabilities_dropped) {
+    set_dac_capabilities(true);
+  }
+  std::error_code ec;
+  std::filesystem::permissions(m_directory, static_cast<std::filesystem::perms>(0755), ec);
 }
 
 } // namespace fib::testing

@@ -73,4 +73,28 @@ private:
   std::filesystem::path m_path;
 };
 
+enum class Restriction {
+  unlistable, // mode 000: it cannot be listed (nor opened, nor written)
+  read_only,  // mode 0555: it can be listed, but nothing can be created in it
+};
+
+// Restricts `directory` for this process while it lives: its mode, and, when the process runs as
+// root (which ignores modes), without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH in the calling
+// thread's effective set (threads started meanwhile inherit that). `works()` is false when the
+// restriction does not hold anyway: the test should GTEST_SKIP then. The mode (0755) and the
+// capabilities come back on destruction.
+class RestrictedDirectory {
+public:
+  RestrictedDirectory(std::filesystem::path directory, Restriction restriction);
+  ~RestrictedDirectory();
+  RestrictedDirectory(const RestrictedDirectory&) = delete;
+  RestrictedDirectory& operator=(const RestrictedDirectory&) = delete;
+  bool works() const { return m_works; }
+
+private:
+  std::filesystem::path m_directory;
+  bool m_capabilities_dropped = false;
+  bool m_works = false;
+};
+
 } // namespace fib::testing

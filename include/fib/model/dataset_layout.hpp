@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -73,7 +74,9 @@ LayoutKeys layout_keys(DatasetTree tree, const std::vector<std::string>& compone
 
 // How scan_tree reads a tree. Every mode lists entries in sorted path order (component-wise, by
 // byte), never enters a symbolic link to a directory, and finds nothing when the tree directory
-// is missing. No mode sees a regular file named like an atomic write's temporary
+// is missing. No mode skips a directory silently: each one that cannot be listed (no permission
+// included, and a tree directory that cannot even be looked up) is a ListingFailure of that
+// directory. No mode sees a regular file named like an atomic write's temporary
 // (is_atomic_write_temporary, fib/util/atomic_file.hpp): a stray `.fib-XXXXXX` is neither an
 // entry nor skipped, so it is never reported, parsed or copied.
 enum class ScanMode {
@@ -82,13 +85,13 @@ enum class ScanMode {
   // Python's rglob, a directory with such a name matches as well (reading it fails later, and is
   // reported then). Every other entry that is not a directory is returned as skipped, with the
   // reason (wrong extension, or wrong depth), because fib reports what the old tool silently
-  // ignored. Directories the scanner may not open are skipped silently, as rglob does; any other
-  // listing error ends the tree, recorded as one failure of the tree directory.
+  // ignored. Each directory that cannot be listed is a failure of its own (the old tool's rglob
+  // skipped those it may not open); the scan goes on with the others.
   validator,
   // The old tool's TraceSet loader (`fib report`). An entry matches when its name ends with the
   // tree's extension, at any depth: the loader links files by their JSON, not by their path.
-  // Directories with such a name match too; nothing is returned as skipped. Listing errors as in
-  // `validator`.
+  // Directories with such a name match too; nothing is returned as skipped. Listing failures as
+  // in `validator`.
   trace_set,
   // fib's own reading of definitions (`fib tag --dataset`): exactly the tree's depth (nothing
   // deeper is even listed), the name more than the bare extension, and a regular file (a symbolic
@@ -97,13 +100,13 @@ enum class ScanMode {
   // the caller can report every one.
   strict,
   // Which names are taken (`fib stage`): like `strict`, but an entry of any type occupies its name
-  // (a directory or a dangling link called `x.json` still blocks staging `x` there), and listing
-  // errors are ignored: staging reads every target through its own checks anyway.
+  // (a directory or a dangling link called `x.json` still blocks staging `x` there). Listing
+  // failures as in `strict`: the names in such a directory are unknown, which the caller reports.
   occupancy,
   // Every file to copy (`fib report merge`): any name at any depth, regular files only, links not
   // followed. Symbolic links and special files (the tree directory itself included) are returned
-  // as skipped. The first listing error ends the tree, recorded as a failure of the tree
-  // directory.
+  // as skipped. The first directory that cannot be listed ends the tree, recorded as a failure
+  // of that directory.
   copy,
 };
 
@@ -137,6 +140,11 @@ struct TreeScan {
   std::vector<SkippedEntry> skipped;    // sorted by path
   std::vector<ListingFailure> failures; // in the order they happened
 };
+
+// Why `root` cannot be read as a dataset root, for the message "dataset root PROBLEM: ROOT":
+// "does not exist", "is not a directory" (a file, say), or "cannot be looked up (REASON)";
+// nullopt when it is a directory (a symbolic link to one counts).
+std::optional<std::string> dataset_root_problem(const std::filesystem::path& root);
 
 // Scans `root / <tree directory>` the way `mode` says. The tree directory itself may be a
 // symbolic link to a directory in every mode but `copy`. Never throws.

@@ -146,8 +146,8 @@ struct TraceSet {
 // Loads the dataset at `root` as `TraceSet.from_path` does: definitions/**/*.json,
 // solutions/**/*.json, workloads/**/*.jsonl and traces/**/*.jsonl at any depth (no path component
 // is checked; scan_tree with ScanMode::trace_set), each tree in sorted path order; a missing tree
-// is empty. A tree that cannot be listed completely is reported as `io.read` (a directory fib may
-// not open is skipped silently, as Python's rglob skips it). Solutions, workloads and
+// is empty. Each directory that cannot be listed (no permission included: unlike Python's rglob,
+// fib skips none silently) is reported as `io.read` of that directory. Solutions, workloads and
 // traces are grouped by their JSON `definition` field. Only the schema checks of the parsers run
 // (no Python-exact checks).
 //

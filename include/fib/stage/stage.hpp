@@ -72,6 +72,8 @@ enum class StageAction {
   skipped,     // a conflict left alone under OnConflict::skip
   duplicate,   // another input of the same name stands for it
   rejected,    // unreadable, not a definition, or an unsafe name
+  failed,      // was to be added or overwritten, but the write failed (the reason is among its
+               // diagnostics, an error of the environment exit class); nothing of it was written
 };
 
 template <> struct EnumNames<StageAction> {
@@ -83,10 +85,11 @@ template <> struct EnumNames<StageAction> {
       {StageAction::skipped, "skipped"},
       {StageAction::duplicate, "duplicate"},
       {StageAction::rejected, "rejected"},
+      {StageAction::failed, "failed"},
   });
 };
 
-// "added", "unchanged", "overwritten", "conflict", "skipped", "duplicate", "rejected".
+// "added", "unchanged", "overwritten", "conflict", "skipped", "duplicate", "rejected", "failed".
 inline std::string_view to_string(StageAction action) {
   return enum_name(action);
 }
@@ -113,6 +116,7 @@ struct StageSummary {
   std::size_t conflicts = 0; // conflict + skipped entries
   std::size_t duplicates = 0;
   std::size_t rejected = 0;
+  std::size_t failed = 0; // writes that failed
   // OnConflict::fail met a conflict: nothing was written.
   bool blocked_by_conflicts = false;
 };

@@ -46,7 +46,10 @@ struct DatasetScan {
   std::vector<ScannedFile> solutions;                // sorted by path, never de-duplicated
   std::map<std::pair<std::string, std::string>, ScannedFile> traces; // by (author, stem)
   std::vector<ScannedFile> shadowed; // workload and trace files replaced by a later duplicate
-  std::vector<IgnoredFile> ignored;  // wrong depth, wrong extension, unreadable directories
+  std::vector<IgnoredFile> ignored;  // wrong depth, wrong extension
+  // One `io.read` (file = the directory) per directory that could not be listed: what it holds
+  // is missing from the scan, so validate_dataset reports these to its environment sink.
+  std::vector<Diagnostic> unlisted;
 };
 
 // The old tool's root as str(Path(text)): "." components and trailing slashes dropped.

@@ -266,9 +266,10 @@ private:
         continue;
       }
       if (const auto* scalar = std::get_if<ScalarInput>(input)) {
-        // A structured binding cannot be captured before C++20 support in clang 15.
-        const std::string& scalar_name = name;
-        std::visit([&](const auto& v) { env.scalars[scalar_name] = v; }, scalar->value);
+        // An init-capture: clang before 16 cannot capture a structured binding itself.
+        std::visit([&scalars = env.scalars,
+                    &input_name = name](const auto& v) { scalars[input_name] = v; },
+                   scalar->value);
         continue;
       }
       if (!shapes[i]) {

@@ -232,6 +232,48 @@ TEST(DatasetLayout, SolutionsAreFourLevelsDown) {
   EXPECT_EQ(layout_keys(DatasetTree::solutions, scan.entries[1].components).author, "bob");
 }
 
+// No mode skips a directory it cannot list: each reports that directory (not its tree), and
+// every mode but `copy` goes on with the others.
+TEST(DatasetLayout, AnUnlistableDirectoryIsAFailureOfItselfInEveryMode) {
+  for (const ScanMode mode : {ScanMode::validator, ScanMode::trace_set, ScanMode::strict,
+                              ScanMode::occupancy, ScanMode::copy}) {
+    TempDir dir;
+    dir.write("definitions/a/x.json", "{}");
+    dir.write("definitions/b/hidden.json", "{}");
+    dir.write("definitions/c/y.json", "{}");
+    const testing::RestrictedDirectory unlistable(dir.path() / "definitions/b",
+                                                  testing::Restriction::unlistable);
+    if (!unlistable.works()) {
+      GTEST_SKIP() << "this process lists a mode-000 directory anyway";
+    }
+    const TreeScan scan = scan_tree(dir.path(), DatasetTree::definitions, mode);
+    ASSERT_EQ(scan.failures.size(), 1u) << static_cast<int>(mode);
+    EXPECT_EQ(scan.failures[0].directory, dir.path() / "definitions/b");
+    EXPECT_EQ(scan.failures[0].error, std::errc::permission_denied);
+    const Paths expected = mode == ScanMode::copy
+                               ? Paths{"definitions/a/x.json"}
+                               : Paths{"definitions/a/x.json", "definitions/c/y.json"};
+    EXPECT_EQ(entries_of(scan), expected) << static_cast<int>(mode);
+  }
+}
+
+// A root that cannot be searched is no empty tree.
+TEST(DatasetLayout, ARootThatCannotBeSearchedIsAFailureOfTheTreeDirectory) {
+  for (const ScanMode mode : {ScanMode::validator, ScanMode::copy}) {
+    TempDir dir;
+    dir.write("ds/definitions/a/x.json", "{}");
+    const testing::RestrictedDirectory unlistable(dir.path() / "ds",
+                                                  testing::Restriction::unlistable);
+    if (!unlistable.works()) {
+      GTEST_SKIP() << "this process lists a mode-000 directory anyway";
+    }
+    const TreeScan scan = scan_tree(dir.path() / "ds", DatasetTree::definitions, mode);
+    ASSERT_EQ(scan.failures.size(), 1u);
+    EXPECT_EQ(scan.failures[0].directory, dir.path() / "ds/definitions");
+    EXPECT_TRUE(scan.entries.empty());
+  }
+}
+
 } // namespace
 } // namespace fib
 

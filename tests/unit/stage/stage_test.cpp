@@ -395,6 +395,53 @@ TEST(Stage, DryRunWritesNothing) {
   EXPECT_EQ(tree(f.dataset), std::vector<std::string>{});
 }
 
+// A write that fails is `failed` and counted so, not `added`; nothing of it is left behind, and the
+// other input is still staged.
+TEST(Stage, AFailedWriteIsFailedNotAdded) {
+  const Fixture f;
+  f.dump("a.json", make_definition("rmsnorm_h128"));
+  f.dump("b.json", make_definition("gemm_n8_k8", "gemm"));
+  std::filesystem::create_directories(f.dataset / "definitions/rmsnorm");
+  StageResult result;
+  {
+    const testing::RestrictedDirectory locked(f.dataset / "definitions/rmsnorm",
+                                              testing::Restriction::read_only);
+    if (!locked.works()) {
+      GTEST_SKIP() << "this process lists a mode-000 directory anyway";
+    }
+    result = f.stage();
+  }
+  const StageEntry* failed = entry_for(result, "a.json");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->action, StageAction::failed);
+  EXPECT_FALSE(failed->written);
+  ASSERT_FALSE(failed->diagnostics.empty());
+  EXPECT_EQ(exit_class_of(failed->diagnostics.back()), ExitClass::environment);
+  EXPECT_EQ(entry_for(result, "b.json")->action, StageAction::added);
+  EXPECT_EQ(result.summary.added, 1u);
+  EXPECT_EQ(result.summary.failed, 1u);
+  EXPECT_EQ(failed->diagnostics.back().code, codes::k_io_write);
+  EXPECT_EQ(failed->diagnostics.back().file, f.dataset / "definitions/rmsnorm/rmsnorm_h128.json");
+  EXPECT_TRUE(result.diagnostics.empty());
+  EXPECT_EQ(count_stage_diagnostics(result).environment_errors, 1u);
+  EXPECT_EQ(tree(f.dataset / "definitions/rmsnorm"), std::vector<std::string>{});
+  EXPECT_EQ(to_string(StageAction::failed), "failed");
+}
+
+TEST(Stage, ADatasetRootThatIsAFileIsNotADirectory) {
+  const Fixture f;
+  f.dump("a.json", make_definition("a"));
+  StageOptions options;
+  options.sources = {f.dumps};
+  options.dataset = f.dir.write("file", "x");
+  NoPython no_python;
+  const auto result = stage_definitions(options, no_python);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].code, codes::k_dataset_root_missing);
+  EXPECT_EQ(result.diagnostics[0].message,
+            "dataset root is not a directory: " + options.dataset.string());
+}
+
 TEST(Stage, MissingDatasetRootIsAnEnvironmentError) {
   const Fixture f;
   f.dump("a.json", make_definition("a"));

@@ -4,6 +4,8 @@
 
 #include "util/file_walk.hpp"
 
+#include <fib/base/codes.hpp>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -31,7 +33,7 @@ TEST(FileWalk, SortedFilesOfTheExtensionsAsked) {
   dir.write("reports/report-20260101-000000.json", "{}");
   dir.write("reports/kept.json", "{}");
   const auto listed = detail::list_files_below(dir.path(), {".json", ".jsonl"});
-  ASSERT_FALSE(listed.error.has_value());
+  EXPECT_TRUE(listed.errors.empty());
   EXPECT_EQ(relative(listed.files, dir.path()),
             (std::vector<std::string>{"a.json", "b/y.jsonl", "b/z.json", "reports/kept.json"}));
 }
@@ -49,9 +51,29 @@ TEST(FileWalk, LinksToDirectoriesAreNotFollowed) {
 TEST(FileWalk, AMissingDirectoryIsAnIoError) {
   testing::TempDir dir;
   const auto listed = detail::list_files_below(dir.path() / "absent", {".json"});
-  ASSERT_TRUE(listed.error.has_value());
-  EXPECT_EQ(listed.error->code, "io.read");
+  ASSERT_EQ(listed.errors.size(), 1u);
+  EXPECT_EQ(listed.errors[0].code, "io.read");
+  EXPECT_EQ(listed.errors[0].file, dir.path() / "absent");
   EXPECT_TRUE(listed.files.empty());
+}
+
+TEST(FileWalk, AnUnlistableSubdirectoryIsAnErrorOfItsOwnAndTheWalkGoesOn) {
+  testing::TempDir dir;
+  dir.write("a/x.json", "{}");
+  dir.write("b/hidden.json", "{}");
+  dir.write("c/y.json", "{}");
+  const testing::RestrictedDirectory unlistable(dir.path() / "b", testing::Restriction::unlistable);
+  if (!unlistable.works()) {
+    GTEST_SKIP() << "this process lists a mode-000 directory anyway";
+  }
+  const auto listed = detail::list_files_below(dir.path(), {".json"});
+  EXPECT_EQ(relative(listed.files, dir.path()), (std::vector<std::string>{"a/x.json", "c/y.json"}));
+  ASSERT_EQ(listed.errors.size(), 1u);
+  EXPECT_EQ(listed.errors[0].code, "io.read");
+  EXPECT_EQ(listed.errors[0].file, dir.path() / "b");
+  EXPECT_EQ(exit_class_of(listed.errors[0]), ExitClass::environment);
+  EXPECT_NE(listed.errors[0].message.find("Permission denied"), std::string::npos)
+      << listed.errors[0].message;
 }
 
 } // namespace
