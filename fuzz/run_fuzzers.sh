@@ -26,12 +26,13 @@ ctest --test-dir "$build" -L core -j "$jobs" --output-on-failure
 
 seeds="$build/fuzz-seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{json_reader,definition,constraint,safetensors,text_diff}
+mkdir -p "$seeds"/{json_reader,definition,constraint,safetensors,text_diff,normalize}
 i=0
 while IFS= read -r -d '' file; do
   i=$((i + 1))
   cp "$file" "$seeds/json_reader/$i"
   cp "$file" "$seeds/definition/$i"
+  cp "$file" "$seeds/normalize/$i"
 done < <(find examples tests/cli/cases ../shared/corpus/dataset/definitions -maxdepth 4 \
   \( -name '*.json' -o -name '*.jsonl' \) -size -64k -print0 2>/dev/null | head -z -n 400)
 for expression in 'batch_size * page_size <= num_pages * 8' 'len_indptr == batch_size + 1' \
@@ -47,7 +48,7 @@ printf '\x08\x00\x00\x00\x00\x00\x00\x00{}      ' > "$seeds/safetensors/empty"
 printf 'a\nb\nc\n\0a\nB\nc\nd' > "$seeds/text_diff/1"
 printf 'x\0x\n' > "$seeds/text_diff/2"
 
-for target in json_reader definition constraint safetensors text_diff; do
+for target in json_reader definition constraint safetensors text_diff normalize; do
   echo "fuzz: $target for ${seconds}s" >&2
   "$build/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 "$seeds/$target" 2>"$build/fuzz-$target.log" || {
