@@ -28,33 +28,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "run"))
-import make_fixture  # noqa: E402
-
-
-def run_once(cmd, env):
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
-
-
-def old_tool_env(directory):
-    env = dict(os.environ)
-    with open(os.path.join(directory, "env.sh"), encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("export PYTHONPATH="):
-                env["PYTHONPATH"] = line.split("=", 1)[1].strip('"')
-            elif line.startswith("export PATH="):
-                env["PATH"] = line.split("=", 1)[1].strip('"').replace("$PATH", os.environ["PATH"])
-    return env
+sys.path.insert(0, HERE)
+from side_by_side import old_tool_env, run_once  # noqa: E402
 
 
 def fixture(path, workloads):

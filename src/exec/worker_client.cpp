@@ -18,19 +18,7 @@
 // ("../libexec/fib/fib-worker" in the GNU layout), defined by cmake/FibInstall.cmake.
 
 namespace fib {
-namespace {
-
-std::string human_bytes(std::uintmax_t bytes) {
-  if (bytes >= (std::uintmax_t{1} << 30)) {
-    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
-  }
-  if (bytes >= (std::uintmax_t{1} << 20)) {
-    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
-  }
-  return fmt::format("{} bytes", bytes);
-}
-
-} // namespace
+using detail::human_bytes;
 
 using detail::names_of;
 

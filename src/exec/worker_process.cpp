@@ -23,16 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string human_bytes(std::uintmax_t bytes) {
-  if (bytes >= (std::uintmax_t{1} << 30)) {
-    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
-  }
-  if (bytes >= (std::uintmax_t{1} << 20)) {
-    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
-  }
-  return fmt::format("{} bytes", bytes);
-}
-
 double seconds(std::chrono::milliseconds duration) {
   return static_cast<double>(duration.count()) / 1000.0;
 }
@@ -139,6 +129,16 @@ std::string string_field(const Json& object, std::string_view key) {
 bool bool_field(const Json& object, std::string_view key) {
   const Json value = field(object, key);
   return value.is_boolean() && value.get<bool>();
+}
+
+std::string human_bytes(std::uintmax_t bytes) {
+  if (bytes >= (std::uintmax_t{1} << 30)) {
+    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
+  }
+  if (bytes >= (std::uintmax_t{1} << 20)) {
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  }
+  return fmt::format("{} bytes", bytes);
 }
 
 std::string clip_text(std::string text, std::size_t limit) {
@@ -366,22 +366,35 @@ WorkerProcess::SendEnd WorkerProcess::send_all(const std::string& text,
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return SendEnd::closed;
     }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
+    const auto revents = poll_with_output(POLLOUT, deadline);
+    if (!revents) {
       return SendEnd::timed_out;
     }
-    pollfd fds[2]{{m_socket, POLLOUT, 0}, {m_output, POLLIN, 0}};
-    const int ready = ::poll(fds, m_output >= 0 ? 2 : 1,
-                             static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
-    if (ready > 0 && m_output >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
-      drain_output();
-    }
-    if (ready > 0 && (fds[0].revents & (POLLERR | POLLHUP)) != 0) {
+    if ((*revents & (POLLERR | POLLHUP)) != 0) {
       return SendEnd::closed;
     }
   }
   return SendEnd::sent;
+}
+
+// Waits up to a second, never past `deadline`, for `events` on the channel, passing the worker's
+// output on meanwhile: the channel's revents (0 when nothing came yet; POLLNVAL when poll itself
+// failed), or nullopt once the deadline has passed.
+std::optional<short> WorkerProcess::poll_with_output(short events, Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  if (left.count() <= 0) {
+    return std::nullopt;
+  }
+  pollfd fds[2]{{m_socket, events, 0}, {m_output, POLLIN, 0}};
+  const int ready = ::poll(fds, m_output >= 0 ? 2 : 1,
+                           static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+  if (ready < 0) {
+    return errno == EINTR ? 0 : POLLNVAL;
+  }
+  if (ready > 0 && m_output >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
+    drain_output();
+  }
+  return ready > 0 ? fds[0].revents : 0;
 }
 
 // What the worker wrote to its standard output and error, passed on up to the cap.
@@ -420,24 +433,14 @@ WorkerProcess::ReadEnd WorkerProcess::read_line(Clock::time_point deadline, std:
     if (m_buffer.size() > k_max_reply_bytes) {
       return ReadEnd::oversized;
     }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
+    const auto revents = poll_with_output(POLLIN, deadline);
+    if (!revents) {
       return ReadEnd::timed_out;
     }
-    pollfd fds[2]{{m_socket, POLLIN, 0}, {m_output, POLLIN, 0}};
-    const int ready = ::poll(fds, m_output >= 0 ? 2 : 1,
-                             static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) {
+    if ((*revents & POLLNVAL) != 0) {
       return ReadEnd::closed;
     }
-    if (ready <= 0) {
-      continue;
-    }
-    if (m_output >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
-      drain_output();
-    }
-    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+    if ((*revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
       continue;
     }
     char chunk[65536];
@@ -525,6 +528,24 @@ ReferenceOutcome WorkerProcess::crashed(const Json& request) {
                   human_bytes(options().address_space)));
 }
 
+// Sends fib's answer to a timing message; the failure (the worker killed) when it cannot.
+std::optional<ReferenceOutcome> WorkerProcess::send_timing_answer(const Json& answer,
+                                                                  Clock::time_point deadline) {
+  switch (send_all(answer.dump() + "\n", deadline)) {
+  case SendEnd::sent:
+    return std::nullopt;
+  case SendEnd::timed_out:
+    kill_tree();
+    return failure(codes::k_smoke_timeout,
+                   role() + " stopped reading during its timed calls until the timeout; it was "
+                            "stopped");
+  case SendEnd::closed:
+    break;
+  }
+  kill_tree();
+  return failure(codes::k_worker_protocol, role() + " closed the channel during its timed calls");
+}
+
 // A timing message of the worker during a job: "ready" is answered with "go", "done" is
 // recorded. A protocol error outcome when it is out of order, malformed, beyond the job's
 // `max_calls`, or when the worker said more after "ready" without waiting for fib's "go".
@@ -540,18 +561,7 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
                         timing.fib_ms.size() < round.max_calls;
   if (step == "ready" && in_order && go == Clock::time_point{} && m_buffer.empty()) {
     go = Clock::now();
-    switch (send_all(Json{{"go", iteration}, {"id", id}}.dump() + "\n", round.deadline)) {
-    case SendEnd::sent:
-      return std::nullopt;
-    case SendEnd::timed_out:
-      kill_tree();
-      return failure(codes::k_smoke_timeout, role() + " stopped reading during its timed calls "
-                                                      "until the timeout; it was stopped");
-    case SendEnd::closed:
-      break;
-    }
-    kill_tree();
-    return failure(codes::k_worker_protocol, role() + " closed the channel during its timed calls");
+    return send_timing_answer(Json{{"go", iteration}, {"id", id}}, round.deadline);
   }
   if (step == "done" && in_order && go != Clock::time_point{} && reported.is_number() &&
       reported.get<double>() >= 0.0) {
@@ -561,19 +571,8 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
     go = Clock::time_point{};
     // Which call's result fib keeps is said only now, after the call returned.
     const bool keep = round.kept_call && *round.kept_call == timing.fib_ms.size() - 1;
-    switch (send_all(Json{{"id", id}, {"keep", keep}}.dump() + "\n", round.deadline)) {
-    case SendEnd::sent:
-      timing.kept_call = keep ? round.kept_call : timing.kept_call;
-      return std::nullopt;
-    case SendEnd::timed_out:
-      kill_tree();
-      return failure(codes::k_smoke_timeout, role() + " stopped reading during its timed calls "
-                                                      "until the timeout; it was stopped");
-    case SendEnd::closed:
-      break;
-    }
-    kill_tree();
-    return failure(codes::k_worker_protocol, role() + " closed the channel during its timed calls");
+    timing.kept_call = keep ? round.kept_call : timing.kept_call;
+    return send_timing_answer(Json{{"id", id}, {"keep", keep}}, round.deadline);
   }
   kill_tree();
   return failure(codes::k_worker_protocol,

@@ -100,6 +100,10 @@ private:
                                         const std::vector<std::string>& program) const;
   ReadEnd read_line(std::chrono::steady_clock::time_point deadline, std::string& line);
   void drain_output();
+  std::optional<short> poll_with_output(short events,
+                                        std::chrono::steady_clock::time_point deadline);
+  std::optional<ReferenceOutcome>
+  send_timing_answer(const Json& answer, std::chrono::steady_clock::time_point deadline);
   SendEnd send_all(const std::string& text, std::chrono::steady_clock::time_point deadline);
   std::string end_after_close();
   void kill_tree();
@@ -129,6 +133,9 @@ private:
 Json field(const Json& object, std::string_view key);
 std::string string_field(const Json& object, std::string_view key);
 bool bool_field(const Json& object, std::string_view key);
+
+// "1.5 GiB", "3.0 MiB", "512 bytes".
+std::string human_bytes(std::uintmax_t bytes);
 
 // `text` cut to about `limit` bytes: its head and tail around a marker saying how much was cut.
 std::string clip_text(std::string text, std::size_t limit);
