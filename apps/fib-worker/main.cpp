@@ -5,6 +5,7 @@
 
 #include <sandbox.hpp>
 
+#include <fib/base/build_features.hpp>
 #include <fib/io/json_io.hpp>
 
 #include <algorithm>
@@ -106,7 +107,9 @@ void set_limit(int resource, unsigned long long value, const char* name) {
 void confine(const Limits& limits) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  set_limit(RLIMIT_AS, limits.address_space, "RLIMIT_AS");
+  if constexpr (!fib::k_built_with_address_sanitizer) {
+    set_limit(RLIMIT_AS, limits.address_space, "RLIMIT_AS");
+  }
   set_limit(RLIMIT_NPROC, limits.processes, "RLIMIT_NPROC");
   set_limit(RLIMIT_FSIZE, limits.file_size, "RLIMIT_FSIZE");
   set_limit(RLIMIT_NOFILE, limits.open_files, "RLIMIT_NOFILE");

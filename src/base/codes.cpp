@@ -202,6 +202,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_json_parse, error, L, D,
      "the text is not JSON (NaN, Infinity and -Infinity are allowed)"},
     {codes::k_json_too_deep, error, F, D, "the document nests deeper than fib's limit"},
+    {codes::k_json_too_large, error, F, D,
+     "the document holds more objects and arrays than fib's limit (4,194,304)"},
     {codes::k_merge_conflict, error, F, D,
      "report merge: an input's copy of a file differs from the copy already kept (the first wins)"},
     {codes::k_merge_not_copied, warning, F, D,

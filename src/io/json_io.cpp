@@ -107,6 +107,16 @@ private:
     return false;
   }
 
+  // Counts one more object or array; past k_max_json_containers the document is refused.
+  bool count_container(const std::string& pointer) {
+    if (++m_containers <= k_max_json_containers) {
+      return true;
+    }
+    return fail_with(
+        codes::k_json_too_large, pointer,
+        fmt::format("more than {} objects and arrays in one document", k_max_json_containers));
+  }
+
   // An array item is recorded only when it is a container among the first items.
   enum class ArrayItem { none, recorded, unrecorded };
 
@@ -176,6 +186,9 @@ private:
   }
 
   bool parse_object(Json& out, const std::string& pointer, std::size_t depth) {
+    if (!count_container(pointer)) {
+      return false;
+    }
     out = Json::object();
     auto& members = out.get_ref<Json::object_t&>();
     std::unordered_map<std::string, std::size_t> index;
@@ -253,6 +266,9 @@ private:
   }
 
   bool parse_array(Json& out, const std::string& pointer, std::size_t depth) {
+    if (!count_container(pointer)) {
+      return false;
+    }
     out = Json::array();
     ++m_pos; // '['
     skip_whitespace();
@@ -550,6 +566,7 @@ private:
   LineIndex m_index;
   Diagnostic m_error;
   std::size_t m_duplicates = 0;
+  std::size_t m_containers = 0;
 
 public:
   // Duplicate keys seen past k_max_reported_duplicate_keys (not reported one by one).

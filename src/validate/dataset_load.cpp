@@ -43,7 +43,8 @@ std::string validation_error_text(std::string_view model, const std::vector<Diag
                                  errors.size() == 1 ? "" : "s", model);
   for (const Diagnostic& d : errors) {
     std::string message = d.message;
-    if (d.code == codes::k_json_parse || d.code == codes::k_json_too_deep) {
+    if (d.code == codes::k_json_parse || d.code == codes::k_json_too_deep ||
+        d.code == codes::k_json_too_large) {
       message = "Invalid JSON: " + message.substr(message.find(':') + 2);
     }
     if (is_model_level(d.code)) {

@@ -67,6 +67,7 @@ inline constexpr std::string_view k_io_write = "io.write";
 inline constexpr std::string_view k_io_lock_timeout = "io.lock-timeout";
 inline constexpr std::string_view k_json_parse = "json.parse";
 inline constexpr std::string_view k_json_too_deep = "json.too-deep";
+inline constexpr std::string_view k_json_too_large = "json.too-large";
 inline constexpr std::string_view k_json_duplicate_key = "json.duplicate-key";
 inline constexpr std::string_view k_file_kind_unknown = "file.kind-unknown";
 inline constexpr std::string_view k_schema_required = "schema.required";

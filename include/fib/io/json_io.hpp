@@ -7,7 +7,8 @@
 // - Trailing commas, comments and trailing characters are rejected (`json.parse`).
 // - Object key order is preserved (ordered_json): the order of `inputs` is the kernel's argument
 // order.
-// - Nesting deeper than k_max_json_depth is rejected (`json.too-deep`), never a stack overflow.
+// - Nesting deeper than k_max_json_depth is rejected (`json.too-deep`), never a stack overflow;
+//   more than k_max_json_containers objects and arrays in one document (`json.too-large`) too.
 // - Strings must be valid UTF-8; `\u` escapes are decoded, lone surrogates rejected.
 
 #include <fib/base/diagnostic.hpp>
@@ -29,6 +30,11 @@ namespace fib {
 using Json = nlohmann::ordered_json;
 
 inline constexpr std::size_t k_max_json_depth = 200;
+// Objects and arrays in one document (a JSON file, or one line of a JSONL file). Each costs about
+// 80 bytes parsed, however small its text ("{}" is 2 bytes), so past this many a document is
+// refused (`json.too-large`) rather than grow to gigabytes: about 330 MB of parse tree at most.
+// Real definitions, solutions, workload and trace lines hold hundreds.
+inline constexpr std::size_t k_max_json_containers = std::size_t{1} << 22;
 inline constexpr std::uintmax_t k_default_max_file_bytes = std::uintmax_t{512} << 20;
 
 // Where a value starts, and when it was recorded (parse order), to tell stale records apart.
@@ -70,8 +76,9 @@ inline constexpr std::size_t k_max_reported_duplicate_keys = 100;
 enum class LineIndex { recorded, skipped };
 
 // Parses one JSON document. `first_line` is the file line on which `text` starts (JSON Lines).
-// Syntax problems come back as the error (`json.parse` / `json.too-deep`, with file, line and the
-// pointer of the innermost container); duplicate keys are reported to `sink` as warnings.
+// Syntax problems come back as the error (`json.parse` / `json.too-deep` / `json.too-large`, with
+// file, line and the pointer of the innermost container); duplicate keys are reported to `sink` as
+// warnings.
 Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::path& file,
                                   DiagnosticSink& sink, int first_line = 1,
                                   LineIndex index = LineIndex::recorded);

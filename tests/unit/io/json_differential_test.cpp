@@ -528,7 +528,8 @@ public:
     };
     if (!fib && !python_accepts) {
       ++tally.both_rejected;
-      if (fib.error().code != codes::k_json_parse && fib.error().code != codes::k_json_too_deep) {
+      if (fib.error().code != codes::k_json_parse && fib.error().code != codes::k_json_too_deep &&
+          fib.error().code != codes::k_json_too_large) {
         mismatch("fib rejected it with code " + fib.error().code);
       }
       return;

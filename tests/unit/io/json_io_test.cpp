@@ -144,6 +144,29 @@ TEST(JsonIo, RejectsDeepNestingWithoutCrashing) {
   EXPECT_EQ(doc.error().code, codes::k_json_too_deep);
 }
 
+TEST(JsonIo, RefusesMoreContainersThanTheLimitAndAcceptsTheLimit) {
+  // "[{},{},...]": one array holding k_max_json_containers - 1 empty objects is the limit.
+  const auto text_with = [](std::size_t objects) {
+    std::string text = "[";
+    text.reserve(objects * 3 + 2);
+    for (std::size_t i = 0; i < objects; ++i) {
+      text += i == 0 ? "{}" : ",{}";
+    }
+    text += "]";
+    return text;
+  };
+  DiagnosticList sink;
+  auto at_limit = parse(text_with(k_max_json_containers - 1), sink);
+  ASSERT_TRUE(at_limit.has_value()) << at_limit.error().message;
+  EXPECT_EQ(at_limit->root.size(), k_max_json_containers - 1);
+  auto over = parse(text_with(k_max_json_containers), sink);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().code, codes::k_json_too_large);
+  EXPECT_NE(over.error().message.find("more than 4194304 objects and arrays"), std::string::npos)
+      << over.error().message;
+  EXPECT_EQ(over.error().line, 1);
+}
+
 TEST(JsonIo, DecodesUnicodeEscapesAndRejectsLoneSurrogates) {
   DiagnosticList sink;
   auto doc = parse(R"({"a": "\u00e9\ud83d\ude00"})", sink);
