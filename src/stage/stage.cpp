@@ -631,7 +631,6 @@ private:
     case OnConflict::overwrite:
       diagnostic.severity = Severity::warning;
       diagnostic.message += "\nreplaced (--on-conflict overwrite)";
-      // stays a warning: the overwrite was asked for
       entry.diagnostics.push_back(std::move(diagnostic));
       entry.action = StageAction::overwritten;
       return;

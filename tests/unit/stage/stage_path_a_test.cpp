@@ -8,6 +8,7 @@
 #include <fib/base/codes.hpp>
 #include <fib/stage/stage.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
