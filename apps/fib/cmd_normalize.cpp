@@ -163,6 +163,13 @@ std::string status_line(const NormalizedFile& file) {
   std::string status = "valid";
   if (file.verdict == NormalizeVerdict::invalid) {
     status = "still invalid:";
+    for (const auto& finding : file.findings) {
+      if (finding.diagnostic.severity == Severity::error) {
+        status += fmt::format("\n    {} {}: {}", finding.diagnostic.code,
+                              finding.diagnostic.pointer.empty() ? "/" : finding.diagnostic.pointer,
+                              "see above");
+      }
+    }
     for (const auto& d : file.validation) {
       if (d.severity == Severity::error) {
         status +=

@@ -146,10 +146,10 @@ std::string render_json(const std::vector<Diagnostic>& diagnostics) {
 std::string render_stage_line(const StageEntry& entry, const StageSummary& summary) {
   const std::string_view label = stage_line_label(entry, summary);
   if (entry.target.empty()) {
-    return fmt::format("{:<12}{}", label, entry.source.string());
+    return fmt::format("{:<11} {}", label, entry.source.string());
   }
   std::string line =
-      fmt::format("{:<12}{}  ({})", label, entry.target.generic_string(), entry.source.string());
+      fmt::format("{:<11} {}  ({})", label, entry.target.generic_string(), entry.source.string());
   if (!entry.kept.empty()) {
     line += fmt::format("  kept: {}", fmt::join(entry.kept, ", "));
   }

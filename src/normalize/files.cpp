@@ -124,6 +124,12 @@ public:
             ? original_name->get<std::string>()
             : std::string();
     validate(out, input.path);
+    const bool finding_error =
+        std::any_of(out.findings.begin(), out.findings.end(),
+                    [](const RuleFinding& f) { return f.diagnostic.severity == Severity::error; });
+    if (finding_error) {
+      out.verdict = NormalizeVerdict::invalid; // e.g. normalize.decision-outputs
+    }
     write(out, input, normalized->document, name_before);
     return out;
   }

@@ -154,8 +154,12 @@ public:
       return std::move(m_result);
     }
     DatasetDirectories directories(std::move(*root));
-    for (const auto& file : expand_sources()) {
-      read_source(file);
+    for (const auto& [file, excluded] : expand_sources()) {
+      if (excluded) {
+        new_entry(file).action = StageAction::excluded;
+      } else {
+        read_source(file);
+      }
     }
     if (m_options.normalize == StageNormalize::yes && m_options.normalize_options.decisions) {
       for (Diagnostic& d : unused_decisions(*m_options.normalize_options.decisions, m_used)) {
@@ -184,16 +188,14 @@ public:
   }
 
 private:
-  std::vector<std::filesystem::path> expand_sources() {
-    std::vector<std::filesystem::path> files;
+  // The input files in order, each with whether an --exclude glob matches it.
+  std::vector<std::pair<std::filesystem::path, bool>> expand_sources() {
+    std::vector<std::pair<std::filesystem::path, bool>> files;
     for (const auto& source : m_options.sources) {
       std::error_code ec;
       if (!std::filesystem::is_directory(source, ec)) {
-        if (detail::matches_any_glob(m_options.exclude, source, source.parent_path())) {
-          new_entry(source).action = StageAction::excluded;
-        } else {
-          files.push_back(source);
-        }
+        files.emplace_back(
+            source, detail::matches_any_glob(m_options.exclude, source, source.parent_path()));
         continue;
       }
       auto found = detail::list_files_below(source, {".json"});
@@ -202,11 +204,7 @@ private:
         reject(entry, std::move(error));
       }
       for (const auto& file : found.files) {
-        if (detail::matches_any_glob(m_options.exclude, file, source)) {
-          new_entry(file).action = StageAction::excluded;
-        } else {
-          files.push_back(file);
-        }
+        files.emplace_back(file, detail::matches_any_glob(m_options.exclude, file, source));
       }
     }
     return files;
@@ -565,7 +563,7 @@ private:
     }
     Diagnostic breaks =
         entry_diagnostic(codes::k_stage_overwrite_breaks, entry.source,
-                         fmt::format("replacing {} {}", entry.target.string(),
+                         fmt::format("replacing {} breaks what names it: {}", entry.target.string(),
                                      stage_detail::describe_breakages(dependents, 3)));
     if (m_options.overwrite_breaking == OverwriteBreaking::force) {
       breaks.severity = Severity::warning;
