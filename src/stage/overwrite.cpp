@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <string_view>
 
 namespace fib::stage_detail {
@@ -39,6 +40,12 @@ void keep_descriptions(const Json& staged, Json& incoming, std::string_view sect
   }
 }
 
+// "model" for "model:x"; "" for a bare flag such as "fused".
+std::string tag_namespace(const std::string& tag) {
+  const auto colon = tag.find(':');
+  return colon == std::string::npos ? std::string() : tag.substr(0, colon);
+}
+
 const char* plural(std::size_t n, const char* one, const char* many) {
   return n == 1 ? one : many;
 }
@@ -68,11 +75,23 @@ std::vector<std::string> keep_curated_fields(const Json& staged, Json& incoming)
     incoming["tags"] = Json::array();
   }
   Json& tags = incoming["tags"];
-  for (const Json& tag : *staged_tags) {
-    if (tag.is_string() && std::find(tags.begin(), tags.end(), tag) == tags.end()) {
-      tags.push_back(tag);
-      kept.push_back("tag " + tag.get<std::string>());
+  std::set<std::string> incoming_namespaces;
+  for (const Json& tag : tags) {
+    if (tag.is_string()) {
+      incoming_namespaces.insert(tag_namespace(tag.get_ref<const std::string&>()));
     }
+  }
+  for (const Json& tag : *staged_tags) {
+    if (!tag.is_string() || std::find(tags.begin(), tags.end(), tag) != tags.end()) {
+      continue;
+    }
+    const std::string& text = tag.get_ref<const std::string&>();
+    const std::string space = tag_namespace(text);
+    if (!space.empty() && space != "model" && incoming_namespaces.contains(space)) {
+      continue; // the incoming copy says it for itself (fi_api:, status:, tp:, …)
+    }
+    tags.push_back(tag);
+    kept.push_back("tag " + text);
   }
   return kept;
 }

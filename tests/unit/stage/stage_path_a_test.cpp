@@ -240,6 +240,7 @@ TEST(StageOverwrite, ANonBreakingOverwriteSaysWhatNamesItAndKeepsCuratedFields) 
   staged["description"] = "Curated: RMSNorm of Qwen3, eps 1e-6.";
   staged["inputs"]["weight"]["description"] = "gamma";
   staged["tags"].push_back("model:qwen3-30b-a3b");
+  staged["tags"].push_back("fi_api:flashinfer.norm.old_name"); // the incoming fi_api: wins
   f.staged(staged);
   f.workload_lines("rmsnorm_h128", 2);
   Json incoming = rmsnorm("rmsnorm_h128");
