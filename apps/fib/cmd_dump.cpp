@@ -45,6 +45,10 @@ struct DumpCommand {
   std::vector<std::string> disabled_rules;
   std::vector<std::string> tags;
   std::string model_slug;
+  std::string on_conflict = "fail";
+  std::vector<std::string> exclude;
+  bool force = false;
+  bool drop_curated = false;
 };
 
 namespace {
@@ -62,9 +66,14 @@ graphs and radix cache off, a short greedy generate, engine shut down) and
 runs it with --python; --print-harness only prints it.
 
 --stage DATASET onboards what this run dumped: --normalize (optional),
-fib stage into DATASET/definitions/<op_type>/ (--on-conflict fail), tags
-(--tag, plus model:<slug>, tp:N and ep:N from the --sglang flags; --model-slug
-sets the slug), then validates exactly those definitions (layout, definition).
+fib stage into DATASET/definitions/<op_type>/ (--on-conflict fail by default;
+skip stages the rest, overwrite replaces, with --force and --drop-curated as
+in fib stage; --exclude GLOB leaves dumped files out), tags (--tag, plus
+model:<slug>, tp:N and ep:N from the --sglang flags; --model-slug sets the
+slug), then validates exactly those definitions (layout, definition). Two
+dumps of one name: rename one with a decisions entry for its file
+({"files": {"PATH": {"name": ...}}}, --decisions with --normalize), leave it
+out with --exclude, or --on-conflict skip.
 
 Exit status: 0 dumped (and staged, tagged, valid), 1 the command failed or
 timed out, nothing was dumped, a dump is invalid, a staging conflict, or a
@@ -143,7 +152,8 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
     return "--sglang needs --model HF_ID";
   }
   if (command.stage.empty()) {
-    for (const char* option : {"--normalize", "--tag", "--model-slug"}) {
+    for (const char* option : {"--normalize", "--tag", "--model-slug", "--on-conflict", "--exclude",
+                               "--force", "--drop-curated"}) {
       if (given(option)) {
         return fmt::format("{} needs --stage DATASET", option);
       }
@@ -151,6 +161,10 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
   }
   if (!command.normalize && (given("--decisions") || given("--no-rule"))) {
     return "--decisions and --no-rule need --normalize";
+  }
+  if (command.on_conflict != "overwrite" && (command.force || command.drop_curated)) {
+    return fmt::format("{} needs --on-conflict overwrite",
+                       command.force ? "--force" : "--drop-curated");
   }
   if (command.mem_fraction <= 0.0) {
     return "--mem-fraction must be above 0";
@@ -190,6 +204,11 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
                                  NormalizeDecisions& decisions) {
   options.dataset = command.stage;
   options.tags = staging_tags(command);
+  // CLI11 has checked the value against the same table.
+  options.on_conflict = parse_enum<OnConflict>(command.on_conflict).value_or(OnConflict::fail);
+  options.exclude = command.exclude;
+  options.overwrite_breaking = command.force ? OverwriteBreaking::force : OverwriteBreaking::refuse;
+  options.curated = command.drop_curated ? CuratedFields::drop : CuratedFields::keep;
   std::vector<Diagnostic> problems;
   for (const auto& tag : options.tags) {
     if (auto problem = check_tag(tag)) {
@@ -255,15 +274,13 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
       for (const auto& d : entry.diagnostics) {
         write_line(stderr, render_text(d));
       }
-      write_line(stdout, render_stage_line(entry));
+      write_line(stdout, render_stage_line(entry, result.staged->summary));
     }
-    const auto& s = result.staged->summary;
-    write_line(stderr, fmt::format("fib dump: staged into {}: {} added, {} unchanged, {} "
-                                   "conflict{}, {} rejected{}{}",
-                                   dataset.string(), s.added, s.unchanged, s.conflicts,
-                                   s.conflicts == 1 ? "" : "s", s.rejected,
-                                   s.failed == 0 ? "" : fmt::format(", {} failed", s.failed),
-                                   s.blocked_by_conflicts ? " (nothing written: a conflict)" : ""));
+    write_line(stderr, fmt::format("fib dump: staged into {}: {}{}", dataset.string(),
+                                   render_stage_counts(*result.staged),
+                                   result.staged->summary.blocked_by_conflicts
+                                       ? " (nothing written: a conflict)"
+                                       : ""));
   }
   for (const auto& file : result.tagged_files) {
     for (const auto& d : file.diagnostics) {
@@ -326,6 +343,21 @@ Subcommand register_dump(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_option("--tag", command->tags, "With --stage: add this tag (repeatable)")
       ->allow_extra_args(false);
+  std::vector<std::string> modes;
+  for (const auto& entry : EnumNames<OnConflict>::k_table) {
+    modes.emplace_back(entry.name);
+  }
+  sub->add_option("--on-conflict", command->on_conflict,
+                  "With --stage: fail (default), skip or overwrite (as in fib stage)")
+      ->check(CLI::IsMember(modes));
+  sub->add_option("--exclude", command->exclude,
+                  "With --stage: do not stage the dumped files that match this glob (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_flag("--force", command->force,
+                "With --on-conflict overwrite: replace even what breaks workloads, solutions or "
+                "traces");
+  sub->add_flag("--drop-curated", command->drop_curated,
+                "With --on-conflict overwrite: do not keep curated descriptions and tags");
   sub->add_option("--model-slug", command->model_slug,
                   "With --stage: the slug of the model:<slug> tag (default: from --model)");
   sub->footer(k_dump_footer);

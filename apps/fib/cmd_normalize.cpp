@@ -33,6 +33,7 @@ struct NormalizeCommand {
   std::string report;
   bool list_rules = false;
   bool quiet = false;
+  std::vector<std::string> exclude;
 };
 
 namespace {
@@ -45,7 +46,12 @@ Answer H findings once in a decisions file (--decisions FILE.json):
   {"definitions": {"<name>": {"input_dtypes": {"top_p": "float32"},
     "drop_inputs": ["workspace_buffer"], "rename_outputs": {"q": "q_out"},
     "drop_outputs": [], "output_dtypes": {}, "axis_values": {"page_size": 16},
-    "run_arguments": {"paged_kv_cache": "(k_cache, v_cache)"}, "name": "new"}}}
+    "run_arguments": {"paged_kv_cache": "(k_cache, v_cache)"}, "name": "new"}},
+   "files": {"dumps/gqa_paged_decode_cuda_graph.json": {"name": "other"}}}
+"definitions" is keyed by definition name; "files" by the path of one source
+file (relative to the current directory, or absolute; compared resolved): its
+entry is used instead of the name's, so two dumps of one name can be told
+apart. An entry that matches no input is warned (normalize.decision-unused).
 
 Output: one file and no mode prints the normalized JSON on stdout. Otherwise
 choose --in-place (atomic replace of changed files), --output-dir DIR, --check
@@ -140,6 +146,7 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
   for (const auto& path : command.paths) {
     plan.options.paths.emplace_back(path);
   }
+  plan.options.exclude = command.exclude;
   plan.options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
   if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, plan.decisions,
                                         plan.options.rules)) {
@@ -156,6 +163,13 @@ std::string status_line(const NormalizedFile& file) {
   std::string status = "valid";
   if (file.verdict == NormalizeVerdict::invalid) {
     status = "still invalid:";
+    for (const auto& finding : file.findings) {
+      if (finding.diagnostic.severity == Severity::error) {
+        status += fmt::format("\n    {} {}: {}", finding.diagnostic.code,
+                              finding.diagnostic.pointer.empty() ? "/" : finding.diagnostic.pointer,
+                              "see above");
+      }
+    }
     for (const auto& d : file.validation) {
       if (d.severity == Severity::error) {
         status +=
@@ -198,8 +212,12 @@ public:
     m_counts += count_diagnostics(all_diagnostics(file));
   }
 
-  // The summary line, and the --report file.
+  // The run's own diagnostics, the summary line, and the --report file.
   void finish(const NormalizeSummary& summary) {
+    for (const auto& d : summary.diagnostics) {
+      write_line(stderr, render_text(d));
+    }
+    m_counts += count_diagnostics(summary.diagnostics);
     write_line(stderr,
                fmt::format("fib normalize: {} file{}: {} changed, {} valid, {} invalid, {} "
                            "skipped; {} need{} a human decision",
@@ -264,6 +282,10 @@ Subcommand register_normalize(CLI::App& app) {
   sub->add_option("--report", command->report,
                   "Write a JSON report (per file: rules applied, warnings, decisions needed, "
                   "verdict)");
+  sub->add_option("--exclude", command->exclude,
+                  "Leave out the files found below a directory that match this glob "
+                  "(repeatable; `*` also matches `/`)")
+      ->allow_extra_args(false);
   sub->add_flag("--list-rules", command->list_rules, "Print the rules table and exit");
   sub->add_flag("--quiet", command->quiet,
                 "Leave out notes (M rules applied); warnings, questions, per-file status lines and "

@@ -32,6 +32,9 @@ struct StageCommand {
   bool diff = false;
   std::string manifest;
   bool quiet = false;
+  std::vector<std::string> exclude;
+  bool force = false;
+  bool drop_curated = false;
 };
 
 namespace {
@@ -47,10 +50,28 @@ unified diff. Inputs that share a name are compared first (rule N20): same
 content or a different Python text only -> the first is staged; other
 differences -> a conflict, none of them staged.
 
+With --dry-run, or when a conflict under --on-conflict fail stops the plan,
+what was planned but not done says so: `would add` / `would overwrite` (dry
+run) or `not written`. The summary counts the same words as the lines.
+
 --on-conflict fail (default): a conflict stages nothing at all, exit 1.
               skip: conflicting names are left alone (warnings), the rest staged.
               overwrite: a differing staged file is replaced. A name staged under
               another op_type, or two differing inputs, stay conflicts.
+  Before an overwrite, the workloads, solutions and traces of DIR that name the
+  definition are checked against the new one; if some would no longer validate
+  (stage.overwrite-breaks: counts, the first few as FILE:LINE, the field diff)
+  the overwrite is refused unless --force. Curated fields the incoming copy
+  lacks (descriptions of the definition, its axes, inputs and outputs; extra
+  tags) are kept (the line says `kept: ...`) unless --drop-curated.
+
+--exclude GLOB (repeatable) leaves out the inputs it matches (shell-style, `*`
+also matches `/`; tried against the file name, the path below the directory
+given, and the path as given): their lines say `excluded`. Two inputs that
+share a name can also be told apart with a decisions entry for one file
+(`"files": {"PATH": {"name": ...}}`, see fib normalize --help). Names that
+differ only in case, among the inputs or against the dataset, are warned
+(stage.case-clash): such files clash on macOS and Windows checkouts.
 
 Nothing is ever written outside DIR: symbolic links below DIR are refused, not
 followed. Every write is atomic (a temporary .fib-* file, then a rename).
@@ -79,6 +100,16 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
     return apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
                                  options.normalize_options);
   }
+  options.exclude = command.exclude;
+  options.overwrite_breaking = command.force ? OverwriteBreaking::force : OverwriteBreaking::refuse;
+  options.curated = command.drop_curated ? CuratedFields::drop : CuratedFields::keep;
+  if (options.on_conflict != OnConflict::overwrite && (command.force || command.drop_curated)) {
+    const Diagnostic d =
+        make_diagnostic(codes::k_usage, fmt::format("{} needs --on-conflict overwrite",
+                                                    command.force ? "--force" : "--drop-curated"));
+    write_line(stderr, render_text(d));
+    return exit_status(std::vector<Diagnostic>{d});
+  }
   if (!command.decisions.empty() || !command.disabled_rules.empty()) {
     const Diagnostic d =
         make_diagnostic(codes::k_usage, "--decisions and --no-rule need --normalize");
@@ -86,11 +117,6 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
     return exit_status(std::vector<Diagnostic>{d});
   }
   return std::nullopt;
-}
-
-// ", N failed" when some write failed; nothing otherwise.
-std::string failed_count(const StageSummary& summary) {
-  return summary.failed == 0 ? std::string() : fmt::format(", {} failed", summary.failed);
 }
 
 // The diagnostics, one line per input on stdout (with --diff, the diffs), and the summary line.
@@ -105,7 +131,7 @@ void print_stage_result(const StageCommand& command, const StageResult& result) 
     if (command.quiet && entry.action == StageAction::unchanged) {
       continue;
     }
-    write_line(stdout, render_stage_line(entry));
+    write_line(stdout, render_stage_line(entry, result.summary));
     const bool differs = entry.action == StageAction::conflict ||
                          entry.action == StageAction::skipped ||
                          entry.action == StageAction::overwritten;
@@ -123,12 +149,8 @@ void print_stage_result(const StageCommand& command, const StageResult& result) 
     tail = " (nothing written: --on-conflict fail)";
   }
   write_line(stderr,
-             fmt::format("fib stage: {} input{}: {} added, {} unchanged, {} overwritten, {} "
-                         "conflict{}, {} rejected, {} duplicate{}{}{}",
-                         result.entries.size(), result.entries.size() == 1 ? "" : "s", s.added,
-                         s.unchanged, s.overwritten, s.conflicts, s.conflicts == 1 ? "" : "s",
-                         s.rejected, s.duplicates, s.duplicates == 1 ? "" : "s", failed_count(s),
-                         tail));
+             fmt::format("fib stage: {} input{}: {}{}", result.entries.size(),
+                         result.entries.size() == 1 ? "" : "s", render_stage_counts(result), tail));
 }
 
 // Writes the --manifest file; the counts of the error printed when that fails.
@@ -174,6 +196,15 @@ Subcommand register_stage(CLI::App& app) {
                   "Write what was added or overwritten to FILE (JSON; input of fib tag "
                   "--manifest)");
   sub->add_flag("--quiet", command->quiet, "Leave out the lines of unchanged definitions");
+  sub->add_option("--exclude", command->exclude,
+                  "Leave out the inputs that match this glob (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_flag("--force", command->force,
+                "With --on-conflict overwrite: replace even when workloads, solutions or traces "
+                "that name the definition would no longer validate");
+  sub->add_flag("--drop-curated", command->drop_curated,
+                "With --on-conflict overwrite: do not keep the staged copy's descriptions and "
+                "extra tags that the incoming one lacks");
   sub->footer(k_stage_footer);
   return {command->subcommand,
           [command](python::Runtime& python) { return run_stage(*command, python); }};

@@ -1,6 +1,7 @@
 #include "render.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace fib::app {
@@ -142,12 +143,26 @@ std::string render_json(const std::vector<Diagnostic>& diagnostics) {
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::string render_stage_line(const StageEntry& entry) {
+std::string render_stage_line(const StageEntry& entry, const StageSummary& summary) {
+  const std::string_view label = stage_line_label(entry, summary);
   if (entry.target.empty()) {
-    return fmt::format("{:<12}{}", to_string(entry.action), entry.source.string());
+    return fmt::format("{:<11} {}", label, entry.source.string());
   }
-  return fmt::format("{:<12}{}  ({})", to_string(entry.action), entry.target.generic_string(),
-                     entry.source.string());
+  std::string line =
+      fmt::format("{:<11} {}  ({})", label, entry.target.generic_string(), entry.source.string());
+  if (!entry.kept.empty()) {
+    line += fmt::format("  kept: {}", fmt::join(entry.kept, ", "));
+  }
+  return line;
+}
+
+std::string render_stage_counts(const StageResult& result) {
+  std::string out;
+  for (const auto& [label, count] : stage_summary_counts(result)) {
+    const bool plural = count != 1 && (label == "conflict" || label == "duplicate");
+    out += fmt::format("{}{} {}{}", out.empty() ? "" : ", ", count, label, plural ? "s" : "");
+  }
+  return out;
 }
 
 std::string render_tag_change(const TaggedFile& file) {

@@ -42,9 +42,14 @@ std::string render_github(const Diagnostic& diagnostic);
 // instead, as before codes.
 std::string render_github(const DatasetReport& report, const std::filesystem::path& root);
 
-// One plan line of `fib stage`: `ACTION      definitions/<op_type>/<name>.json  (SOURCE)`, or
-// `ACTION      SOURCE` when the input never got a target.
-std::string render_stage_line(const StageEntry& entry);
+// One plan line of `fib stage`: `LABEL       definitions/<op_type>/<name>.json  (SOURCE)`, or
+// `LABEL       SOURCE` when the input never got a target; LABEL is stage_line_label's, and an
+// overwrite that kept curated fields ends with `  kept: /description, tag x:y`.
+std::string render_stage_line(const StageEntry& entry, const StageSummary& summary);
+
+// The counts of the summary line of `fib stage` and `fib dump --stage`, in the words of the lines
+// (stage_summary_counts): "3 added, 1 unchanged, 0 overwritten, 2 conflicts, …".
+std::string render_stage_counts(const StageResult& result);
 
 // What `fib tag` did to a file: `+tag -tag …`, `unchanged` or `skipped`.
 std::string render_tag_change(const TaggedFile& file);

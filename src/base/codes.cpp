@@ -220,6 +220,11 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "return arity"},
     {codes::k_normalize_decision, note, F, D,
      "normalize: an answer from the decisions file was applied"},
+    {codes::k_normalize_decision_outputs, error, F, D,
+     "normalize: after the decisions file's answers the definition has fewer outputs than its "
+     "reference returns values"},
+    {codes::k_normalize_decision_unused, warning, F, D,
+     "normalize: an entry of the decisions file matches no input (a misspelt name or path?)"},
     {codes::k_normalize_decisions_invalid, error, F, U,
      "normalize: the decisions file has an unknown key or a value of the wrong type"},
     {codes::k_normalize_n0, note, F, D, "normalize: the definition is written as canonical JSON"},
@@ -329,6 +334,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_source_absolute, error, L, D, "a source path is absolute"},
     {codes::k_source_duplicate, error, L, D, "two sources have the same path", M},
     {codes::k_source_traversal, error, L, D, "a source path has a `..` component"},
+    {codes::k_stage_case_clash, warning, F, D,
+     "stage: two definition names differ only in case (their files clash on case-insensitive "
+     "file systems)"},
     {codes::k_stage_conflict, error, F, D,
      "stage: a definition differs from the staged file of its name, or from another input of "
      "its name"},
@@ -336,6 +344,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "stage: the name is already staged under another op_type directory"},
     {codes::k_stage_not_definition, error, F, D,
      "stage: an input is not a JSON object with a string `name` and `op_type`"},
+    {codes::k_stage_overwrite_breaks, error, F, D,
+     "stage: replacing a staged definition would break workloads, solutions or traces that name "
+     "it (refused without --force)"},
     {codes::k_stage_unsafe_name, error, F, D,
      "stage: `name` or `op_type` is not a single safe path segment"},
     {codes::k_tag_clash, warning, F, D, "tag: a `model:` tag sits beside a different `model:` tag"},

@@ -228,7 +228,10 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
   stage.dataset = options.dataset;
   stage.normalize = options.normalize;
   stage.normalize_options = options.normalize_options;
-  stage.on_conflict = OnConflict::fail;
+  stage.on_conflict = options.on_conflict;
+  stage.exclude = options.exclude;
+  stage.overwrite_breaking = options.overwrite_breaking;
+  stage.curated = options.curated;
   progress(fmt::format("staging {} definition{} into {}", stage.sources.size(),
                        stage.sources.size() == 1 ? "" : "s", options.dataset.string()));
   result.staged = stage_definitions(stage, python);

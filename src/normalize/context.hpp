@@ -108,6 +108,7 @@ struct NormalizeContext {
   Json doc; // the document being normalized
   std::vector<RuleFinding> findings;
   const DefinitionDecisions* decisions = nullptr; // the decisions file's entry for this definition
+  std::string decisions_entry;                    // its pointer in the decisions file ("" if none)
   std::optional<SourceStructure> structure;       // the reference's, when it has one
   const PythonFunction* entry = nullptr;          // the def the wrapper calls
   const PythonFunction* existing_run = nullptr;   // the reference's own top-level `def run`
@@ -124,5 +125,9 @@ std::optional<Diagnostic> analyse_reference(NormalizeContext& context);
 
 // Applies the decisions file's answers for this definition (if any), before the rules.
 void apply_decisions(NormalizeContext& context);
+
+// After the rules: an error (`normalize.decision-outputs`) when the decisions file dropped outputs
+// and fewer are left than the reference's `return` statements give values.
+void check_decided_outputs(NormalizeContext& context);
 
 } // namespace fib

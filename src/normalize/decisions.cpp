@@ -147,16 +147,8 @@ void not_applied(NormalizeContext& context, std::string pointer, std::string_vie
                                key, what, target));
 }
 
-// The entry of the decisions file for this definition: by its name, or by the name a decision
-// gave it on an earlier run.
 const DefinitionDecisions* find_decisions(const NormalizeContext& context) {
-  const std::string current = context.name();
-  for (const auto& [key, decisions] : context.options.decisions->definitions) {
-    if (key == current || (decisions.name && *decisions.name == current)) {
-      return &decisions;
-    }
-  }
-  return nullptr;
+  return find_definition_decisions(*context.options.decisions, context.input.file, context.name());
 }
 
 void drop_tensors(NormalizeContext& context) {
@@ -253,28 +245,57 @@ Expected<NormalizeDecisions> parse_normalize_decisions(const JsonDocument& docum
   DecisionsReader reader(document, sink);
   const Json& root = document.root;
   if (!root.is_object()) {
-    reader.fail("", "a decisions file is a JSON object with a \"definitions\" object");
+    reader.fail("", "a decisions file is a JSON object with a \"definitions\" or \"files\" "
+                    "object");
     return unexpected(invalid("", "the decisions file is not valid"));
   }
   for (const auto& [key, value] : root.items()) {
-    if (key != "definitions") {
+    if (key != "definitions" && key != "files") {
       reader.fail(pointer_append("", key),
-                  fmt::format("unknown key '{}' (expected \"definitions\")", key));
+                  fmt::format("unknown key '{}' (expected \"definitions\" or \"files\")", key));
     }
   }
   const auto definitions = root.find("definitions");
-  if (definitions == root.end() || !definitions->is_object()) {
-    reader.fail("/definitions", "\"definitions\" must be an object keyed by definition name");
+  const auto files = root.find("files");
+  if (definitions == root.end() && files == root.end()) {
+    reader.fail("/definitions", "\"definitions\" (keyed by definition name) or \"files\" "
+                                "(keyed by source path) must be an object");
     return unexpected(invalid("", "the decisions file is not valid"));
   }
   NormalizeDecisions decisions;
-  for (const auto& [name, entry] : definitions->items()) {
-    const std::string base = pointer_append("/definitions", name);
-    if (!entry.is_object()) {
-      reader.fail(base, "must be an object of decisions");
-      continue;
+  decisions.file = document.file;
+  const auto read_section = [&](Json::const_iterator section, std::string_view section_name,
+                                const auto& store) {
+    const std::string section_pointer = pointer_append("", section_name);
+    if (!section->is_object()) {
+      reader.fail(section_pointer, fmt::format("\"{}\" must be an object", section_name));
+      return;
     }
-    reader.read_definition(entry, base, decisions.definitions[name]);
+    for (const auto& [key, entry] : section->items()) {
+      const std::string base = pointer_append(section_pointer, key);
+      if (!entry.is_object()) {
+        reader.fail(base, "must be an object of decisions");
+        continue;
+      }
+      if (key.empty()) {
+        reader.fail(base, "must not be empty");
+        continue;
+      }
+      DefinitionDecisions& d = store(key);
+      d.pointer = base;
+      d.line = document.line_of(base);
+      reader.read_definition(entry, base, d);
+    }
+  };
+  if (definitions != root.end()) {
+    read_section(definitions, "definitions", [&](const std::string& key) -> DefinitionDecisions& {
+      return decisions.definitions[key];
+    });
+  }
+  if (files != root.end()) {
+    read_section(files, "files", [&](const std::string& key) -> DefinitionDecisions& {
+      return decisions.files[resolved_source_path(key)];
+    });
   }
   if (!reader.ok()) {
     Diagnostic d = invalid("", "the decisions file is not valid");
@@ -282,6 +303,63 @@ Expected<NormalizeDecisions> parse_normalize_decisions(const JsonDocument& docum
     return unexpected(std::move(d));
   }
   return decisions;
+}
+
+std::filesystem::path resolved_source_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(path, ec);
+  if (ec) {
+    return path.lexically_normal();
+  }
+  auto resolved = std::filesystem::weakly_canonical(absolute, ec);
+  return ec ? absolute.lexically_normal() : resolved;
+}
+
+const DefinitionDecisions* find_definition_decisions(const NormalizeDecisions& decisions,
+                                                     const std::filesystem::path& source,
+                                                     std::string_view name) {
+  if (!decisions.files.empty() && !source.empty()) {
+    if (const auto it = decisions.files.find(resolved_source_path(source));
+        it != decisions.files.end()) {
+      return &it->second;
+    }
+  }
+  if (const auto it = decisions.definitions.find(std::string(name));
+      it != decisions.definitions.end()) {
+    return &it->second;
+  }
+  for (const auto& [key, entry] : decisions.definitions) {
+    if (entry.name && *entry.name == name) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<Diagnostic> unused_decisions(const NormalizeDecisions& decisions,
+                                         const std::set<std::string>& used) {
+  std::vector<Diagnostic> out;
+  const auto report = [&](const DefinitionDecisions& entry, std::string message) {
+    if (used.contains(entry.pointer)) {
+      return;
+    }
+    Diagnostic d = make_diagnostic(codes::k_normalize_decision_unused, std::move(message));
+    d.file = decisions.file;
+    d.pointer = entry.pointer;
+    d.line = entry.line;
+    d.hint = "check the spelling against the definition's `name` or the file's path";
+    out.push_back(std::move(d));
+  };
+  for (const auto& [name, entry] : decisions.definitions) {
+    report(entry,
+           fmt::format("the decisions for '{}' matched no input; nothing was changed", name));
+  }
+  for (const auto& [path, entry] : decisions.files) {
+    report(entry, fmt::format("the decisions for the file {} matched no input; nothing was "
+                              "changed",
+                              path.string()));
+  }
+  return out;
 }
 
 void apply_decisions(NormalizeContext& context) {
@@ -292,6 +370,7 @@ void apply_decisions(NormalizeContext& context) {
   if (context.decisions == nullptr) {
     return;
   }
+  context.decisions_entry = context.decisions->pointer;
   const DefinitionDecisions& d = *context.decisions;
   const std::string current = context.name();
   if (d.name && *d.name != current) {
@@ -304,6 +383,31 @@ void apply_decisions(NormalizeContext& context) {
   set_dtypes(context, "inputs", d.input_dtypes);
   set_dtypes(context, "outputs", d.output_dtypes);
   set_axis_values(context);
+}
+
+} // namespace fib
+
+namespace fib {
+
+void check_decided_outputs(NormalizeContext& context) {
+  if (context.decisions == nullptr || context.decisions->drop_outputs.empty()) {
+    return;
+  }
+  const PythonFunction* function = context.callee();
+  if (function == nullptr || !function->return_arity || *function->return_arity < 0) {
+    return;
+  }
+  const auto returned = static_cast<std::size_t>(*function->return_arity);
+  const std::size_t outputs = context.outputs().size();
+  if (outputs >= returned) {
+    return;
+  }
+  context.add(codes::k_normalize_decision_outputs, FindingKind::advice, "/outputs",
+              fmt::format("the decisions file's \"drop_outputs\" leaves {} output{} but the "
+                          "reference returns {} value{}: the outputs cannot be matched to what "
+                          "it returns",
+                          outputs, outputs == 1 ? "" : "s", returned, returned == 1 ? "" : "s"),
+              fmt::format("drop fewer outputs (decisions entry {})", context.decisions->pointer));
 }
 
 } // namespace fib

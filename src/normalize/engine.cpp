@@ -62,10 +62,12 @@ Expected<NormalizedDefinition> run_rules(const JsonDocument& input, const Normal
       rule.apply(context);
     }
   }
+  check_decided_outputs(context);
   NormalizedDefinition result;
   result.changed = context.doc != input.root;
   result.document = std::move(context.doc);
   result.findings = std::move(context.findings);
+  result.decisions_entry = std::move(context.decisions_entry);
   return result;
 }
 

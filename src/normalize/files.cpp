@@ -39,8 +39,10 @@ void skip(NormalizedFile& out, Diagnostic diagnostic) {
 }
 
 // Directories expand to their *.json files (sorted; symbolic links to directories not followed;
-// report files skipped). Problems listing a directory are returned as skipped files.
+// report files skipped; files matching an --exclude glob left out). Problems listing a directory
+// are returned as skipped files.
 std::vector<InputFile> expand(const std::vector<std::filesystem::path>& paths,
+                              const std::vector<std::string>& exclude,
                               std::vector<NormalizedFile>& problems) {
   std::vector<InputFile> files;
   for (const auto& path : paths) {
@@ -57,6 +59,9 @@ std::vector<InputFile> expand(const std::vector<std::filesystem::path>& paths,
       problems.push_back(std::move(problem));
     }
     for (const auto& file : found.files) {
+      if (detail::matches_any_glob(exclude, file, path)) {
+        continue;
+      }
       files.push_back(InputFile{file, file.lexically_relative(path)});
     }
   }
@@ -101,6 +106,7 @@ public:
     }
     out.normalized_text = canonical_json_text(normalized->document);
     out.changed = out.normalized_text != out.original_text;
+    out.decisions_entry = normalized->decisions_entry;
     for (auto& finding : normalized->findings) {
       finding.diagnostic.line = 0;
       out.findings.push_back(std::move(finding));
@@ -118,6 +124,12 @@ public:
             ? original_name->get<std::string>()
             : std::string();
     validate(out, input.path);
+    const bool finding_error =
+        std::any_of(out.findings.begin(), out.findings.end(),
+                    [](const RuleFinding& f) { return f.diagnostic.severity == Severity::error; });
+    if (finding_error) {
+      out.verdict = NormalizeVerdict::invalid; // e.g. normalize.decision-outputs
+    }
     write(out, input, normalized->document, name_before);
     return out;
   }
@@ -239,7 +251,7 @@ NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFro
                                  const std::function<void(const NormalizedFile&)>& on_file) {
   NormalizeSummary summary;
   std::vector<NormalizedFile> problems;
-  const auto inputs = expand(options.paths, problems);
+  const auto inputs = expand(options.paths, options.exclude, problems);
   const auto count = [&](const NormalizedFile& file) {
     ++summary.files;
     summary.changed += file.changed ? 1 : 0;
@@ -256,10 +268,15 @@ NormalizeSummary normalize_files(const NormalizeFilesOptions& options, PythonFro
     on_file(problem);
   }
   FileNormalizer normalizer(options, python);
+  std::set<std::string> used_decisions;
   for (const auto& input : inputs) {
     const NormalizedFile file = normalizer.run(input);
     count(file);
+    used_decisions.insert(file.decisions_entry);
     on_file(file);
+  }
+  if (options.rules.decisions != nullptr) {
+    summary.diagnostics = unused_decisions(*options.rules.decisions, used_decisions);
   }
   return summary;
 }

@@ -3,6 +3,7 @@
 
 #include "fib/stage/stage.hpp"
 
+#include "stage/overwrite.hpp"
 #include "util/file_walk.hpp"
 #include "util/strings.hpp"
 
@@ -153,8 +154,17 @@ public:
       return std::move(m_result);
     }
     DatasetDirectories directories(std::move(*root));
-    for (const auto& file : expand_sources()) {
-      read_source(file);
+    for (const auto& [file, excluded] : expand_sources()) {
+      if (excluded) {
+        new_entry(file).action = StageAction::excluded;
+      } else {
+        read_source(file);
+      }
+    }
+    if (m_options.normalize == StageNormalize::yes && m_options.normalize_options.decisions) {
+      for (Diagnostic& d : unused_decisions(*m_options.normalize_options.decisions, m_used)) {
+        m_result.diagnostics.push_back(std::move(d));
+      }
     }
     group_by_name();
     // `definitions/` itself must not be a link: checked once, before the index is read through it.
@@ -163,6 +173,7 @@ public:
       return finish();
     }
     const auto index = staged_names(m_options.dataset, m_result.diagnostics);
+    report_case_clashes(index);
     for (auto& candidate : m_candidates) {
       compare_with_dataset(candidate, index, directories);
     }
@@ -177,12 +188,14 @@ public:
   }
 
 private:
-  std::vector<std::filesystem::path> expand_sources() {
-    std::vector<std::filesystem::path> files;
+  // The input files in order, each with whether an --exclude glob matches it.
+  std::vector<std::pair<std::filesystem::path, bool>> expand_sources() {
+    std::vector<std::pair<std::filesystem::path, bool>> files;
     for (const auto& source : m_options.sources) {
       std::error_code ec;
       if (!std::filesystem::is_directory(source, ec)) {
-        files.push_back(source);
+        files.emplace_back(
+            source, detail::matches_any_glob(m_options.exclude, source, source.parent_path()));
         continue;
       }
       auto found = detail::list_files_below(source, {".json"});
@@ -190,7 +203,9 @@ private:
         StageEntry& entry = new_entry(error.file);
         reject(entry, std::move(error));
       }
-      files.insert(files.end(), found.files.begin(), found.files.end());
+      for (const auto& file : found.files) {
+        files.emplace_back(file, detail::matches_any_glob(m_options.exclude, file, source));
+      }
     }
     return files;
   }
@@ -269,12 +284,21 @@ private:
         reject(entry, normalized.error());
         return;
       }
+      m_used.insert(normalized->decisions_entry);
+      bool error = false;
       for (auto& finding : normalized->findings) {
-        if (finding.kind == FindingKind::question) {
-          entry.diagnostics.push_back(std::move(finding.diagnostic));
-        } else if (finding.kind == FindingKind::applied) {
+        if (finding.kind == FindingKind::applied) {
           ++entry.rules_applied;
         }
+        if (finding.kind == FindingKind::question ||
+            finding.diagnostic.severity == Severity::error) {
+          error = error || finding.diagnostic.severity == Severity::error;
+          entry.diagnostics.push_back(std::move(finding.diagnostic));
+        }
+      }
+      if (error) {
+        entry.action = StageAction::rejected;
+        return;
       }
       result = std::move(normalized->document);
       if (!accept_names(entry, result)) {
@@ -372,7 +396,11 @@ private:
                           "name does not show?):{}",
                           name, first_entry.source.string(),
                           render_differences(differences, "first", "this")));
-          d.hint = "stage one of them, or rename one (fib normalize --decisions, key `name`)";
+          d.hint = fmt::format("rename one with a decisions entry for its file ({{\"files\": "
+                               "{{\"{}\": {{\"name\": \"...\"}}}}}}, --decisions with "
+                               "--normalize), leave one out (--exclude GLOB), or stage the rest "
+                               "(--on-conflict skip)",
+                               entry.source.string());
           entry.differences = std::move(differences);
           entry.staged_text = first_entry.incoming_text;
           mark_conflict(entry, std::move(d));
@@ -498,7 +526,101 @@ private:
         entry_diagnostic(codes::k_stage_conflict, entry.source,
                          fmt::format("differs from the staged {}:{}", entry.target.string(),
                                      render_differences(entry.differences, "staged", "incoming")));
+    if (m_options.on_conflict == OnConflict::overwrite) {
+      plan_overwrite(candidate, document->root, staged_path, std::move(d));
+      return;
+    }
     resolve_conflict(entry, std::move(d));
+  }
+
+  // An overwrite of a parsed staged copy: curated fields kept (unless CuratedFields::drop), then
+  // refused when it breaks what names the definition (unless OverwriteBreaking::force).
+  void plan_overwrite(Candidate& candidate, const Json& staged,
+                      const std::filesystem::path& staged_path, Diagnostic conflict) {
+    StageEntry& entry = m_result.entries[candidate.entry];
+    if (m_options.curated == CuratedFields::keep) {
+      entry.kept = stage_detail::keep_curated_fields(staged, candidate.document);
+      if (!entry.kept.empty()) {
+        entry.incoming_text = canonical_json_text(candidate.document);
+        if (same_definition_content(staged, candidate.document)) {
+          entry.action = StageAction::unchanged; // only the curated fields differed
+          entry.kept.clear();
+          return;
+        }
+        conflict.message += fmt::format("\nkept from the staged copy (--drop-curated drops "
+                                        "them): {}",
+                                        detail::join_or_none(entry.kept));
+      }
+    }
+    const DependentsCheck dependents = stage_detail::dependents_of_overwrite(
+        m_options.dataset, staged_path, staged, candidate.document);
+    if (dependents.breakages.empty()) {
+      if (const auto named = stage_detail::describe_dependents(dependents.total); !named.empty()) {
+        conflict.message += "\n" + named;
+      }
+      resolve_conflict(entry, std::move(conflict));
+      return;
+    }
+    Diagnostic breaks =
+        entry_diagnostic(codes::k_stage_overwrite_breaks, entry.source,
+                         fmt::format("replacing {} breaks what names it: {}", entry.target.string(),
+                                     stage_detail::describe_breakages(dependents, 3)));
+    if (m_options.overwrite_breaking == OverwriteBreaking::force) {
+      breaks.severity = Severity::warning;
+      breaks.message += "\nreplaced anyway (--force)";
+      entry.diagnostics.push_back(std::move(breaks));
+      resolve_conflict(entry, std::move(conflict));
+      return;
+    }
+    breaks.hint = "fix or regenerate the dependents first, or replace it anyway with "
+                  "--on-conflict overwrite --force";
+    conflict.hint = "compare with fib stage --dry-run --diff";
+    entry.diagnostics.push_back(std::move(conflict));
+    entry.diagnostics.push_back(std::move(breaks));
+    entry.action = StageAction::conflict;
+  }
+
+  // Names that differ only in case, among the inputs or from a staged name: a warning (the two
+  // files clash on case-insensitive file systems, macOS and Windows checkouts).
+  void report_case_clashes(const std::map<std::string, std::vector<std::string>>& index) {
+    std::map<std::string, std::vector<std::size_t>> by_folded; // folded name → candidates
+    for (std::size_t i = 0; i < m_candidates.size(); ++i) {
+      by_folded[detail::ascii_lower(m_result.entries[m_candidates[i].entry].name)].push_back(i);
+    }
+    std::map<std::string, std::vector<std::string>> staged_by_folded;
+    for (const auto& [name, dirs] : index) {
+      staged_by_folded[detail::ascii_lower(name)].push_back(name);
+    }
+    for (const auto& [folded, members] : by_folded) {
+      for (const std::size_t i : members) {
+        StageEntry& entry = m_result.entries[m_candidates[i].entry];
+        std::vector<std::string> others;
+        for (const std::size_t j : members) {
+          const StageEntry& other = m_result.entries[m_candidates[j].entry];
+          if (other.name != entry.name) {
+            others.push_back(fmt::format("'{}' ({})", other.name, other.source.string()));
+          }
+        }
+        if (const auto staged = staged_by_folded.find(folded); staged != staged_by_folded.end()) {
+          for (const auto& name : staged->second) {
+            if (name != entry.name) {
+              others.push_back(fmt::format("'{}' (staged)", name));
+            }
+          }
+        }
+        if (others.empty()) {
+          continue;
+        }
+        Diagnostic d = entry_diagnostic(
+            codes::k_stage_case_clash, entry.source,
+            fmt::format("'{}' differs only in case from {}: their files clash on case-insensitive "
+                        "file systems (macOS and Windows checkouts)",
+                        entry.name, detail::join_or_none(others)),
+            "/name");
+        d.hint = "rename one (a decisions entry with key `name`)";
+        entry.diagnostics.push_back(std::move(d));
+      }
+    }
   }
 
   // A conflict with the staged copy: what --on-conflict says.
@@ -512,8 +634,8 @@ private:
       return;
     case OnConflict::skip:
     case OnConflict::fail:
-      diagnostic.hint = "compare with --diff; then fix the input, or choose --on-conflict "
-                        "skip|overwrite";
+      diagnostic.hint = "compare with fib stage --dry-run --diff; then fix the input, or "
+                        "choose --on-conflict skip|overwrite";
       mark_conflict(entry, std::move(diagnostic));
       return;
     }
@@ -544,6 +666,7 @@ private:
 
   StageResult finish() {
     auto& s = m_result.summary;
+    s.dry_run = m_options.dry_run;
     for (const auto& entry : m_result.entries) {
       switch (entry.action) {
       case StageAction::added:
@@ -556,8 +679,13 @@ private:
         ++s.overwritten;
         break;
       case StageAction::conflict:
-      case StageAction::skipped:
         ++s.conflicts;
+        break;
+      case StageAction::skipped:
+        ++s.skipped;
+        break;
+      case StageAction::excluded:
+        ++s.excluded;
         break;
       case StageAction::duplicate:
         ++s.duplicates;
@@ -577,6 +705,7 @@ private:
   PythonFrontend& m_python;
   StageResult m_result;
   std::vector<Candidate> m_candidates;
+  std::set<std::string> m_used; // the decisions-file entries applied
   // Created with the stager: its start is the run's start.
   StaleTemporarySweeper m_sweeper;
 };

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <system_error>
 
@@ -70,6 +72,21 @@ FilesBelow list_files_below(const std::filesystem::path& directory,
   FileLister(extensions, result).list(directory);
   std::sort(result.files.begin(), result.files.end());
   return result;
+}
+
+bool matches_any_glob(const std::vector<std::string>& globs, const std::filesystem::path& file,
+                      const std::filesystem::path& directory) {
+  if (globs.empty()) {
+    return false;
+  }
+  const std::string name = file.filename().string();
+  const std::string relative = file.lexically_relative(directory).generic_string();
+  const std::string as_found = file.generic_string();
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& glob) {
+    return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0 ||
+           ::fnmatch(glob.c_str(), relative.c_str(), 0) == 0 ||
+           ::fnmatch(glob.c_str(), as_found.c_str(), 0) == 0;
+  });
 }
 
 } // namespace fib::detail

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <initializer_list>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,5 +25,11 @@ struct FilesBelow {
 // an error of its own and the walk goes on. Never throws.
 FilesBelow list_files_below(const std::filesystem::path& directory,
                             std::initializer_list<std::string_view> extensions);
+
+// Whether `file`, found below `directory`, matches one of the shell-style `globs` (`*`, `?`,
+// `[...]`; `*` also matches `/`): each is tried against the file name, the path relative to
+// `directory` and the path as found (generic form, `/` separators).
+bool matches_any_glob(const std::vector<std::string>& globs, const std::filesystem::path& file,
+                      const std::filesystem::path& directory);
 
 } // namespace fib::detail

@@ -95,6 +95,17 @@ std::optional<CheckResult> check_layout(const DefinitionJob& job, const Category
 std::optional<CheckResult> check_definition(const DefinitionJob& job,
                                             const CategoryContext& context);
 std::optional<CheckResult> check_workload(const DefinitionJob& job, const CategoryContext& context);
+
+// Which lines workload_line_errors reads: a workload file's (workload-only lines, unique uuids)
+// or a trace file's (each line also names a solution and an evaluation; a uuid may repeat).
+enum class WorkloadLines { workload_file, trace_file };
+
+// The errors the workload category gives each line of `file` (parsed) against `definition`, one
+// vector per line in file order (empty for a line without errors).
+std::vector<std::vector<CheckMessage>> workload_line_errors(const Definition& definition,
+                                                            const std::filesystem::path& root,
+                                                            const LoadedTraceFile& file,
+                                                            WorkloadLines lines);
 std::optional<CheckResult> check_solution(const DefinitionJob& job, const CategoryContext& context);
 std::optional<CheckResult> check_trace(const DefinitionJob& job, const CategoryContext& context);
 std::optional<CheckResult> check_baseline(const DefinitionJob& job, const CategoryContext& context);

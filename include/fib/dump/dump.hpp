@@ -127,6 +127,11 @@ struct DumpOptions {
   StageNormalize normalize = StageNormalize::no;
   NormalizeOptions normalize_options;
   std::vector<std::string> tags; // checked with check_tag by the caller
+  // How staging treats conflicts, which dumped files it leaves out, and overwrites (StageOptions).
+  OnConflict on_conflict = OnConflict::fail;
+  std::vector<std::string> exclude;
+  OverwriteBreaking overwrite_breaking = OverwriteBreaking::refuse;
+  CuratedFields curated = CuratedFields::keep;
 };
 
 struct DumpResult {

@@ -84,7 +84,7 @@ const NormalizeRule* rule_of_code(std::string_view code);
 // The rules table of docs/normalize.md (Markdown), rendered from all_normalize_rules().
 std::string render_normalize_rules_markdown();
 
-// A human's answers for one definition (by its `name` before any rename).
+// A human's answers for one definition (by its `name` before any rename), or for one source file.
 struct DefinitionDecisions {
   std::optional<std::string> name;                   // new `name` (N19)
   std::map<std::string, std::string> input_dtypes;   // input → dtype (N7, N11, …)
@@ -94,21 +94,51 @@ struct DefinitionDecisions {
   std::map<std::string, std::string> rename_outputs; // output → new name (A3b-3)
   std::map<std::string, std::int64_t> axis_values;   // const axis → value (N13, N14)
   std::map<std::string, std::string> run_arguments;  // entry parameter → Python expression (N2)
+  // Where the entry is in the decisions file: "/definitions/<name>" or "/files/<path>" (RFC 6901
+  // escaped), and its line (0 when unknown).
+  std::string pointer;
+  int line = 0;
 };
 
 struct NormalizeDecisions {
+  std::filesystem::path file; // the decisions file ("" when built in code)
+  // By definition name.
   std::map<std::string, DefinitionDecisions> definitions;
+  // By source file, resolved with resolved_source_path: an entry here is used instead of the
+  // `definitions` entry of the file's name (the two are not merged).
+  std::map<std::filesystem::path, DefinitionDecisions> files;
 };
+
+// `path` made absolute (against the current directory) and canonical as far as it exists: how a
+// `files` key of the decisions file and a source file are compared.
+std::filesystem::path resolved_source_path(const std::filesystem::path& path);
 
 // Reads a decisions file:
 //   {"definitions": {"<name>": {"name": "...", "input_dtypes": {"x": "int32"},
 //     "output_dtypes": {...}, "drop_inputs": ["..."], "drop_outputs": ["..."],
 //     "rename_outputs": {"old": "new"}, "axis_values": {"page_size": 16},
-//     "run_arguments": {"paged_kv_cache": "(k_cache, v_cache)"}}}}
-// Unknown keys and wrong types are errors (`normalize.decisions-invalid`, with their pointer), so a
-// typo never silently leaves a question open.
+//     "run_arguments": {"paged_kv_cache": "(k_cache, v_cache)"}}},
+//    "files": {"<path of one source file>": {same keys}}}
+// Both sections are optional. A `files` key is a path, relative to the current directory or
+// absolute, matched on the resolved path; it answers for that one file even when another file has
+// the same definition name. Unknown keys and wrong types are errors
+// (`normalize.decisions-invalid`, with their pointer), so a typo never silently leaves a question
+// open.
 Expected<NormalizeDecisions> parse_normalize_decisions(const JsonDocument& document,
                                                        DiagnosticSink& sink);
+
+// The entry that answers for the definition `name` read from `source`: the `files` entry of the
+// source, else the `definitions` entry of the name, else one whose `name` decision gave it that
+// name on an earlier run; nullptr when none does.
+const DefinitionDecisions* find_definition_decisions(const NormalizeDecisions& decisions,
+                                                     const std::filesystem::path& source,
+                                                     std::string_view name);
+
+// A `normalize.decision-unused` warning (file = the decisions file, its pointer and line) for
+// every entry whose pointer is not in `used` (the NormalizedDefinition::decisions_entry of every
+// input of the run): a misspelt name or path must not pass unnoticed.
+std::vector<Diagnostic> unused_decisions(const NormalizeDecisions& decisions,
+                                         const std::set<std::string>& used);
 
 enum class StripExtras { no, yes };
 
@@ -150,6 +180,8 @@ struct NormalizedDefinition {
   // the order of the rules table (rules applied by one pass interleave in tensor order).
   std::vector<RuleFinding> findings;
   bool changed = false; // whether `document` differs from the input (as JSON values)
+  // The pointer of the decisions-file entry applied (DefinitionDecisions::pointer); "" for none.
+  std::string decisions_entry;
 };
 
 // Normalizes one definition document. `python` analyses the reference; when it is unavailable the
@@ -173,6 +205,9 @@ struct NormalizeFilesOptions {
   // file found below a directory at DIR/<its path relative to that directory>.
   std::filesystem::path output_dir;
   std::uintmax_t max_file_bytes = k_default_max_file_bytes;
+  // Globs (--exclude): a file found below a directory that matches one is not read
+  // (detail::matches_any_glob in src/util/file_walk.hpp says how they match).
+  std::vector<std::string> exclude;
 };
 
 enum class NormalizeVerdict { valid, invalid, skipped };
@@ -202,6 +237,7 @@ struct NormalizedFile {
   // count_diagnostics).
   std::vector<RuleFinding> findings;
   std::vector<Diagnostic> validation; // what the core validator reports on the normalized text
+  std::string decisions_entry;        // the decisions-file entry applied ("" for none)
 };
 
 // Every diagnostic of `file`: its findings' and its validation's, in that order (what a caller
@@ -215,6 +251,8 @@ struct NormalizeSummary {
   std::size_t invalid = 0;
   std::size_t skipped = 0;
   std::size_t decisions_needed = 0; // files with at least one open question (a warning)
+  // Problems of the run, not of one file: the unused entries of the decisions file.
+  std::vector<Diagnostic> diagnostics;
 };
 
 // Normalizes every file named by `options`, writes results as asked (atomically; never deletes or

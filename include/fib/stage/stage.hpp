@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fib {
@@ -52,6 +53,15 @@ inline std::string_view to_string(OnConflict mode) {
 
 enum class StageNormalize { no, yes };
 
+// Whether --on-conflict overwrite may replace a staged definition that workloads, solutions or
+// traces of the dataset would no longer fit (`--force`).
+enum class OverwriteBreaking { refuse, force };
+
+// Whether an overwrite keeps the curated fields the staged copy has and the incoming one lacks
+// (descriptions of the definition, its axes, inputs and outputs; tags), or drops them
+// (`--drop-curated`).
+enum class CuratedFields { keep, drop };
+
 struct StageOptions {
   // Definition files, or directories searched recursively for *.json (sorted; symbolic links to
   // directories not followed).
@@ -62,6 +72,12 @@ struct StageOptions {
   NormalizeOptions normalize_options; // used with StageNormalize::yes
   DryRun dry_run = DryRun::no;
   std::uintmax_t max_file_bytes = k_default_max_file_bytes;
+  // Globs (--exclude): a source that matches one is not read; its entry is StageAction::excluded
+  // (detail::matches_any_glob in src/util/file_walk.hpp says how they match; a file named on the
+  // command line is matched by its name and its path as given).
+  std::vector<std::string> exclude;
+  OverwriteBreaking overwrite_breaking = OverwriteBreaking::refuse;
+  CuratedFields curated = CuratedFields::keep;
 };
 
 enum class StageAction {
@@ -74,6 +90,7 @@ enum class StageAction {
   rejected,    // unreadable, not a definition, or an unsafe name
   failed,      // was to be added or overwritten, but the write failed (the reason is among its
                // diagnostics, an error of the environment exit class); nothing of it was written
+  excluded,    // matched an --exclude glob; not read
 };
 
 template <> struct EnumNames<StageAction> {
@@ -86,10 +103,12 @@ template <> struct EnumNames<StageAction> {
       {StageAction::duplicate, "duplicate"},
       {StageAction::rejected, "rejected"},
       {StageAction::failed, "failed"},
+      {StageAction::excluded, "excluded"},
   });
 };
 
-// "added", "unchanged", "overwritten", "conflict", "skipped", "duplicate", "rejected", "failed".
+// "added", "unchanged", "overwritten", "conflict", "skipped", "duplicate", "rejected", "failed",
+// "excluded".
 inline std::string_view to_string(StageAction action) {
   return enum_name(action);
 }
@@ -107,18 +126,24 @@ struct StageEntry {
   std::string staged_text;                  // canonical text of the staged copy, for diffs
   std::string incoming_text;                // canonical text of what would be written
   std::size_t rules_applied = 0;            // normalize findings that changed the document
+  // Overwrites: the curated fields kept from the staged copy ("/description",
+  // "/inputs/q/description", "tag model:x"), in document order.
+  std::vector<std::string> kept;
 };
 
 struct StageSummary {
   std::size_t added = 0;
   std::size_t unchanged = 0;
   std::size_t overwritten = 0;
-  std::size_t conflicts = 0; // conflict + skipped entries
+  std::size_t conflicts = 0; // StageAction::conflict: not settled
+  std::size_t skipped = 0;   // conflicts left alone under OnConflict::skip
   std::size_t duplicates = 0;
   std::size_t rejected = 0;
   std::size_t failed = 0; // writes that failed
+  std::size_t excluded = 0;
   // OnConflict::fail met a conflict: nothing was written.
   bool blocked_by_conflicts = false;
+  DryRun dry_run = DryRun::no;
 };
 
 // Every diagnostic of a run is in the result: `diagnostics` and each entry's. An I/O or
@@ -135,6 +160,17 @@ struct StageResult {
 // it removes the stale temporaries a killed run left there (StaleTemporarySweeper,
 // fib/util/atomic_file.hpp). Never throws.
 StageResult stage_definitions(const StageOptions& options, PythonFrontend& python);
+
+// What the line of `entry` says happened: its action, except for an add or overwrite that was
+// planned but not carried out: "would add" / "would overwrite" in a dry run, "not written" when a
+// conflict under OnConflict::fail aborted the plan.
+std::string_view stage_line_label(const StageEntry& entry, const StageSummary& summary);
+
+// The summary counts, by the labels stage_line_label gives (so they agree with the lines): always
+// "added", "unchanged", "overwritten", "conflict", "rejected", "duplicate"; then "skipped",
+// "excluded", "failed", "would add", "would overwrite" and "not written" when not zero.
+std::vector<std::pair<std::string_view, std::size_t>>
+stage_summary_counts(const StageResult& result);
 
 // The counts of every diagnostic of `result`: its own, then each entry's.
 DiagnosticCounts count_stage_diagnostics(const StageResult& result);

@@ -47,8 +47,10 @@ bool is_integral(DType dtype) {
 // Checks the lines of one workload file against one definition, collecting into `r`.
 class WorkloadChecker {
 public:
-  WorkloadChecker(const Definition& definition, const std::filesystem::path& root, CheckResult& r)
-      : m_def(definition), m_root(root), m_r(r), m_tallies(definition.constraints.size()) {
+  WorkloadChecker(const Definition& definition, const std::filesystem::path& root, CheckResult& r,
+                  WorkloadLines lines = WorkloadLines::workload_file)
+      : m_def(definition), m_root(root), m_r(r), m_lines(lines),
+        m_tallies(definition.constraints.size()) {
     const std::vector<std::string> var_axes = definition.var_axes();
     m_var_axes.insert(var_axes.begin(), var_axes.end());
     m_inputs = keys_of(definition.inputs);
@@ -96,7 +98,8 @@ private:
   // fib's: a repeated uuid, blob paths outside the dataset (once per uuid and path).
   void check_uuid_and_paths(const TraceLine& line) {
     const Workload& w = line.trace.workload;
-    if (auto [it, inserted] = m_first_line_of_uuid.emplace(w.uuid, line.line); !inserted) {
+    if (auto [it, inserted] = m_first_line_of_uuid.emplace(w.uuid, line.line);
+        !inserted && m_lines == WorkloadLines::workload_file) {
       m_r.add(codes::k_dataset_workload_duplicate_uuid,
               fib_message(fmt::format("duplicate workload uuid {} on lines {} and {}", w.uuid,
                                       it->second, line.line)));
@@ -123,7 +126,7 @@ private:
       m_r.add(code, std::move(message));
       ok = false;
     };
-    if (!t.is_workload_trace()) {
+    if (m_lines == WorkloadLines::workload_file && !t.is_workload_trace()) {
       fail(codes::k_workload_not_workload_only,
            fmt::format("{}: workload entry should not have solution or evaluation", uuid));
     }
@@ -300,6 +303,7 @@ private:
   const Definition& m_def;
   const std::filesystem::path& m_root;
   CheckResult& m_r;
+  WorkloadLines m_lines;
   std::set<std::string> m_var_axes;
   std::set<std::string> m_inputs;
   std::vector<ConstraintTally> m_tallies;
@@ -311,6 +315,26 @@ private:
 };
 
 } // namespace
+
+std::vector<std::vector<CheckMessage>> workload_line_errors(const Definition& definition,
+                                                            const std::filesystem::path& root,
+                                                            const LoadedTraceFile& file,
+                                                            WorkloadLines lines) {
+  std::vector<std::vector<CheckMessage>> errors;
+  CheckResult r;
+  WorkloadChecker checker(definition, root, r, lines);
+  for (const TraceLine& line : file.lines) {
+    const std::size_t before = r.messages.size();
+    checker.check(line);
+    std::vector<CheckMessage>& of_line = errors.emplace_back();
+    for (std::size_t i = before; i < r.messages.size(); ++i) {
+      if (r.messages[i].level == CheckLevel::error) {
+        of_line.push_back(r.messages[i]);
+      }
+    }
+  }
+  return errors;
+}
 
 std::optional<CheckResult> check_workload(const DefinitionJob& job,
                                           const CategoryContext& context) {

@@ -631,7 +631,9 @@ TEST(StageNames, OnConflictAndActionSpellings) {
       {StageAction::conflict, "conflict"},
       {StageAction::skipped, "skipped"},
       {StageAction::duplicate, "duplicate"},
-      {StageAction::rejected, "rejected"}};
+      {StageAction::rejected, "rejected"},
+      {StageAction::failed, "failed"},
+      {StageAction::excluded, "excluded"}};
   for (const auto& [action, name] : actions) {
     EXPECT_EQ(to_string(action), name);
     EXPECT_EQ(parse_enum<StageAction>(name), action);
