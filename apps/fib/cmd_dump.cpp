@@ -6,6 +6,7 @@
 #include "normalize_flags.hpp"
 #include "option_checks.hpp"
 #include "render.hpp"
+#include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/dump/dump.hpp>
@@ -45,6 +46,7 @@ struct DumpCommand {
   std::vector<std::string> disabled_rules;
   std::vector<std::string> tags;
   std::string model_slug;
+  SmokeFlags smoke; // --smoke: the runnable verdict of every staged definition
 };
 
 namespace {
@@ -65,6 +67,11 @@ runs it with --python; --print-harness only prints it.
 fib stage into DATASET/definitions/<op_type>/ (--on-conflict fail), tags
 (--tag, plus model:<slug>, tp:N and ep:N from the --sglang flags; --model-slug
 sets the slug), then validates exactly those definitions (layout, definition).
+With --smoke each staged definition also runs on tiny synthesized inputs in
+the sandboxed worker (--smoke-timeout, --device, --max-bytes, --memory-limit,
+--unsafe-no-sandbox as fib validate's): each staged line ends with its
+verdict (runnable, not runnable here, fails when run, needs a decision) and
+the last line says how many are runnable.
 
 Exit status: 0 dumped (and staged, tagged, valid), 1 the command failed or
 timed out, nothing was dumped, a dump is invalid, a staging conflict, or a
@@ -143,7 +150,7 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
     return "--sglang needs --model HF_ID";
   }
   if (command.stage.empty()) {
-    for (const char* option : {"--normalize", "--tag", "--model-slug"}) {
+    for (const char* option : {"--normalize", "--tag", "--model-slug", "--smoke"}) {
       if (given(option)) {
         return fmt::format("{} needs --stage DATASET", option);
       }
@@ -154,6 +161,10 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
   }
   if (command.mem_fraction <= 0.0) {
     return "--mem-fraction must be above 0";
+  }
+  if (auto misuse =
+          check_smoke_flags(command.subcommand, command.smoke, TimeoutFlag::smoke_timeout)) {
+    return misuse->message;
   }
   return std::nullopt;
 }
@@ -245,17 +256,24 @@ void print_dump(const DumpResult& result) {
   }
 }
 
-// What staging, tagging and validation did.
-void print_staging(const DumpResult& result, const std::filesystem::path& dataset) {
+// What staging, tagging and validation did; with --smoke, each staged line's verdict and, last,
+// how many are runnable.
+void print_staging(const DumpResult& result, const std::filesystem::path& dataset,
+                   const std::optional<StagedRunnable>& runnable) {
   if (result.staged) {
     for (const auto& d : result.staged->diagnostics) {
       write_line(stderr, render_text(d));
     }
-    for (const auto& entry : result.staged->entries) {
+    for (std::size_t i = 0; i < result.staged->entries.size(); ++i) {
+      const auto& entry = result.staged->entries[i];
       for (const auto& d : entry.diagnostics) {
         write_line(stderr, render_text(d));
       }
-      write_line(stdout, render_stage_line(entry));
+      const auto& check = runnable ? runnable->checks[i] : std::nullopt;
+      if (check) {
+        print_smoke_diagnostics(*check, SmokeNotes::hidden);
+      }
+      write_line(stdout, render_stage_line(entry) + verdict_suffix(check));
     }
     const auto& s = result.staged->summary;
     write_line(stderr, fmt::format("fib dump: staged into {}: {} added, {} unchanged, {} "
@@ -277,6 +295,10 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
   }
   if (result.validation) {
     print_validation(*result.validation);
+  }
+  if (runnable) {
+    write_line(stderr, fmt::format("fib dump: of the staged definitions: {}",
+                                   render_counts(runnable->counts)));
   }
 }
 
@@ -328,6 +350,10 @@ Subcommand register_dump(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_option("--model-slug", command->model_slug,
                   "With --stage: the slug of the model:<slug> tag (default: from --model)");
+  add_smoke_flags(sub, command->smoke,
+                  "With --stage: also run each staged definition on tiny synthesized inputs and "
+                  "say whether it is runnable",
+                  TimeoutFlag::smoke_timeout);
   sub->footer(k_dump_footer);
   return {command->subcommand,
           [command](python::Runtime& python) { return run_dump(*command, python); }};
@@ -355,11 +381,22 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     write_line(stderr, fmt::format("fib dump: {}", line));
   };
   const DumpResult result = run_trace_dump(options, python, progress);
+  std::optional<StagedRunnable> runnable;
+  if (command.smoke.smoke && result.staged) {
+    ReferenceRunner runner(smoke_runner_options(command.subcommand, command.smoke));
+    runnable = check_staged_runnable(*result.staged, runner);
+  }
   std::fflush(stdout);
   print_dump(result);
-  print_staging(result, options.dataset);
-  return exit_status(count_dump_diagnostics(result), Strictness::normal,
-                     dump_found_problems(result) ? Outcome::failed : Outcome::clean);
+  print_staging(result, options.dataset, runnable);
+  DiagnosticCounts counts = count_dump_diagnostics(result);
+  // A smoke run failing is an outcome (exit 1); the worker not being usable is the environment.
+  const DiagnosticCounts smoke = count_smoke_diagnostics(runnable);
+  counts.environment_errors += smoke.environment_errors;
+  counts.errors += smoke.environment_errors;
+  const bool failed =
+      dump_found_problems(result) || (runnable && runnable->counts.fails_when_run > 0);
+  return exit_status(counts, Strictness::normal, failed ? Outcome::failed : Outcome::clean);
 }
 
 } // namespace fib::app
