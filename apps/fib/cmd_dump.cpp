@@ -302,6 +302,15 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
   }
 }
 
+// --smoke: the verdicts of what was staged; nullopt without --smoke or when nothing was staged.
+std::optional<StagedRunnable> smoke_staged(const DumpCommand& command, const DumpResult& result) {
+  if (!command.smoke.smoke || !result.staged) {
+    return std::nullopt;
+  }
+  ReferenceRunner runner(smoke_runner_options(command.subcommand, command.smoke));
+  return check_staged_runnable(*result.staged, runner);
+}
+
 } // namespace
 
 Subcommand register_dump(CLI::App& app) {
@@ -381,11 +390,7 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     write_line(stderr, fmt::format("fib dump: {}", line));
   };
   const DumpResult result = run_trace_dump(options, python, progress);
-  std::optional<StagedRunnable> runnable;
-  if (command.smoke.smoke && result.staged) {
-    ReferenceRunner runner(smoke_runner_options(command.subcommand, command.smoke));
-    runnable = check_staged_runnable(*result.staged, runner);
-  }
+  const std::optional<StagedRunnable> runnable = smoke_staged(command, result);
   std::fflush(stdout);
   print_dump(result);
   print_staging(result, options.dataset, runnable);

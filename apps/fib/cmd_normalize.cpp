@@ -163,15 +163,15 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
 }
 
 // `FILE: changed (written to …), valid` and the like; with --smoke the verdict follows
-// (`, valid; runnable`, `still invalid (needs a decision):`).
+// (`valid; runnable`, `still invalid; needs a decision: CODE: REASON:`).
 std::string status_line(const NormalizedFile& file, const std::optional<RunnableCheck>& check) {
-  const std::string decision = check ? " (needs a decision)" : "";
+  const std::string verdict = check ? "; " + render_verdict(check->verdict) : "";
   if (file.verdict == NormalizeVerdict::skipped) {
-    return fmt::format("{}: skipped{}", file.input.string(), decision);
+    return fmt::format("{}: skipped{}", file.input.string(), verdict);
   }
-  std::string status = check ? "valid; " + render_verdict(check->verdict) : "valid";
+  std::string status = "valid" + verdict;
   if (file.verdict == NormalizeVerdict::invalid) {
-    status = "still invalid" + decision + ":";
+    status = "still invalid" + verdict + ":";
     for (const auto& d : file.validation) {
       if (d.severity == Severity::error) {
         status +=

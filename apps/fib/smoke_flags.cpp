@@ -69,10 +69,6 @@ ReferenceRunnerOptions smoke_runner_options(const CLI::App* sub, const SmokeFlag
   return options;
 }
 
-} // namespace fib::app
-
-namespace fib::app {
-
 void print_smoke_diagnostics(const RunnableCheck& check, SmokeNotes notes) {
   for (const auto& d : check.diagnostics) {
     if (d.severity == Severity::note && notes == SmokeNotes::hidden &&
@@ -86,10 +82,6 @@ void print_smoke_diagnostics(const RunnableCheck& check, SmokeNotes notes) {
 std::string verdict_suffix(const std::optional<RunnableCheck>& check) {
   return check ? "  " + render_verdict(check->verdict) : std::string();
 }
-
-} // namespace fib::app
-
-namespace fib::app {
 
 DiagnosticCounts count_smoke_diagnostics(const std::optional<StagedRunnable>& runnable) {
   DiagnosticCounts counts;

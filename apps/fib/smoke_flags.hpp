@@ -50,11 +50,7 @@ ReferenceRunnerOptions smoke_runner_options(const CLI::App* sub, const SmokeFlag
 // The name of the timeout flag.
 std::string_view timeout_flag_name(TimeoutFlag timeout);
 
-} // namespace fib::app
-
-namespace fib::app {
-
-// --- Interface: printing what a smoke check found ---
+// --- What a smoke check found ---
 
 enum class SmokeNotes { shown, hidden };
 
@@ -64,10 +60,6 @@ void print_smoke_diagnostics(const RunnableCheck& check, SmokeNotes notes);
 
 // "  runnable", "  not runnable here: …" to append to a per-file line; "" for no check.
 std::string verdict_suffix(const std::optional<RunnableCheck>& check);
-
-} // namespace fib::app
-
-namespace fib::app {
 
 // The counts of every smoke run's diagnostics (nothing without --smoke).
 DiagnosticCounts count_smoke_diagnostics(const std::optional<StagedRunnable>& runnable);

@@ -33,11 +33,11 @@ const PlannedInput& input_named(const SmokePlan& plan, std::string_view name) {
 // batch indices, positions, and a `batch_size_plus_1` axis.
 constexpr const char* k_append = R"JSON({
   "name": "append_paged_kv_cache", "op_type": "kv_cache",
-  "axes": {"nnz_kv": {"type": "var"}, "num_pages": {"type": "var"},
+  "axes": {"nnz_kv": {"type": "var"}, "num_pages": {"type": "const", "value": 16},
            "page_size": {"type": "var"}, "batch_size": {"type": "var"},
            "batch_size_plus_1": {"type": "var"}, "num_kv_indices": {"type": "var"},
            "num_kv_heads": {"type": "const", "value": 2}, "head_dim": {"type": "const", "value": 8}},
-  "constraints": ["batch_size_plus_1 == batch_size + 1"],
+  "constraints": ["batch_size_plus_1 == batch_size + 1", "num_kv_indices >= 8"],
   "inputs": {"append_key": {"shape": ["nnz_kv", "num_kv_heads", "head_dim"], "dtype": "bfloat16"},
              "batch_indices": {"shape": ["nnz_kv"], "dtype": "int32"},
              "positions": {"shape": ["nnz_kv"], "dtype": "int32"},
@@ -57,18 +57,21 @@ TEST(SmokeSemantics, AnIndexPointerEndsAtTheLengthOfTheArrayItSpans) {
   EXPECT_EQ(plan->axes.at("batch_size_plus_1"), plan->axes.at("batch_size") + 1);
   const auto& indptr = input_named(*plan, "kv_indptr");
   EXPECT_EQ(indptr.fill, InputFill::index_pointer);
-  // No constraint names kv_indptr[-1]: kv_indptr spans kv_indices, so it ends at its length.
-  EXPECT_EQ(indptr.total, plan->axes.at("num_kv_indices"));
+  // No constraint names kv_indptr[-1]: kv_indptr spans kv_indices, so it ends at its length
+  // (8 here), not at one entry per sequence (4).
+  EXPECT_EQ(plan->axes.at("num_kv_indices"), 8);
+  EXPECT_EQ(indptr.total, 8);
   EXPECT_EQ(input_named(*plan, "kv_indices").bound, plan->axes.at("num_pages"));
 }
 
 TEST(SmokeSemantics, IndicesStayBelowTheAxisTheyIndex) {
   const auto plan = plan_smoke_run(definition_of(k_append));
   ASSERT_TRUE(plan.has_value()) << plan.error().message;
-  // batch_indices index sequences, not pages.
+  // batch_indices index sequences (4), not pages (16).
   const auto& batch = input_named(*plan, "batch_indices");
   EXPECT_EQ(batch.fill, InputFill::indices);
-  EXPECT_EQ(batch.bound, plan->axes.at("batch_size"));
+  EXPECT_EQ(batch.bound, 4);
+  EXPECT_EQ(input_named(*plan, "kv_indices").bound, 16);
   // Positions inside a sequence: 0 is in range of every sequence's pages.
   EXPECT_EQ(input_named(*plan, "positions").fill, InputFill::zeros);
   // Last-page lengths of 1 fit any page size.
@@ -87,12 +90,14 @@ TEST(SmokeSemantics, PlusOneAxesWithoutAConstraintAreSolvedFromTheirName) {
                "rotary_dim": {"shape": null, "dtype": "int32"},
                "rope_theta": {"shape": null, "dtype": "float32"},
                "rope_scale": {"shape": null, "dtype": "float32"}},
+    "constraints": ["nnz >= 8"],
     "outputs": {"q_out": {"shape": ["nnz", "num_heads", "head_dim"], "dtype": "float32"}},
     "reference": "def run(q, indptr, offsets, rotary_dim, rope_theta, rope_scale):\n    return q\n"})JSON"));
   ASSERT_TRUE(plan.has_value()) << plan.error().message;
   EXPECT_EQ(plan->axes.at("batch_size_plus_1"), plan->axes.at("batch_size") + 1);
-  // A bare `indptr` spans the token axis of q.
-  EXPECT_EQ(input_named(*plan, "indptr").total, plan->axes.at("nnz"));
+  // A bare `indptr` spans the token axis of q (8 tokens over 4 sequences).
+  EXPECT_EQ(plan->axes.at("nnz"), 8);
+  EXPECT_EQ(input_named(*plan, "indptr").total, 8);
   EXPECT_EQ(input_named(*plan, "offsets").fill, InputFill::zeros);
   // rotary_dim: the whole head, not 1; theta and scale as RoPE uses them.
   EXPECT_EQ(input_named(*plan, "rotary_dim").scalar_value, 16);
