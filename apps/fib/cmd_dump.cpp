@@ -303,12 +303,13 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
 }
 
 // --smoke: the verdicts of what was staged; nullopt without --smoke or when nothing was staged.
-std::optional<StagedRunnable> smoke_staged(const DumpCommand& command, const DumpResult& result) {
+std::optional<StagedRunnable> smoke_staged(const DumpCommand& command, const DumpResult& result,
+                                           const std::filesystem::path& dataset) {
   if (!command.smoke.smoke || !result.staged) {
     return std::nullopt;
   }
   ReferenceRunner runner(smoke_runner_options(command.subcommand, command.smoke));
-  return check_staged_runnable(*result.staged, runner);
+  return check_staged_runnable(*result.staged, dataset, runner);
 }
 
 } // namespace
@@ -390,7 +391,7 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     write_line(stderr, fmt::format("fib dump: {}", line));
   };
   const DumpResult result = run_trace_dump(options, python, progress);
-  const std::optional<StagedRunnable> runnable = smoke_staged(command, result);
+  const std::optional<StagedRunnable> runnable = smoke_staged(command, result, options.dataset);
   std::fflush(stdout);
   print_dump(result);
   print_staging(result, options.dataset, runnable);

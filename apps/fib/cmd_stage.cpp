@@ -217,7 +217,7 @@ int run_stage(const StageCommand& command, python::Runtime& python) {
   std::optional<StagedRunnable> runnable;
   if (command.smoke.smoke) {
     ReferenceRunner runner(smoke_runner_options(command.subcommand, command.smoke));
-    runnable = check_staged_runnable(result, runner);
+    runnable = check_staged_runnable(result, options.dataset, runner);
   }
   print_stage_result(command, result, runnable);
   DiagnosticCounts counts = count_stage_diagnostics(result);

@@ -22,7 +22,9 @@ std::vector<Diagnostic> blocking_diagnostics(const StageEntry& entry) {
   return out;
 }
 
-std::optional<RunnableCheck> check_entry(const StageEntry& entry, ReferenceRunner& runner) {
+std::optional<RunnableCheck> check_entry(const StageEntry& entry,
+                                         const std::filesystem::path& dataset,
+                                         ReferenceRunner& runner) {
   switch (entry.action) {
   case StageAction::duplicate:
   case StageAction::failed:
@@ -39,15 +41,17 @@ std::optional<RunnableCheck> check_entry(const StageEntry& entry, ReferenceRunne
   if (auto blocking = blocking_diagnostics(entry); !blocking.empty()) {
     return RunnableCheck{classify_runnable(blocking, {}), {}};
   }
-  return smoke_check_text(entry.incoming_text, entry.target, runner);
+  return smoke_check_text(entry.incoming_text, dataset / entry.target, runner);
 }
 
 } // namespace
 
-StagedRunnable check_staged_runnable(const StageResult& result, ReferenceRunner& runner) {
+StagedRunnable check_staged_runnable(const StageResult& result,
+                                     const std::filesystem::path& dataset,
+                                     ReferenceRunner& runner) {
   StagedRunnable out;
   for (const auto& entry : result.entries) {
-    auto check = check_entry(entry, runner);
+    auto check = check_entry(entry, dataset, runner);
     if (check) {
       out.counts.add(check->verdict.runnability);
     }

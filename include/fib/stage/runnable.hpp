@@ -22,9 +22,10 @@ struct StagedRunnable {
 // The verdict of every entry of `result` (a dry run's too: the text that would be staged runs):
 //   added, unchanged, overwritten  errors and open normalize questions among the entry's
 //                                  diagnostics need a decision; otherwise the smoke run of its
-//                                  text (its diagnostics stamped with the entry's target);
+//                                  text (its diagnostics stamped with `dataset` / its target);
 //   conflict, skipped, rejected    need a decision (the first diagnostic: the conflict or the
 //                                  reason it was rejected); nothing runs.
-StagedRunnable check_staged_runnable(const StageResult& result, ReferenceRunner& runner);
+StagedRunnable check_staged_runnable(const StageResult& result,
+                                     const std::filesystem::path& dataset, ReferenceRunner& runner);
 
 } // namespace fib
