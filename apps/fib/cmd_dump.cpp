@@ -264,6 +264,7 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
     for (const auto& d : result.staged->diagnostics) {
       write_line(stderr, render_text(d));
     }
+    SmokePrinter smoke_printer(SmokeNotes::hidden);
     for (std::size_t i = 0; i < result.staged->entries.size(); ++i) {
       const auto& entry = result.staged->entries[i];
       for (const auto& d : entry.diagnostics) {
@@ -271,7 +272,7 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
       }
       const auto& check = runnable ? runnable->checks[i] : std::nullopt;
       if (check) {
-        print_smoke_diagnostics(*check, SmokeNotes::hidden);
+        smoke_printer.print(*check);
       }
       write_line(stdout, render_stage_line(entry) + verdict_suffix(check));
     }

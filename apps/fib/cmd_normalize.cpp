@@ -191,7 +191,8 @@ public:
   // `runner`: the smoke runs of --smoke (null without it).
   NormalizeOutput(const NormalizeCommand& command, const NormalizePlan& plan,
                   ReferenceRunner* runner)
-      : m_command(command), m_plan(plan), m_runner(runner) {}
+      : m_command(command), m_plan(plan), m_runner(runner),
+        m_smoke_printer(command.quiet ? SmokeNotes::hidden : SmokeNotes::shown) {}
 
   void print_file(const NormalizedFile& file) {
     for (const auto& finding : file.findings) {
@@ -203,7 +204,7 @@ public:
     std::optional<RunnableCheck> check;
     if (m_runner != nullptr) {
       check = check_runnable(file, *m_runner);
-      print_smoke_diagnostics(*check, m_command.quiet ? SmokeNotes::hidden : SmokeNotes::shown);
+      m_smoke_printer.print(*check);
       m_counts += count_diagnostics(check->diagnostics);
       m_runnable.add(check->verdict.runnability);
     }
@@ -258,6 +259,7 @@ private:
   const NormalizeCommand& m_command;
   const NormalizePlan& m_plan;
   ReferenceRunner* m_runner;
+  SmokePrinter m_smoke_printer;
   std::vector<Json> m_entries;
   DiagnosticCounts m_counts;
   RunnableCounts m_runnable;

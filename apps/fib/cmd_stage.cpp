@@ -115,6 +115,7 @@ void print_stage_result(const StageCommand& command, const StageResult& result,
   for (const auto& d : result.diagnostics) {
     write_line(stderr, render_text(d));
   }
+  SmokePrinter smoke_printer(command.quiet ? SmokeNotes::hidden : SmokeNotes::shown);
   for (std::size_t i = 0; i < result.entries.size(); ++i) {
     const auto& entry = result.entries[i];
     for (const auto& d : entry.diagnostics) {
@@ -122,7 +123,7 @@ void print_stage_result(const StageCommand& command, const StageResult& result,
     }
     const auto& check = runnable ? runnable->checks[i] : std::nullopt;
     if (check) {
-      print_smoke_diagnostics(*check, command.quiet ? SmokeNotes::hidden : SmokeNotes::shown);
+      smoke_printer.print(*check);
     }
     if (command.quiet && entry.action == StageAction::unchanged) {
       continue;

@@ -69,14 +69,22 @@ ReferenceRunnerOptions smoke_runner_options(const CLI::App* sub, const SmokeFlag
   return options;
 }
 
-void print_smoke_diagnostics(const RunnableCheck& check, SmokeNotes notes) {
+void SmokePrinter::print(const RunnableCheck& check) {
+  bool environment = false;
   for (const auto& d : check.diagnostics) {
-    if (d.severity == Severity::note && notes == SmokeNotes::hidden &&
+    if (d.severity == Severity::note && m_notes == SmokeNotes::hidden &&
         d.code != codes::k_smoke_skipped) {
       continue;
     }
+    if (d.severity == Severity::error && is_environment_failure(d)) {
+      environment = true;
+      if (m_environment_printed) {
+        continue;
+      }
+    }
     write_line(stderr, render_text(d));
   }
+  m_environment_printed = m_environment_printed || environment;
 }
 
 std::string verdict_suffix(const std::optional<RunnableCheck>& check) {

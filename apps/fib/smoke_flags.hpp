@@ -54,9 +54,19 @@ std::string_view timeout_flag_name(TimeoutFlag timeout);
 
 enum class SmokeNotes { shown, hidden };
 
-// The diagnostics of `check` to stderr, one line each (notes only when SmokeNotes::shown; a
-// skip, which says why a definition is not runnable here, always).
-void print_smoke_diagnostics(const RunnableCheck& check, SmokeNotes notes);
+// Prints the diagnostics of smoke checks to stderr, one line each (notes only when
+// SmokeNotes::shown; a skip, which says why a definition is not runnable here, always). A worker
+// or sandbox that cannot be used (an environment error: the same for every file) is printed at
+// the first file only, as fib validate does; the verdict of every file still names it.
+class SmokePrinter {
+public:
+  explicit SmokePrinter(SmokeNotes notes) : m_notes(notes) {}
+  void print(const RunnableCheck& check);
+
+private:
+  SmokeNotes m_notes;
+  bool m_environment_printed = false;
+};
 
 // "  runnable", "  not runnable here: …" to append to a per-file line; "" for no check.
 std::string verdict_suffix(const std::optional<RunnableCheck>& check);
