@@ -6,6 +6,7 @@
 #include "normalize_flags.hpp"
 #include "option_checks.hpp"
 #include "render.hpp"
+#include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/dump/dump.hpp>
@@ -49,6 +50,7 @@ struct DumpCommand {
   std::vector<std::string> exclude;
   bool force = false;
   bool drop_curated = false;
+  SmokeFlags smoke; // --smoke: the runnable verdict of every staged definition
 };
 
 namespace {
@@ -74,6 +76,11 @@ slug), then validates exactly those definitions (layout, definition). Two
 dumps of one name: rename one with a decisions entry for its file
 ({"files": {"PATH": {"name": ...}}}, --decisions with --normalize), leave it
 out with --exclude, or --on-conflict skip.
+With --smoke each staged definition also runs on tiny synthesized inputs in
+the sandboxed worker (--smoke-timeout, --device, --max-bytes, --memory-limit,
+--unsafe-no-sandbox as fib validate's): each staged line ends with its
+verdict (runnable, not runnable here, fails when run, needs a decision) and
+the last line says how many are runnable.
 
 Exit status: 0 dumped (and staged, tagged, valid), 1 the command failed or
 timed out, nothing was dumped, a dump is invalid, a staging conflict, or a
@@ -153,7 +160,7 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
   }
   if (command.stage.empty()) {
     for (const char* option : {"--normalize", "--tag", "--model-slug", "--on-conflict", "--exclude",
-                               "--force", "--drop-curated"}) {
+                               "--force", "--drop-curated", "--smoke"}) {
       if (given(option)) {
         return fmt::format("{} needs --stage DATASET", option);
       }
@@ -168,6 +175,10 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
   }
   if (command.mem_fraction <= 0.0) {
     return "--mem-fraction must be above 0";
+  }
+  if (auto misuse =
+          check_smoke_flags(command.subcommand, command.smoke, TimeoutFlag::smoke_timeout)) {
+    return misuse->message;
   }
   return std::nullopt;
 }
@@ -264,17 +275,25 @@ void print_dump(const DumpResult& result) {
   }
 }
 
-// What staging, tagging and validation did.
-void print_staging(const DumpResult& result, const std::filesystem::path& dataset) {
+// What staging, tagging and validation did; with --smoke, each staged line's verdict and, last,
+// how many are runnable.
+void print_staging(const DumpResult& result, const std::filesystem::path& dataset,
+                   const std::optional<StagedRunnable>& runnable) {
   if (result.staged) {
     for (const auto& d : result.staged->diagnostics) {
       write_line(stderr, render_text(d));
     }
-    for (const auto& entry : result.staged->entries) {
+    SmokePrinter smoke_printer(SmokeNotes::hidden);
+    for (std::size_t i = 0; i < result.staged->entries.size(); ++i) {
+      const auto& entry = result.staged->entries[i];
       for (const auto& d : entry.diagnostics) {
         write_line(stderr, render_text(d));
       }
-      write_line(stdout, render_stage_line(entry, result.staged->summary));
+      const auto& check = runnable ? runnable->checks[i] : std::nullopt;
+      if (check) {
+        smoke_printer.print(*check);
+      }
+      write_line(stdout, render_stage_line(entry, result.staged->summary) + verdict_suffix(check));
     }
     write_line(stderr, fmt::format("fib dump: staged into {}: {}{}", dataset.string(),
                                    render_stage_counts(*result.staged),
@@ -295,6 +314,20 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
   if (result.validation) {
     print_validation(*result.validation);
   }
+  if (runnable) {
+    write_line(stderr, fmt::format("fib dump: of the staged definitions: {}",
+                                   render_counts(runnable->counts)));
+  }
+}
+
+// --smoke: the verdicts of what was staged; nullopt without --smoke or when nothing was staged.
+std::optional<StagedRunnable> smoke_staged(const DumpCommand& command, const DumpResult& result,
+                                           const std::filesystem::path& dataset) {
+  if (!command.smoke.smoke || !result.staged) {
+    return std::nullopt;
+  }
+  ReferenceRunner runner(smoke_runner_options(command.subcommand, command.smoke));
+  return check_staged_runnable(*result.staged, dataset, runner);
 }
 
 } // namespace
@@ -360,6 +393,10 @@ Subcommand register_dump(CLI::App& app) {
                 "With --on-conflict overwrite: do not keep curated descriptions and tags");
   sub->add_option("--model-slug", command->model_slug,
                   "With --stage: the slug of the model:<slug> tag (default: from --model)");
+  add_smoke_flags(sub, command->smoke,
+                  "With --stage: also run each staged definition on tiny synthesized inputs and "
+                  "say whether it is runnable",
+                  TimeoutFlag::smoke_timeout);
   sub->footer(k_dump_footer);
   return {command->subcommand,
           [command](python::Runtime& python) { return run_dump(*command, python); }};
@@ -387,11 +424,18 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     write_line(stderr, fmt::format("fib dump: {}", line));
   };
   const DumpResult result = run_trace_dump(options, python, progress);
+  const std::optional<StagedRunnable> runnable = smoke_staged(command, result, options.dataset);
   std::fflush(stdout);
   print_dump(result);
-  print_staging(result, options.dataset);
-  return exit_status(count_dump_diagnostics(result), Strictness::normal,
-                     dump_found_problems(result) ? Outcome::failed : Outcome::clean);
+  print_staging(result, options.dataset, runnable);
+  DiagnosticCounts counts = count_dump_diagnostics(result);
+  // A smoke run failing is an outcome (exit 1); the worker not being usable is the environment.
+  const DiagnosticCounts smoke = count_smoke_diagnostics(runnable);
+  counts.environment_errors += smoke.environment_errors;
+  counts.errors += smoke.environment_errors;
+  const bool failed =
+      dump_found_problems(result) || (runnable && runnable->counts.fails_when_run > 0);
+  return exit_status(counts, Strictness::normal, failed ? Outcome::failed : Outcome::clean);
 }
 
 } // namespace fib::app

@@ -4,9 +4,11 @@
 #include "exit_status.hpp"
 #include "normalize_flags.hpp"
 #include "render.hpp"
+#include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/normalize/normalize.hpp>
+#include <fib/normalize/runnable.hpp>
 #include <fib/util/atomic_file.hpp>
 #include <fib/util/text_diff.hpp>
 
@@ -34,6 +36,7 @@ struct NormalizeCommand {
   bool list_rules = false;
   bool quiet = false;
   std::vector<std::string> exclude;
+  SmokeFlags smoke; // --smoke: the runnable verdict of every file
 };
 
 namespace {
@@ -59,9 +62,17 @@ choose --in-place (atomic replace of changed files), --output-dir DIR, --check
 --diff (the diffs on stdout; alone it writes nothing, with --in-place or
 --output-dir it also writes). Findings go to stderr.
 
+--smoke runs each valid result on tiny synthesized inputs in the sandboxed
+worker (as fib validate --smoke does) and gives every file one verdict:
+runnable, not runnable here (with the reason: float8 on an old torch, needs
+CUDA, over --max-bytes, packed fp4 inputs), fails when run (with the error), or
+needs a decision (invalid, or an open question: nothing runs). Each status line
+ends with it; the summary counts the four.
+
 Exit status: 0 every file valid after normalization (and, with --check, none
-would change), 1 some file still invalid, skipped as malformed, or (--check)
-in need of changes, 2 usage, 3 I/O or environment.
+would change), 1 some file still invalid, skipped as malformed, (--check) in
+need of changes, or (--smoke) failing when run, 2 usage, 3 I/O or environment
+(with --smoke: the worker cannot be used).
 
 Examples:
   fib normalize dumps/rmsnorm_h7168.json > rmsnorm_h7168.json
@@ -143,6 +154,9 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
   if (command.paths.empty()) {
     return usage_error("fib normalize needs at least one file or directory");
   }
+  if (auto misuse = check_smoke_flags(command.subcommand, command.smoke)) {
+    return usage_error(misuse->message);
+  }
   for (const auto& path : command.paths) {
     plan.options.paths.emplace_back(path);
   }
@@ -155,14 +169,16 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
   return choose_mode(command, plan);
 }
 
-// `FILE: changed (written to …), valid` and the like.
-std::string status_line(const NormalizedFile& file) {
+// `FILE: changed (written to …), valid` and the like; with --smoke the verdict follows
+// (`valid; runnable`, `still invalid; needs a decision: CODE: REASON:`).
+std::string status_line(const NormalizedFile& file, const std::optional<RunnableCheck>& check) {
+  const std::string verdict = check ? "; " + render_verdict(check->verdict) : "";
   if (file.verdict == NormalizeVerdict::skipped) {
-    return fmt::format("{}: skipped", file.input.string());
+    return fmt::format("{}: skipped{}", file.input.string(), verdict);
   }
-  std::string status = "valid";
+  std::string status = "valid" + verdict;
   if (file.verdict == NormalizeVerdict::invalid) {
-    status = "still invalid:";
+    status = "still invalid" + verdict + ":";
     for (const auto& finding : file.findings) {
       if (finding.diagnostic.severity == Severity::error) {
         status += fmt::format("\n    {} {}: {}", finding.diagnostic.code,
@@ -186,8 +202,11 @@ std::string status_line(const NormalizedFile& file) {
 // the report entries, and counts every diagnostic for the exit status.
 class NormalizeOutput {
 public:
-  NormalizeOutput(const NormalizeCommand& command, const NormalizePlan& plan)
-      : m_command(command), m_plan(plan) {}
+  // `runner`: the smoke runs of --smoke (null without it).
+  NormalizeOutput(const NormalizeCommand& command, const NormalizePlan& plan,
+                  ReferenceRunner* runner)
+      : m_command(command), m_plan(plan), m_runner(runner),
+        m_smoke_printer(command.quiet ? SmokeNotes::hidden : SmokeNotes::shown) {}
 
   void print_file(const NormalizedFile& file) {
     for (const auto& finding : file.findings) {
@@ -196,7 +215,14 @@ public:
       }
       write_line(stderr, finding_line(finding));
     }
-    write_line(stderr, status_line(file));
+    std::optional<RunnableCheck> check;
+    if (m_runner != nullptr) {
+      check = check_runnable(file, *m_runner);
+      m_smoke_printer.print(*check);
+      m_counts += count_diagnostics(check->diagnostics);
+      m_runnable.add(check->verdict.runnability);
+    }
+    write_line(stderr, status_line(file, check));
     if (m_plan.print_diff && file.changed) {
       const std::string path = file.input.string();
       const bool absolute = file.input.is_absolute();
@@ -208,6 +234,9 @@ public:
     }
     if (!m_command.report.empty()) {
       m_entries.push_back(normalize_report_entry(file));
+      if (check) {
+        m_entries.back()["runnable"] = to_json(check->verdict);
+      }
     }
     m_counts += count_diagnostics(all_diagnostics(file));
   }
@@ -218,18 +247,22 @@ public:
       write_line(stderr, render_text(d));
     }
     m_counts += count_diagnostics(summary.diagnostics);
-    write_line(stderr,
-               fmt::format("fib normalize: {} file{}: {} changed, {} valid, {} invalid, {} "
-                           "skipped; {} need{} a human decision",
-                           summary.files, summary.files == 1 ? "" : "s", summary.changed,
-                           summary.valid, summary.invalid, summary.skipped,
-                           summary.decisions_needed, summary.decisions_needed == 1 ? "s" : ""));
+    write_line(
+        stderr,
+        fmt::format("fib normalize: {} file{}: {} changed, {} valid, {} invalid, {} "
+                    "skipped; {} need{} a human decision{}",
+                    summary.files, summary.files == 1 ? "" : "s", summary.changed, summary.valid,
+                    summary.invalid, summary.skipped, summary.decisions_needed,
+                    summary.decisions_needed == 1 ? "s" : "",
+                    m_runner != nullptr ? "; smoke: " + render_counts(m_runnable) : std::string()));
     if (m_command.report.empty()) {
       return;
     }
-    const std::string text =
-        normalize_report(m_entries, summary).dump(2, ' ', false, Json::error_handler_t::replace) +
-        "\n";
+    Json report = normalize_report(m_entries, summary);
+    if (m_runner != nullptr) {
+      report["summary"]["runnable"] = to_json(m_runnable);
+    }
+    const std::string text = report.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
     StaleTemporarySweeper().remove_stale_beside(m_command.report);
     if (auto written = write_file_atomically(m_command.report, text, Overwrite::allowed);
         !written) {
@@ -243,8 +276,11 @@ public:
 private:
   const NormalizeCommand& m_command;
   const NormalizePlan& m_plan;
+  ReferenceRunner* m_runner;
+  SmokePrinter m_smoke_printer;
   std::vector<Json> m_entries;
   DiagnosticCounts m_counts;
+  RunnableCounts m_runnable;
 };
 
 // --check fails when some file would change.
@@ -290,6 +326,9 @@ Subcommand register_normalize(CLI::App& app) {
   sub->add_flag("--quiet", command->quiet,
                 "Leave out notes (M rules applied); warnings, questions, per-file status lines and "
                 "the summary are still printed");
+  add_smoke_flags(sub, command->smoke,
+                  "Also run each valid result on tiny synthesized inputs and say whether it is "
+                  "runnable, not runnable here, fails when run, or needs a decision");
   sub->footer(k_normalize_footer);
   return {command->subcommand,
           [command](python::Runtime& python) { return run_normalize(*command, python); }};
@@ -304,7 +343,11 @@ int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
   if (auto stop = plan_normalize(command, plan)) {
     return *stop;
   }
-  NormalizeOutput output(command, plan);
+  std::optional<ReferenceRunner> runner;
+  if (command.smoke.smoke) {
+    runner.emplace(smoke_runner_options(command.subcommand, command.smoke));
+  }
+  NormalizeOutput output(command, plan, runner ? &*runner : nullptr);
   const NormalizeSummary summary = normalize_files(
       plan.options, python, [&](const NormalizedFile& file) { output.print_file(file); });
   output.finish(summary);

@@ -4,8 +4,10 @@
 #include "exit_status.hpp"
 #include "normalize_flags.hpp"
 #include "render.hpp"
+#include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/stage/runnable.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/util/atomic_file.hpp>
 #include <fib/util/text_diff.hpp>
@@ -35,6 +37,7 @@ struct StageCommand {
   std::vector<std::string> exclude;
   bool force = false;
   bool drop_curated = false;
+  SmokeFlags smoke; // --smoke: the runnable verdict of every staged definition
 };
 
 namespace {
@@ -76,8 +79,16 @@ differ only in case, among the inputs or against the dataset, are warned
 Nothing is ever written outside DIR: symbolic links below DIR are refused, not
 followed. Every write is atomic (a temporary .fib-* file, then a rename).
 
+--smoke runs each definition that is (or, with --dry-run or a blocking
+conflict, would be) staged on tiny synthesized inputs in the sandboxed worker,
+after staging: a failing run does not undo the write. Each line ends with the
+verdict: runnable, not runnable here (with the reason), fails when run (with
+the error), or needs a decision (rejected, in conflict, or an open normalize
+question: nothing runs); a second summary line counts them.
+
 Exit status: 0 staged (or nothing to do; skipped conflicts are warnings),
-1 a conflict or a rejected input, 2 usage, 3 I/O or environment.
+1 a conflict, a rejected input, or (--smoke) a definition that fails when run,
+2 usage, 3 I/O or environment (with --smoke: the worker cannot be used).
 
 Examples:
   fib stage /tmp/fi_dumps --dataset tmp/flashinfer-trace --normalize --manifest staged.json
@@ -88,6 +99,10 @@ Examples:
 // bad --decisions file.
 std::optional<int> stage_options(const StageCommand& command, StageOptions& options,
                                  NormalizeDecisions& decisions) {
+  if (auto misuse = check_smoke_flags(command.subcommand, command.smoke)) {
+    write_line(stderr, render_text(*misuse));
+    return exit_status(std::vector<Diagnostic>{*misuse});
+  }
   for (const auto& source : command.sources) {
     options.sources.emplace_back(source);
   }
@@ -119,19 +134,27 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
   return std::nullopt;
 }
 
-// The diagnostics, one line per input on stdout (with --diff, the diffs), and the summary line.
-void print_stage_result(const StageCommand& command, const StageResult& result) {
+// The diagnostics, one line per input on stdout (with --diff, the diffs; with --smoke, the
+// verdict), and the summary line (with --smoke, a second one counting the verdicts).
+void print_stage_result(const StageCommand& command, const StageResult& result,
+                        const std::optional<StagedRunnable>& runnable) {
   for (const auto& d : result.diagnostics) {
     write_line(stderr, render_text(d));
   }
-  for (const auto& entry : result.entries) {
+  SmokePrinter smoke_printer(command.quiet ? SmokeNotes::hidden : SmokeNotes::shown);
+  for (std::size_t i = 0; i < result.entries.size(); ++i) {
+    const auto& entry = result.entries[i];
     for (const auto& d : entry.diagnostics) {
       write_line(stderr, render_text(d));
+    }
+    const auto& check = runnable ? runnable->checks[i] : std::nullopt;
+    if (check) {
+      smoke_printer.print(*check);
     }
     if (command.quiet && entry.action == StageAction::unchanged) {
       continue;
     }
-    write_line(stdout, render_stage_line(entry, result.summary));
+    write_line(stdout, render_stage_line(entry, result.summary) + verdict_suffix(check));
     const bool differs = entry.action == StageAction::conflict ||
                          entry.action == StageAction::skipped ||
                          entry.action == StageAction::overwritten;
@@ -151,6 +174,9 @@ void print_stage_result(const StageCommand& command, const StageResult& result) 
   write_line(stderr,
              fmt::format("fib stage: {} input{}: {}{}", result.entries.size(),
                          result.entries.size() == 1 ? "" : "s", render_stage_counts(result), tail));
+  if (runnable) {
+    write_line(stderr, fmt::format("fib stage: smoke: {}", render_counts(runnable->counts)));
+  }
 }
 
 // Writes the --manifest file; the counts of the error printed when that fails.
@@ -205,6 +231,9 @@ Subcommand register_stage(CLI::App& app) {
   sub->add_flag("--drop-curated", command->drop_curated,
                 "With --on-conflict overwrite: do not keep the staged copy's descriptions and "
                 "extra tags that the incoming one lacks");
+  add_smoke_flags(sub, command->smoke,
+                  "Also run each staged definition on tiny synthesized inputs and say whether it "
+                  "is runnable, not runnable here, fails when run, or needs a decision");
   sub->footer(k_stage_footer);
   return {command->subcommand,
           [command](python::Runtime& python) { return run_stage(*command, python); }};
@@ -217,12 +246,19 @@ int run_stage(const StageCommand& command, python::Runtime& python) {
     return *stop;
   }
   const StageResult result = stage_definitions(options, python);
-  print_stage_result(command, result);
+  std::optional<StagedRunnable> runnable;
+  if (command.smoke.smoke) {
+    ReferenceRunner runner(smoke_runner_options(command.subcommand, command.smoke));
+    runnable = check_staged_runnable(result, options.dataset, runner);
+  }
+  print_stage_result(command, result, runnable);
   DiagnosticCounts counts = count_stage_diagnostics(result);
+  counts += count_smoke_diagnostics(runnable);
   if (!command.manifest.empty() && !command.dry_run) {
     counts += write_manifest(command.manifest, stage_manifest(result, options.dataset));
   }
-  const bool unsettled = has_unresolved_conflicts(result) || result.summary.rejected > 0;
+  const bool unsettled = has_unresolved_conflicts(result) || result.summary.rejected > 0 ||
+                         (runnable && runnable->counts.fails_when_run > 0);
   return exit_status(counts, Strictness::normal, unsettled ? Outcome::failed : Outcome::clean);
 }
 

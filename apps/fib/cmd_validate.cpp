@@ -5,6 +5,7 @@
 #include "exit_status.hpp"
 #include "option_checks.hpp"
 #include "render.hpp"
+#include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/model/dataset_layout.hpp>
@@ -50,12 +51,7 @@ struct ValidateCommand {
   ExitPolicy exit_policy = ExitPolicy::by_findings;
   // Reference execution (both modes).
   bool exec = false;
-  bool smoke = false;
-  std::string device = "cpu";
-  double timeout_seconds = 60;
-  std::uintmax_t max_bytes = k_default_smoke_max_bytes;
-  std::uintmax_t memory_limit = k_default_worker_address_space;
-  bool unsafe_no_sandbox = false;
+  SmokeFlags smoke; // --smoke and the worker's options
 };
 
 namespace {
@@ -172,22 +168,7 @@ DiagnosticCounts counted(const ValidateCommand& command, DiagnosticCounts counts
 }
 
 ReferenceRunnerOptions runner_options(const ValidateCommand& command) {
-  ReferenceRunnerOptions options;
-  options.job_timeout =
-      std::chrono::milliseconds(static_cast<std::int64_t>(command.timeout_seconds * 1000.0));
-  options.device = command.device == "cuda" ? SmokeDevice::cuda : SmokeDevice::cpu;
-  options.max_bytes = command.max_bytes;
-  options.address_space = command.memory_limit;
-  // CUDA reserves far more address space than memory (its unified address range): an
-  // RLIMIT_AS sized for the CPU makes its start-up fail, so cuda runs without one unless asked.
-  if (options.device == SmokeDevice::cuda && command.subcommand->count("--memory-limit") == 0) {
-    options.address_space = 0;
-  }
-  if (command.unsafe_no_sandbox) {
-    options.sandbox = SandboxMode::unsafe_disabled;
-    write_line(stderr, render_text(unsafe_sandbox_warning()));
-  }
-  return options;
+  return smoke_runner_options(command.subcommand, command.smoke);
 }
 
 // A dataset run, as decided before scanning.
@@ -205,7 +186,7 @@ ReferenceChecks dataset_reference_checks(const ValidateCommand& command,
   if (std::find(checks.begin(), checks.end(), "definition") == checks.end()) {
     return ReferenceChecks::none;
   }
-  return command.smoke                                       ? ReferenceChecks::build_and_smoke
+  return command.smoke.smoke                                 ? ReferenceChecks::build_and_smoke
          : command.exec || command.gpu == GpuChecks::enabled ? ReferenceChecks::build
                                                              : ReferenceChecks::none;
 }
@@ -229,7 +210,7 @@ Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
   FIB_TRY_ASSIGN(const auto checks, resolve_checks(options.checks, options.gpu));
   options.reference_checks = dataset_reference_checks(command, checks);
   options.reference_checks_requested =
-      options.reference_checks != ReferenceChecks::none && (command.exec || command.smoke);
+      options.reference_checks != ReferenceChecks::none && (command.exec || command.smoke.smoke);
   // The worker also builds baseline solutions and runs the benchmark category (not under
   // --disable-gpu, as the old tool).
   plan.uses_worker =
@@ -312,9 +293,9 @@ ValidateFilesOptions files_options(const ValidateCommand& command) {
   ValidateFilesOptions options;
   options.paths.assign(command.paths.begin(), command.paths.end());
   options.kind = parse_file_kind(command.kind_name).value_or(FileKind::automatic);
-  options.reference_checks = command.smoke  ? ReferenceChecks::build_and_smoke
-                             : command.exec ? ReferenceChecks::build
-                                            : ReferenceChecks::none;
+  options.reference_checks = command.smoke.smoke ? ReferenceChecks::build_and_smoke
+                             : command.exec      ? ReferenceChecks::build
+                                                 : ReferenceChecks::none;
   return options;
 }
 
@@ -361,11 +342,11 @@ constexpr std::array k_dataset_only_options = {"--checks",      "--disable-gpu",
 // Options given together that do not go together (a `cli.usage` diagnostic), in a fixed order.
 std::optional<Diagnostic> check_option_combination(const ValidateCommand& command) {
   const auto given = [&](const char* option) { return command.subcommand->count(option) > 0; };
-  if (!command.smoke && (given("--device") || given("--max-bytes"))) {
+  if (!command.smoke.smoke && (given("--device") || given("--max-bytes"))) {
     return make_diagnostic(codes::k_usage, "--device and --max-bytes need --smoke");
   }
-  const bool references_run =
-      command.exec || command.smoke || (command.paths.empty() && command.gpu == GpuChecks::enabled);
+  const bool references_run = command.exec || command.smoke.smoke ||
+                              (command.paths.empty() && command.gpu == GpuChecks::enabled);
   if (!references_run && (given("--timeout") || given("--memory-limit"))) {
     return make_diagnostic(codes::k_usage,
                            "--timeout and --memory-limit need --exec or --smoke (or dataset mode "
@@ -413,22 +394,9 @@ Subcommand register_validate(CLI::App& app) {
   sub->add_flag("--exec", command->exec,
                 "Build each reference in fib-worker (import, `run`, arity); on by default with "
                 "--dataset unless --disable-gpu");
-  sub->add_flag("--smoke", command->smoke,
-                "Also run each reference on tiny synthesized inputs and compare its outputs' "
-                "count, shapes and dtypes (implies --exec)");
-  sub->add_option("--device", command->device, "Where --smoke runs: cpu (default) or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  sub->add_option("--timeout", command->timeout_seconds,
-                  "Seconds one reference may run (the worker is then restarted; default 60)")
-      ->check(positive_number("number of seconds"));
-  sub->add_option("--max-bytes", command->max_bytes,
-                  "Skip a smoke run whose inputs and outputs need more bytes (default 256 MiB)")
-      ->check(positive_number("number of bytes"));
-  sub->add_option("--memory-limit", command->memory_limit,
-                  "Address-space limit of the worker in bytes (default 8 GiB)")
-      ->check(positive_number("number of bytes"));
-  sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
-                "Run references and solutions without the sandbox, with your full rights");
+  add_smoke_flags(sub, command->smoke,
+                  "Also run each reference on tiny synthesized inputs and compare its outputs' "
+                  "count, shapes and dtypes (implies --exec)");
   sub->add_option("--dataset", command->dataset, "Dataset mode: the dataset root");
   sub->add_option("--checks", command->checks,
                   "Comma-separated categories: layout, definition, workload, solution, trace, "

@@ -3,6 +3,7 @@
 #include <fib/base/codes.hpp>
 #include <fib/constraint/constraint.hpp>
 
+#include "smoke_inputs.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -95,47 +96,83 @@ std::set<std::string> identifiers(std::string_view text) {
   return out;
 }
 
-bool is_integer_dtype(DType dtype) {
-  return dtype == DType::int64 || dtype == DType::int32 || dtype == DType::int16 ||
-         dtype == DType::int8;
-}
-
 bool is_float_dtype(DType dtype) {
-  return !is_integer_dtype(dtype) && dtype != DType::boolean;
+  return !detail::is_integer_dtype(dtype) && dtype != DType::boolean;
 }
 
-std::string lower(std::string_view text) {
-  return detail::ascii_lower(text);
+// `side == other` solved for a var axis on `side`: `axis` itself, `axis * k` / `k * axis`
+// (axis = other // k), `axis + k`, `axis - k`. nullopt when `side` is none of these.
+std::optional<std::pair<std::string, std::string>>
+solve_for_axis(const std::string& side, const std::string& other,
+               const std::set<std::string>& var) {
+  if (is_identifier(side)) {
+    return var.count(side) > 0 ? std::optional(std::make_pair(side, other)) : std::nullopt;
+  }
+  static const std::regex product(R"(^([A-Za-z_][A-Za-z0-9_]*)\s*\*\s*([0-9]+)$)");
+  static const std::regex product_first(R"(^([0-9]+)\s*\*\s*([A-Za-z_][A-Za-z0-9_]*)$)");
+  static const std::regex sum(R"(^([A-Za-z_][A-Za-z0-9_]*)\s*([+-])\s*([0-9]+)$)");
+  std::smatch match;
+  std::optional<std::pair<std::string, std::string>> solved;
+  if (std::regex_match(side, match, product)) {
+    solved = std::make_pair(match[1].str(), fmt::format("({}) // {}", other, match[2].str()));
+  } else if (std::regex_match(side, match, product_first)) {
+    solved = std::make_pair(match[2].str(), fmt::format("({}) // {}", other, match[1].str()));
+  } else if (std::regex_match(side, match, sum)) {
+    solved = std::make_pair(
+        match[1].str(),
+        fmt::format("({}) {} {}", other, match[2].str() == "+" ? "-" : "+", match[3].str()));
+  }
+  return solved && var.count(solved->first) > 0 ? solved : std::nullopt;
 }
 
-// How an integer tensor is filled, from its name (the dumper's and the dataset's conventions).
-InputFill integer_fill(const std::string& name) {
-  const auto n = lower(name);
-  if (n.find("indptr") != std::string::npos || n.find("cu_seqlens") != std::string::npos) {
-    return InputFill::index_pointer;
-  }
-  if (n.find("indices") != std::string::npos || n.find("index") != std::string::npos ||
-      n.find("ids") != std::string::npos) {
-    return InputFill::indices;
-  }
-  if (n.find("len") != std::string::npos || n.find("count") != std::string::npos) {
-    return InputFill::lengths;
-  }
-  return InputFill::zeros;
-}
+struct AxisEquations {
+  // (var axis, expression over other axes) that set it, in constraint order.
+  std::vector<std::pair<std::string, std::string>> definitions;
+  // Constraints checked after the definitions applied (solved ones too, when solving divided).
+  std::vector<std::string> checks;
+};
 
-double scalar_value(const std::string& name, DType dtype) {
-  if (dtype == DType::boolean) {
-    return 0;
+// The constraints over axes only: equalities that define a var axis (either side, solved when
+// the axis is multiplied by or offset by a constant), then `<x>_plus_1` var axes without one
+// (x + 1), and the rest to check. Constraints that read inputs are left to the tensor plan.
+AxisEquations axis_equations(const Definition& definition, const std::set<std::string>& inputs,
+                             const std::set<std::string>& var) {
+  AxisEquations out;
+  const auto defined = [&](const std::string& axis) {
+    return std::any_of(out.definitions.begin(), out.definitions.end(),
+                       [&](const auto& d) { return d.first == axis; });
+  };
+  for (const auto& constraint : definition.constraints) {
+    const auto names = identifiers(constraint);
+    if (std::any_of(names.begin(), names.end(),
+                    [&](const std::string& n) { return inputs.count(n) > 0; })) {
+      continue; // decided when the tensors are planned
+    }
+    if (auto sides = split_equality(constraint)) {
+      auto solved = solve_for_axis(sides->first, sides->second, var);
+      if (!solved) {
+        solved = solve_for_axis(sides->second, sides->first, var);
+      }
+      if (solved && !defined(solved->first)) {
+        if (!is_identifier(sides->first) || !is_identifier(sides->second)) {
+          out.checks.push_back(constraint);
+        }
+        out.definitions.push_back(std::move(*solved));
+        continue;
+      }
+    }
+    out.checks.push_back(constraint);
   }
-  if (is_integer_dtype(dtype)) {
-    return 1;
+  for (const auto& axis : var) {
+    constexpr std::string_view k_suffix = "_plus_1";
+    if (axis.size() > k_suffix.size() && axis.ends_with(k_suffix) && !defined(axis)) {
+      const auto base = axis.substr(0, axis.size() - k_suffix.size());
+      if (find_entry(definition.axes, base) != nullptr) {
+        out.definitions.emplace_back(axis, base + " + 1");
+      }
+    }
   }
-  const auto n = lower(name);
-  if (n.find("eps") != std::string::npos) {
-    return 1e-6;
-  }
-  return 0.5;
+  return out;
 }
 
 // Values for the var axes that satisfy the axis-only constraints, or the failing constraint.
@@ -147,28 +184,9 @@ Expected<std::map<std::string, std::int64_t>> choose_axes(const Definition& defi
     axes[name] = k_smoke_base_axis_value;
     var.insert(name);
   }
-  // Equalities that define a var axis from other axes: `axis == expr` or `expr == axis`.
-  std::vector<std::pair<std::string, std::string>> definitions;
-  std::vector<std::string> checks;
-  for (const auto& constraint : definition.constraints) {
-    const auto names = identifiers(constraint);
-    const bool reads_inputs = std::any_of(
-        names.begin(), names.end(), [&](const std::string& n) { return inputs.count(n) > 0; });
-    if (reads_inputs) {
-      continue; // decided when the tensors are planned
-    }
-    if (auto sides = split_equality(constraint)) {
-      if (is_identifier(sides->first) && var.count(sides->first) > 0) {
-        definitions.emplace_back(sides->first, sides->second);
-        continue;
-      }
-      if (is_identifier(sides->second) && var.count(sides->second) > 0) {
-        definitions.emplace_back(sides->second, sides->first);
-        continue;
-      }
-    }
-    checks.push_back(constraint);
-  }
+  const AxisEquations equations = axis_equations(definition, inputs, var);
+  const auto& definitions = equations.definitions;
+  const auto& checks = equations.checks;
   const auto apply_definitions = [&] {
     for (int round = 0; round < 4; ++round) {
       for (const auto& [axis, expression] : definitions) {
@@ -283,40 +301,35 @@ std::map<std::string, std::int64_t> pointer_totals(const Definition& definition,
   return totals;
 }
 
-// The page count, for indices into a paged cache.
-std::int64_t index_bound_of(const std::map<std::string, std::int64_t>& axes) {
-  for (const char* name : {"num_pages", "max_num_pages", "num_blocks", "total_num_pages"}) {
-    if (const auto it = axes.find(name); it != axes.end() && it->second > 0) {
-      return it->second;
-    }
-  }
-  return 1;
-}
-
-// How an input is filled, from its dtype and name (the workload's own values come later).
-void choose_fill(PlannedInput& input, const std::map<std::string, std::int64_t>& totals,
-                 std::int64_t index_bound) {
+// How an input is filled, from its dtype and name (the workload's own values come later): index
+// tensors within the axis they index, index pointers up to the length of the array they span.
+void choose_fill(PlannedInput& input, const Definition& definition,
+                 const std::map<std::string, std::int64_t>& totals,
+                 const std::map<std::string, std::int64_t>& axes) {
   if (input.scalar) {
     input.fill = InputFill::scalar;
-    input.scalar_value = scalar_value(input.name, input.dtype);
+    input.scalar_value = detail::scalar_value(definition, input.name, input.dtype, axes);
   } else if (input.dtype == DType::boolean) {
     input.fill = InputFill::random_bool;
   } else if (is_float_dtype(input.dtype)) {
-    input.fill = lower(input.name).find("prob") != std::string::npos && !input.shape.empty()
-                     ? InputFill::probabilities
-                     : InputFill::random_normal;
+    input.fill =
+        detail::ascii_lower(input.name).find("prob") != std::string::npos && !input.shape.empty()
+            ? InputFill::probabilities
+            : InputFill::random_normal;
   } else {
-    input.fill = integer_fill(input.name);
+    input.fill = detail::integer_fill(input.name);
     if (input.fill == InputFill::index_pointer && input.shape.size() != 1) {
       input.fill = InputFill::zeros;
     }
     if (input.fill == InputFill::index_pointer) {
       const auto it = totals.find(input.name);
       const std::int64_t segments = std::max<std::int64_t>(input.shape[0] - 1, 0);
-      input.total = it != totals.end() ? it->second : segments;
+      input.total = it != totals.end()
+                        ? it->second
+                        : detail::spanned_length(definition, input.name, axes).value_or(segments);
     }
     if (input.fill == InputFill::indices) {
-      input.bound = index_bound;
+      input.bound = detail::index_bound(input.name, axes);
     }
   }
 }
@@ -384,7 +397,6 @@ SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std
   SmokePlan plan;
   plan.axes = std::move(axes);
   const auto totals = pointer_totals(definition, input_names, plan);
-  const std::int64_t index_bound = index_bound_of(plan.axes);
   for (const auto& [name, spec] : definition.inputs) {
     PlannedInput input;
     input.name = name;
@@ -399,7 +411,7 @@ SmokePlan plan_with_axes(const Definition& definition, std::map<std::string, std
         elements *= static_cast<std::uintmax_t>(std::max<std::int64_t>(value, 0));
       }
     }
-    choose_fill(input, totals, index_bound);
+    choose_fill(input, definition, totals, plan.axes);
     if (workload != nullptr) {
       apply_workload_value(input, *workload, root);
     }

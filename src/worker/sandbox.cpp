@@ -438,6 +438,15 @@ Json raised(const SandboxInterpreter& impl, const Job& job, const pyb::tuple& ca
                     attribute, impl.torch.version,
                     attribute.starts_with("float8") ? " (float8 needs torch 2.1 or later)" : ""));
   }
+  // The reference puts tensors on a CUDA device this worker does not have.
+  if (!job.cuda && (text.find("Torch not compiled with CUDA enabled") != std::string::npos ||
+                    text.find("Found no NVIDIA driver") != std::string::npos ||
+                    text.find("No CUDA GPUs are available") != std::string::npos)) {
+    return job.skipped(codes::k_smoke_skipped,
+                       fmt::format("smoke run skipped: the reference needs CUDA ({}); run it "
+                                   "with --device cuda on a machine with a GPU",
+                                   text.substr(0, text.find('\n'))));
+  }
   // A CPU kernel this torch lacks (float16 matmul on torch 1.13, …).
   if (text.starts_with("RuntimeError: ") &&
       text.find("not implemented for '") != std::string::npos) {
