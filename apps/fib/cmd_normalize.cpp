@@ -6,9 +6,9 @@
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/source_diff.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/util/atomic_file.hpp>
-#include <fib/util/text_diff.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -186,8 +186,9 @@ public:
     if (m_plan.print_diff && file.changed) {
       const std::string path = file.input.string();
       const bool absolute = file.input.is_absolute();
-      write_all(stdout, unified_diff(file.original_text, file.normalized_text,
-                                     absolute ? path : "a/" + path, absolute ? path : "b/" + path));
+      write_all(stdout, definition_unified_diff(file.original_text, file.normalized_text,
+                                                absolute ? path : "a/" + path,
+                                                absolute ? path : "b/" + path));
     }
     if (m_plan.mode == NormalizeMode::stdout_json && file.verdict != NormalizeVerdict::skipped) {
       write_all(stdout, file.normalized_text);

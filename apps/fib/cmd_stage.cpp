@@ -6,9 +6,9 @@
 #include "render.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/source_diff.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/util/atomic_file.hpp>
-#include <fib/util/text_diff.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -111,8 +111,8 @@ void print_stage_result(const StageCommand& command, const StageResult& result) 
                          entry.action == StageAction::overwritten;
     if (command.diff && differs && !entry.staged_text.empty()) {
       const auto target = entry.target.generic_string();
-      write_all(stdout, unified_diff(entry.staged_text, entry.incoming_text, "staged/" + target,
-                                     "incoming/" + target));
+      write_all(stdout, definition_unified_diff(entry.staged_text, entry.incoming_text,
+                                                "staged/" + target, "incoming/" + target));
     }
   }
   const auto& s = result.summary;

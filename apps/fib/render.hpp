@@ -46,7 +46,9 @@ std::string render_github(const DatasetReport& report, const std::filesystem::pa
 // `ACTION      SOURCE` when the input never got a target.
 std::string render_stage_line(const StageEntry& entry);
 
-// What `fib tag` did to a file: `+tag -tag …`, `unchanged` or `skipped`.
+// What `fib tag` did to a file: `+tag -tag …` then `replaced status:a with status:b` for each
+// replaced value of a single-valued namespace (after a "; " when +/- parts precede), `unchanged`
+// or `skipped`.
 std::string render_tag_change(const TaggedFile& file);
 
 } // namespace fib::app

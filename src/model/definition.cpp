@@ -4,6 +4,7 @@
 #include "io/schema_reader.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/tag_vocabulary.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -469,6 +470,11 @@ void lint_definition(const Definition& def, const JsonDocument& document, Diagno
                fmt::format("tag '{}' is neither 'namespace:value' nor a known flag (fused)", tag),
                "namespaces in use: stage, model, quantization, status, fi_api, tp, ep");
     }
+  }
+  for (Diagnostic& conflict : single_valued_conflicts(def.tags)) {
+    conflict.file = document.file;
+    conflict.line = document.line_of(conflict.pointer);
+    sink.report(std::move(conflict));
   }
 }
 
