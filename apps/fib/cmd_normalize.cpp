@@ -51,7 +51,9 @@ Output: one file and no mode prints the normalized JSON on stdout. Otherwise
 choose --in-place (atomic replace of changed files), --output-dir DIR, --check
 (no writes; a unified diff of every file that would change; exit 1 if any) or
 --diff (the diffs on stdout; alone it writes nothing, with --in-place or
---output-dir it also writes). Findings go to stderr.
+--output-dir it also writes). The diffs show `reference` and `init` as decoded
+Python, one source line per diff line marked "reference|" or "init|" (for
+reading: such a diff does not apply with patch). Findings go to stderr.
 
 Exit status: 0 every file valid after normalization (and, with --check, none
 would change), 1 some file still invalid, skipped as malformed, or (--check)
@@ -251,7 +253,9 @@ Subcommand register_normalize(CLI::App& app) {
   auto* check = sub->add_flag("--check", command->check,
                               "Write nothing; print the diff of each file that would change; "
                               "exit 1 if any would");
-  sub->add_flag("--diff", command->diff, "Print a unified diff of every change");
+  sub->add_flag("--diff", command->diff,
+                "Print a unified diff of every change (reference and init as decoded Python "
+                "lines, marked reference| and init|)");
   in_place->excludes(output_dir);
   check->excludes(in_place)->excludes(output_dir);
   sub->add_option("--decisions", command->decisions,

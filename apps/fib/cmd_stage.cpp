@@ -169,7 +169,8 @@ Subcommand register_stage(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_flag("--dry-run", command->dry_run, "Print the plan; write nothing");
   sub->add_flag("--diff", command->diff,
-                "Print a unified diff (staged vs incoming) for every conflict and overwrite");
+                "Print a unified diff (staged vs incoming) for every conflict and overwrite "
+                "(reference and init as decoded Python lines)");
   sub->add_option("--manifest", command->manifest,
                   "Write what was added or overwritten to FILE (JSON; input of fib tag "
                   "--manifest)");

@@ -226,9 +226,9 @@ std::optional<Diagnostic> check_tag(std::string_view tag) {
     }
     Diagnostic d =
         make_diagnostic(codes::k_tag_unknown_value,
-                        fmt::format("tag '{}': '{}' is not a value {}: knows ({})",
+                        fmt::format("tag '{}': '{}' is not a known {}: value ({})",
                                     text_excerpt(tag), text_excerpt(value), space, known->value));
-    d.hint = "kept as written; check the spelling, or say in docs/tag.md what the new value means";
+    d.hint = "kept as written; check the spelling (docs/tag.md lists the known values)";
     return d;
   }
   std::string names;

@@ -74,7 +74,7 @@ bool has_capitalised_language(const Json& object) {
                      [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; });
 }
 
-// The lines of a workload file whose `solution` is a string (the old schema writes "").
+// The lines of a workload file whose `solution` is the empty string, as the old schema writes.
 std::size_t solution_string_lines(const std::filesystem::path& file) {
   auto text = read_text_file(file, k_max_jsonl_bytes);
   if (!text) {
@@ -88,7 +88,11 @@ std::size_t solution_string_lines(const std::filesystem::path& file) {
       continue;
     }
     const auto solution = document->root.find("solution");
-    count += solution != document->root.end() && solution->is_string() ? 1 : 0;
+    // "" exactly: a trace line names its solution, so an author called "workloads" is no sign.
+    count += solution != document->root.end() && solution->is_string() &&
+                     solution->get_ref<const std::string&>().empty()
+                 ? 1
+                 : 0;
   }
   return count;
 }

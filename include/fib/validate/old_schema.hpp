@@ -22,7 +22,7 @@ struct OldSchemaSigns {
   std::size_t definitions_with_type = 0; // under definitions/: `type` (a string), no `op_type`
   std::size_t capitalised_languages = 0; // under solutions/: spec.language not in lower case
   std::size_t old_workload_files = 0;    // *.workload.jsonl under traces/workloads/
-  std::size_t solution_string_lines = 0; // lines there whose `solution` is a string ("")
+  std::size_t solution_string_lines = 0; // lines there whose `solution` is ""
   // The first files (at most 3, in path order) that show a sign, for the message.
   std::vector<std::filesystem::path> examples;
   // Where old definitions live when not in `root`/definitions/: the directories holding their
