@@ -172,7 +172,7 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_shape_expression, error, L, D,
      "a shape entry is an expression such as \"a + b\", not an axis name", M},
     {codes::k_tag_format, note, F, D,
-     "a tag is neither `namespace:value` nor a known flag (`fused`)"},
+     "a tag `fib tag add` would call malformed (whitespace, an empty namespace or value, `tp:02`)"},
     {codes::k_dump_child_failed, error, F, D,
      "dump: the traced command exited non-zero or was ended by a signal"},
     {codes::k_dump_left_processes, warning, F, D,
