@@ -220,13 +220,10 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
   options.exclude = command.exclude;
   options.overwrite_breaking = command.force ? OverwriteBreaking::force : OverwriteBreaking::refuse;
   options.curated = command.drop_curated ? CuratedFields::drop : CuratedFields::keep;
-  std::vector<Diagnostic> problems;
-  for (const auto& tag : options.tags) {
-    if (auto problem = check_tag(tag)) {
-      problem->message += " (nothing was run)";
-      write_line(stderr, render_text(*problem));
-      problems.push_back(std::move(*problem));
-    }
+  std::vector<Diagnostic> problems = check_tag_operands(options.tags);
+  for (Diagnostic& problem : problems) {
+    problem.message += " (nothing was run)";
+    write_line(stderr, render_text(problem));
   }
   if (count_diagnostics(problems).errors > 0) {
     return exit_status(problems);

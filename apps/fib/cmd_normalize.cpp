@@ -7,10 +7,10 @@
 #include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/source_diff.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/normalize/runnable.hpp>
 #include <fib/util/atomic_file.hpp>
-#include <fib/util/text_diff.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -60,7 +60,9 @@ Output: one file and no mode prints the normalized JSON on stdout. Otherwise
 choose --in-place (atomic replace of changed files), --output-dir DIR, --check
 (no writes; a unified diff of every file that would change; exit 1 if any) or
 --diff (the diffs on stdout; alone it writes nothing, with --in-place or
---output-dir it also writes). Findings go to stderr.
+--output-dir it also writes). The diffs show `reference` and `init` as decoded
+Python, one source line per diff line marked "reference|" or "init|" (for
+reading: such a diff does not apply with patch). Findings go to stderr.
 
 --smoke runs each valid result on tiny synthesized inputs in the sandboxed
 worker (as fib validate --smoke does) and gives every file one verdict:
@@ -226,8 +228,9 @@ public:
     if (m_plan.print_diff && file.changed) {
       const std::string path = file.input.string();
       const bool absolute = file.input.is_absolute();
-      write_all(stdout, unified_diff(file.original_text, file.normalized_text,
-                                     absolute ? path : "a/" + path, absolute ? path : "b/" + path));
+      write_all(stdout, definition_unified_diff(file.original_text, file.normalized_text,
+                                                absolute ? path : "a/" + path,
+                                                absolute ? path : "b/" + path));
     }
     if (m_plan.mode == NormalizeMode::stdout_json && file.verdict != NormalizeVerdict::skipped) {
       write_all(stdout, file.normalized_text);
@@ -304,7 +307,9 @@ Subcommand register_normalize(CLI::App& app) {
   auto* check = sub->add_flag("--check", command->check,
                               "Write nothing; print the diff of each file that would change; "
                               "exit 1 if any would");
-  sub->add_flag("--diff", command->diff, "Print a unified diff of every change");
+  sub->add_flag("--diff", command->diff,
+                "Print a unified diff of every change (reference and init as decoded Python "
+                "lines, marked reference| and init|)");
   in_place->excludes(output_dir);
   check->excludes(in_place)->excludes(output_dir);
   sub->add_option("--decisions", command->decisions,

@@ -7,10 +7,10 @@
 #include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/source_diff.hpp>
 #include <fib/stage/runnable.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/util/atomic_file.hpp>
-#include <fib/util/text_diff.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -160,8 +160,8 @@ void print_stage_result(const StageCommand& command, const StageResult& result,
                          entry.action == StageAction::overwritten;
     if (command.diff && differs && !entry.staged_text.empty()) {
       const auto target = entry.target.generic_string();
-      write_all(stdout, unified_diff(entry.staged_text, entry.incoming_text, "staged/" + target,
-                                     "incoming/" + target));
+      write_all(stdout, definition_unified_diff(entry.staged_text, entry.incoming_text,
+                                                "staged/" + target, "incoming/" + target));
     }
   }
   const auto& s = result.summary;
@@ -217,7 +217,8 @@ Subcommand register_stage(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_flag("--dry-run", command->dry_run, "Print the plan; write nothing");
   sub->add_flag("--diff", command->diff,
-                "Print a unified diff (staged vs incoming) for every conflict and overwrite");
+                "Print a unified diff (staged vs incoming) for every conflict and overwrite "
+                "(reference and init as decoded Python lines)");
   sub->add_option("--manifest", command->manifest,
                   "Write what was added or overwritten to FILE (JSON; input of fib tag "
                   "--manifest)");

@@ -55,16 +55,23 @@ rewritten, so its modification time stays. `remove NAMESPACE:*` removes every ta
 that namespace (quote it for the shell), e.g. fib tag remove 'model:*'. Symbolic links
 are never written through (io.unsafe-path).
 
-Tags given to `add` are checked (docs/tag.md): bare flags (fused, mla) are free;
-tp:N and ep:N take a positive integer; quantization: a dtype; status: verified,
-unverified, draft, deprecated, experimental or reference; stage: prefill, decode or
-mtp; model: a lower-case slug (llama-3.1-8b); fi_api: a dotted Python name;
-backend: any value. A malformed tag is an error and nothing is written (--force adds
-it anyway); an unknown namespace is a warning. Adding model:A where model:B stays is
-warned about (tag.clash); tp:2 beside tp:4 is not: a model served in several
-parallel configurations carries both.
+Tags given to `add` are checked (docs/tag.md has the table): bare flags (fused, moe)
+are free; tp:N and ep:N take a positive integer, model: a lower-case slug
+(llama-3.1-8b), fi_api: a dotted Python name; quantization: (quant:, quantize:) a
+dtype or a scheme (fp8, nvfp4, mxfp4, mxfp8, ...); status: verified, unverified,
+experimental, wip, draft, deprecated or reference; stage: prefill, decode, mtp,
+indexer, comm or pod; arch:, backend:, gpu:, kv-cache:, layout:, moe:, sparse: any
+value. A malformed tag (bad syntax, or tp:/ep:/model:/fi_api: without their form) is
+an error and nothing is written (--force adds it anyway); an unknown value of the
+other namespaces and an unknown namespace are warnings. status: and stage: hold one
+value: adding status:X replaces the file's other status: value and the line says
+"replaced status:A with status:X"; `fib tag list` and `fib validate` flag a file
+carrying two (tag.conflict). Adding model:A where model:B stays is warned about
+(tag.clash); tp:2 beside tp:4 is not: a model served in several parallel
+configurations carries both.
 
-Exit status: 0 done (warnings only; --dry-run too), 1 a malformed tag, a skipped
+Exit status: 0 done (warnings only; --dry-run too), 1 a malformed tag, two values
+given for status: or stage:, a skipped
 file or a manifest entry whose file is gone, 2 usage (bad --since, invalid
 manifest, no selection), 3 I/O or environment (unreadable file, unsafe path).
 
@@ -172,33 +179,32 @@ TagRun list_tags(const TagCommand& command, const TagSelection& selection) {
   return {counting.counts(), inventory.skipped > 0 ? Outcome::failed : Outcome::clean};
 }
 
-// Checks the operands of `add` (printing what check_tag says); the counts of those diagnostics.
-// Malformed tags are errors that stop the command, unless --force turns them into warnings.
+// Checks the operands of `add` (printing what check_tag_operands says); the counts of those
+// diagnostics. Malformed tags are errors that stop the command, unless --force turns them into
+// warnings; two values given for one single-valued namespace always stop it.
 DiagnosticCounts check_added_tags(const TagCommand& command) {
-  std::vector<Diagnostic> problems;
+  std::vector<Diagnostic> problems = check_tag_operands(command.tags);
   std::size_t malformed = 0;
-  for (const auto& tag : command.tags) {
-    auto problem = check_tag(tag);
-    if (!problem) {
-      continue;
-    }
-    if (problem->code == codes::k_tag_malformed) {
+  for (Diagnostic& problem : problems) {
+    if (problem.code == codes::k_tag_malformed) {
       ++malformed;
       if (command.force) {
-        problem->severity = Severity::warning;
-        problem->message += " (added anyway: --force)";
+        problem.severity = Severity::warning;
+        problem.message += " (added anyway: --force)";
       }
     }
-    write_line(stderr, render_text(*problem));
-    problems.push_back(std::move(*problem));
+    write_line(stderr, render_text(problem));
   }
+  const DiagnosticCounts counts = count_diagnostics(problems);
   if (malformed > 0 && !command.force) {
     write_line(stderr,
                fmt::format("fib tag add: {} malformed tag{}: nothing written (--force "
                            "adds {} anyway)",
                            malformed, malformed == 1 ? "" : "s", malformed == 1 ? "it" : "them"));
+  } else if (counts.errors > 0) {
+    write_line(stderr, "fib tag add: contradictory tags: nothing written");
   }
-  return count_diagnostics(problems);
+  return counts;
 }
 
 TagRun edit_tags(const TagCommand& command, const TagSelection& selection, TagAction action) {

@@ -70,6 +70,9 @@ and a summary line. Codes are listed in docs/diagnostics.md.
 
 Dataset mode writes report-YYYYMMDD-HHMMSS.{json,txt} under DIR/reports (or
 --output-folder) and prints the text report; fib's own findings are marked [fib].
+A tree of the Aug 2025 schema (`type` for `op_type`, capitalised languages,
+traces/workloads/*.workload.jsonl) is named once, with counts and what to
+rename (dataset.old-schema): an error when none of its definitions loads.
 
 References run in fib-worker (libtorch + Python with torch; fib itself never
 loads torch): --exec builds them as the old tool does (dataset mode does it by

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace fib::app {
 namespace {
 
@@ -174,12 +176,24 @@ std::string render_tag_change(const TaggedFile& file) {
   case TagFileStatus::changed:
     break;
   }
+  const auto replaced_tag = [&](const std::string& tag, std::string TagReplacement::*side) {
+    return std::any_of(file.replaced.begin(), file.replaced.end(),
+                       [&](const TagReplacement& r) { return r.*side == tag; });
+  };
   std::string out;
   for (const auto& tag : file.added) {
-    out += fmt::format("{}+{}", out.empty() ? "" : " ", tag);
+    if (!replaced_tag(tag, &TagReplacement::new_tag)) {
+      out += fmt::format("{}+{}", out.empty() ? "" : " ", tag);
+    }
   }
   for (const auto& tag : file.removed) {
-    out += fmt::format("{}-{}", out.empty() ? "" : " ", tag);
+    if (!replaced_tag(tag, &TagReplacement::old_tag)) {
+      out += fmt::format("{}-{}", out.empty() ? "" : " ", tag);
+    }
+  }
+  for (const auto& replacement : file.replaced) {
+    out += fmt::format("{}replaced {} with {}", out.empty() ? "" : "; ", replacement.old_tag,
+                       replacement.new_tag);
   }
   return out;
 }

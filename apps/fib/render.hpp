@@ -51,7 +51,9 @@ std::string render_stage_line(const StageEntry& entry, const StageSummary& summa
 // (stage_summary_counts): "3 added, 1 unchanged, 0 overwritten, 2 conflicts, …".
 std::string render_stage_counts(const StageResult& result);
 
-// What `fib tag` did to a file: `+tag -tag …`, `unchanged` or `skipped`.
+// What `fib tag` did to a file: `+tag -tag …` then `replaced status:a with status:b` for each
+// replaced value of a single-valued namespace (after a "; " when +/- parts precede), `unchanged`
+// or `skipped`.
 std::string render_tag_change(const TaggedFile& file);
 
 } // namespace fib::app

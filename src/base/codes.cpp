@@ -81,6 +81,10 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "the reference build did not run: the reference worker is not available"},
     {codes::k_dataset_misplaced, warning, F, D,
      "a .json or .jsonl file where the scan does not look (wrong depth, or the other extension)"},
+    {codes::k_dataset_old_schema, error, F, D,
+     "the dataset holds files of the Aug 2025 schema (`type` for `op_type`, capitalised "
+     "languages, traces/workloads/*.workload.jsonl with `\"solution\": \"\"` lines): one "
+     "message per tree with counts and what to rename; a warning when other definitions load"},
     {codes::k_dataset_orphan, warning, F, D,
      "a workload, solution or trace file whose definition is not in the dataset"},
     {codes::k_dataset_root_missing, error, F, E,
@@ -168,7 +172,7 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_shape_expression, error, L, D,
      "a shape entry is an expression such as \"a + b\", not an axis name", M},
     {codes::k_tag_format, note, F, D,
-     "a tag is neither `namespace:value` nor a known flag (`fused`)"},
+     "a tag `fib tag add` would call malformed (whitespace, an empty namespace or value, `tp:02`)"},
     {codes::k_dump_child_failed, error, F, D,
      "dump: the traced command exited non-zero or was ended by a signal"},
     {codes::k_dump_left_processes, warning, F, D,
@@ -350,13 +354,20 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_stage_unsafe_name, error, F, D,
      "stage: `name` or `op_type` is not a single safe path segment"},
     {codes::k_tag_clash, warning, F, D, "tag: a `model:` tag sits beside a different `model:` tag"},
+    {codes::k_tag_conflict, warning, F, D,
+     "tag: a single-valued namespace (`status:`, `stage:`) has two different values on one "
+     "definition"},
     {codes::k_tag_malformed, error, F, D,
-     "tag: a tag of a controlled namespace has a malformed value"},
+     "tag: a tag is not `namespace:value` or a bare flag without whitespace, or its value lacks "
+     "the form its namespace requires (`tp:` an integer, `model:` a slug)"},
     {codes::k_tag_manifest_invalid, error, F, U,
      "tag: the --manifest file is not a stage manifest"},
     {codes::k_tag_not_definition, error, F, D,
      "tag: a selected file is not a JSON object with a list of string tags"},
     {codes::k_tag_unknown_namespace, warning, F, D, "tag: a tag's namespace is not a known one"},
+    {codes::k_tag_unknown_value, warning, F, D,
+     "tag: a known namespace with a fixed vocabulary (`status:`, `stage:`, `quantization:`) does "
+     "not list the value"},
     {codes::k_trace_set_duplicate_definition, error, L, D,
      "two definitions of a loaded trace set share a name"},
     {codes::k_trace_set_duplicate_solution, error, L, D,

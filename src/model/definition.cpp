@@ -4,6 +4,7 @@
 #include "io/schema_reader.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/tag_vocabulary.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -459,16 +460,20 @@ void lint_definition(const Definition& def, const JsonDocument& document, Diagno
           "it const or state it in `constraints`");
     }
   }
+  // What `fib tag add` would refuse (tag_vocabulary.hpp); bare flags (`fused`, `moe`) and
+  // namespaces fib does not know (`kv-cache:paged` before the table had it) are the community's.
   for (std::size_t i = 0; i < def.tags.size(); ++i) {
-    const std::string& tag = def.tags[i];
-    const auto colon = tag.find(':');
-    const bool namespaced = colon != std::string::npos && colon > 0 && colon + 1 < tag.size() &&
-                            is_identifier(std::string_view(tag).substr(0, colon));
-    if (!namespaced && tag != "fused") {
-      r.report(codes::k_tag_format, pointer_append("/tags", i),
-               fmt::format("tag '{}' is neither 'namespace:value' nor a known flag (fused)", tag),
-               "namespaces in use: stage, model, quantization, status, fi_api, tp, ep");
+    const auto problem = check_tag(def.tags[i]);
+    if (problem && problem->code == codes::k_tag_malformed) {
+      r.report(codes::k_tag_format, pointer_append("/tags", i), problem->message,
+               "a tag is `namespace:value` or a bare flag, without whitespace (docs/tag.md has "
+               "the namespaces and their values)");
     }
+  }
+  for (Diagnostic& conflict : single_valued_conflicts(def.tags)) {
+    conflict.file = document.file;
+    conflict.line = document.line_of(conflict.pointer);
+    sink.report(std::move(conflict));
   }
 }
 

@@ -57,6 +57,14 @@ std::vector<std::string> edit_tag_list(const std::vector<std::string>& tags, Tag
                                        const std::vector<std::string>& operands) {
   std::set<std::string> result(tags.begin(), tags.end());
   if (action == TagAction::add) {
+    for (const auto& operand : operands) {
+      if (replaces_namespace_values(operand)) {
+        const std::string_view space = tag_namespace_of(operand);
+        std::erase_if(result, [&](const std::string& tag) {
+          return tag != operand && tag_namespace_of(tag) == space;
+        });
+      }
+    }
     result.insert(operands.begin(), operands.end());
   } else {
     for (const auto& operand : operands) {
@@ -201,6 +209,14 @@ TaggedFile plan_tag_edit(const SelectedFile& selected, std::string text,
                       std::back_inserter(out.removed));
   if (out.added.empty() && out.removed.empty()) {
     return out; // unchanged: the file keeps its bytes and its modification time
+  }
+  for (const std::string& old_tag : out.removed) {
+    for (const std::string& new_tag : out.added) {
+      if (replaces_namespace_values(new_tag) &&
+          tag_namespace_of(new_tag) == tag_namespace_of(old_tag)) {
+        out.replaced.push_back({old_tag, new_tag});
+      }
+    }
   }
   // Checked right before the write (and under --dry-run, which previews it): a link whose file
   // needs no change is harmless.

@@ -35,14 +35,20 @@ std::optional<std::vector<std::string>> read_file_tags(const SelectedFile& selec
     sink.report(std::move(d));
     return std::nullopt;
   }
-  // Existing tags `add` would refuse are pointed out, not counted against the file.
+  // Existing tags `add` would refuse, or warn about as an unknown value, are pointed out, not
+  // counted against the file; a namespace fib does not know is no finding of `list`.
   for (std::size_t i = 0; i < tags->size(); ++i) {
-    if (auto problem = check_tag((*tags)[i]); problem && problem->code == codes::k_tag_malformed) {
+    auto problem = check_tag((*tags)[i]);
+    if (problem && problem->code != codes::k_tag_unknown_namespace) {
       problem->severity = Severity::warning;
       problem->pointer = pointer_append("/tags", i);
       problem->line = document->line_of(problem->pointer);
       sink.report(std::move(*problem));
     }
+  }
+  for (Diagnostic& conflict : single_valued_conflicts(*tags)) {
+    conflict.line = document->line_of(conflict.pointer);
+    sink.report(std::move(conflict));
   }
   return std::move(*tags);
 }

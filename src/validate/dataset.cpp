@@ -9,6 +9,7 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/exec/worker_client.hpp>
+#include <fib/validate/old_schema.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -328,6 +329,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   }
 
   // Chunk by chunk, so that only one chunk's parsed files are held at a time.
+  std::size_t loaded = 0;
   std::atomic<std::size_t> done{0};
   std::mutex progress_mutex;
   for (std::size_t begin = 0, end = 0; begin < targets.size(); begin = end) {
@@ -335,6 +337,9 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     LoadedChunk chunk;
     prepare_chunk(targets, files, begin, end, chunk);
     load_chunk(chunk);
+    loaded += static_cast<std::size_t>(
+        std::count_if(chunk.definitions.begin(), chunk.definitions.end(),
+                      [](const LoadedDefinition& d) { return d.parsed(); }));
     run_python_checks(chunk, python, run.python_failed, environment);
     run_worker_phases(chunk, run, environment);
     parallel_for(chunk.jobs.size(), [&](std::size_t i) {
@@ -351,7 +356,19 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     chunk = LoadedChunk{};
     release_free_memory();
   }
-  report.dataset = check_dataset_level(scan);
+  CheckResult dataset_level = check_dataset_level(scan);
+  // A tree of the old schema is said once, first, with counts (not once per file).
+  if (auto old_schema =
+          old_schema_message(find_old_schema_signs(root), root,
+                             loaded > 0 ? DefinitionsLoaded::some : DefinitionsLoaded::none)) {
+    CheckResult first;
+    first.add(std::move(*old_schema));
+    for (CheckMessage& message : dataset_level.messages) {
+      first.add(std::move(message));
+    }
+    dataset_level = std::move(first);
+  }
+  report.dataset = std::move(dataset_level);
   return report;
 }
 

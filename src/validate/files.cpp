@@ -6,6 +6,7 @@
 #include <fib/model/definition.hpp>
 #include <fib/model/solution.hpp>
 #include <fib/model/trace.hpp>
+#include <fib/validate/old_schema.hpp>
 
 #include <fmt/format.h>
 
@@ -222,9 +223,40 @@ private:
 
 } // namespace
 
+namespace {
+
+// A directory argument holding files of the Aug 2025 schema: one warning for the directory (the
+// files' own errors follow), with the counts and what to rename.
+void report_old_schema_directories(const std::vector<std::filesystem::path>& paths,
+                                   DiagnosticSink& sink) {
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      continue;
+    }
+    const auto message =
+        old_schema_message(find_old_schema_signs(path), path, DefinitionsLoaded::some);
+    if (!message) {
+      continue;
+    }
+    constexpr std::string_view k_prefix = "[fib] ";
+    std::string_view text = message->message;
+    if (text.starts_with(k_prefix)) {
+      text.remove_prefix(k_prefix.size());
+    }
+    Diagnostic d = make_diagnostic(codes::k_dataset_old_schema, std::string(text));
+    d.severity = Severity::warning;
+    d.file = path;
+    sink.report(std::move(d));
+  }
+}
+
+} // namespace
+
 ValidateSummary validate_files(const ValidateFilesOptions& options, PythonFrontend& python,
                                DiagnosticSink& sink) {
   ValidateSummary summary;
+  report_old_schema_directories(options.paths, sink);
   FileValidator validator(options, python);
   for (const auto& file : expand_paths(options.paths, sink)) {
     // A file's findings are reported in line order once all its checks ran.

@@ -206,6 +206,7 @@ inline constexpr std::string_view k_dataset_benchmark_reference_passed =
 inline constexpr std::string_view k_dataset_orphan = "dataset.orphan";
 inline constexpr std::string_view k_dataset_shadowed = "dataset.shadowed";
 inline constexpr std::string_view k_dataset_misplaced = "dataset.misplaced";
+inline constexpr std::string_view k_dataset_old_schema = "dataset.old-schema";
 inline constexpr std::string_view k_dataset_unread_file = "dataset.unread-file";
 inline constexpr std::string_view k_usage = "cli.usage";
 inline constexpr std::string_view k_report_exists = "report.exists";
@@ -275,10 +276,12 @@ inline constexpr std::string_view k_stage_not_definition = "stage.not-a-definiti
 inline constexpr std::string_view k_stage_overwrite_breaks = "stage.overwrite-breaks";
 inline constexpr std::string_view k_stage_unsafe_name = "stage.unsafe-name";
 inline constexpr std::string_view k_tag_clash = "tag.clash";
+inline constexpr std::string_view k_tag_conflict = "tag.conflict";
 inline constexpr std::string_view k_tag_malformed = "tag.malformed";
 inline constexpr std::string_view k_tag_manifest_invalid = "tag.manifest-invalid";
 inline constexpr std::string_view k_tag_not_definition = "tag.not-a-definition";
 inline constexpr std::string_view k_tag_unknown_namespace = "tag.unknown-namespace";
+inline constexpr std::string_view k_tag_unknown_value = "tag.unknown-value";
 } // namespace codes
 
 } // namespace fib

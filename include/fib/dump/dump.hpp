@@ -126,7 +126,7 @@ struct DumpOptions {
   std::filesystem::path dataset;
   StageNormalize normalize = StageNormalize::no;
   NormalizeOptions normalize_options;
-  std::vector<std::string> tags; // checked with check_tag by the caller
+  std::vector<std::string> tags; // checked with check_tag_operands by the caller
   // How staging treats conflicts, which dumped files it leaves out, and overwrites (StageOptions).
   OnConflict on_conflict = OnConflict::fail;
   std::vector<std::string> exclude;

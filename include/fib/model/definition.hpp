@@ -99,7 +99,8 @@ Expected<std::vector<Json>> merge_kwargs_to_args(const Definition& definition,
 Definition parse_definition(const JsonDocument& document, DiagnosticSink& sink);
 
 // fib's own advisory checks on a definition that parsed: unbound var axes (warning), unused axes
-// (note), tag syntax (note) and the old tool's missing-description warnings.
+// (note), tag syntax (note), two values of a single-valued tag namespace (tag.conflict, warning,
+// at the later tag; tag_vocabulary.hpp) and the old tool's missing-description warnings.
 void lint_definition(const Definition& definition, const JsonDocument& document,
                      DiagnosticSink& sink);
 

@@ -47,8 +47,11 @@ Expected<std::vector<std::string>> read_tags(const Json& document);
 // Whether `pattern` is a namespace wildcard `NAMESPACE:*` (non-empty namespace).
 bool is_namespace_wildcard(std::string_view pattern);
 
-// `tags` after the action, sorted (byte order) and without duplicates. `remove` drops every tag
-// equal to an operand, and for an operand `NAMESPACE:*` every tag of that namespace.
+// `tags` after the action, sorted (byte order) and without duplicates. `add` of a tag of a
+// single-valued namespace (status:, stage:; replaces_namespace_values) first drops the other
+// values of that namespace: adding status:unverified to status:verified replaces it. `remove`
+// drops every tag equal to an operand, and for an operand `NAMESPACE:*` every tag of that
+// namespace.
 std::vector<std::string> edit_tag_list(const std::vector<std::string>& tags, TagAction action,
                                        const std::vector<std::string>& operands);
 
@@ -79,11 +82,20 @@ struct TagEditOptions {
 
 enum class TagFileStatus { unchanged, changed, skipped };
 
+// A value of a single-valued namespace that an added tag replaced.
+struct TagReplacement {
+  std::string old_tag; // status:verified
+  std::string new_tag; // status:unverified
+};
+
 struct TaggedFile {
   SelectedFile file;
   TagFileStatus status = TagFileStatus::unchanged;
   std::vector<std::string> added;   // sorted
   std::vector<std::string> removed; // sorted
+  // The removed tags an added one replaced (each old_tag is in `removed`, each new_tag in
+  // `added`), in the order of `removed`.
+  std::vector<TagReplacement> replaced;
   // Every diagnostic about the file, with its file set. A skipped file has exactly one error
   // (why it was skipped); its exit class tells an environment failure (`io.*`) from a finding.
   std::vector<Diagnostic> diagnostics;

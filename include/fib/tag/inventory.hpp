@@ -28,8 +28,10 @@ struct TagInventory {
 };
 
 // Counts the tags of `files`. Unreadable and non-definition files are reported to `sink` (one
-// error each, file set; `io.*` ones are environment failures) and skipped; existing tags that
-// check_tag calls malformed are reported as warnings (file, /tags/<i>).
+// error each, file set; `io.*` ones are environment failures) and skipped. Existing tags that
+// check_tag calls malformed or an unknown value are reported as warnings (file, /tags/<i>), and
+// so are two values of a single-valued namespace (`tag.conflict`, at the later one); an unknown
+// namespace is not reported.
 TagInventory inventory_tags(const std::vector<SelectedFile>& files, DiagnosticSink& sink);
 
 // {"files": N, "namespaces": {ns: count}, "tags": {tag: count}}, keys sorted.

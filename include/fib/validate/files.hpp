@@ -68,7 +68,9 @@ FileKind detect_file_kind(const std::filesystem::path& file, std::string_view te
 
 // Validates every file named by `options`, reporting to `sink` (each file's findings in line
 // order). `python` runs the Python-exact checks; when it cannot start, those checks are skipped
-// and one `python.unavailable` error is reported. Never throws.
+// and one `python.unavailable` error is reported. A directory argument holding files of the Aug
+// 2025 schema (old_schema.hpp) first gets one `dataset.old-schema` warning (file: the directory)
+// with the counts and what to rename. Never throws.
 ValidateSummary validate_files(const ValidateFilesOptions& options, PythonFrontend& python,
                                DiagnosticSink& sink);
 

@@ -122,6 +122,10 @@ void check_lint(const DefinitionJob& job, CheckResult& r) {
     if (diag.code == codes::k_axis_unbound || diag.code == codes::k_axis_unused ||
         diag.code == codes::k_tag_format) {
       r.add(level_of(diag.severity), diag.code, fib_message(diag.message));
+    } else if (diag.code == codes::k_tag_conflict) {
+      // The report has no pointer column: the message names the tag's place itself.
+      r.add(level_of(diag.severity), diag.code,
+            fib_message(fmt::format("{}: {}", diag.pointer, diag.message)));
     }
   }
 }

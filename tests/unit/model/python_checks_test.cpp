@@ -321,7 +321,7 @@ TEST(ValidateDefinitionDocument, CombinesSchemaPythonAndLint) {
   Json root = Json::parse(k_minimal);
   root["reference"] = "def run(A, B):\n    return A\n";
   root["constraints"] = Json::parse(R"(["M >"])");
-  root["tags"] = Json::parse(R"(["bogus"])");
+  root["tags"] = Json::parse(R"(["bogus tag"])");
   root["inputs"]["idx"] = Json::parse(R"({"shape": ["M"], "dtype": "unknown"})");
   const JsonDocument document = testing::parse_or_die(root.dump(2), "def.json");
   DiagnosticList sink;

@@ -69,29 +69,6 @@ TEST(TagCheck, ParallelismTakesPositiveIntegers) {
   }
 }
 
-TEST(TagCheck, QuantizationTakesFibDtypes) {
-  EXPECT_EQ(tag_code("quantization:float8_e4m3fn"), "");
-  EXPECT_EQ(tag_code("quantization:bfloat16"), "");
-  EXPECT_EQ(tag_code("quantization:float4_e2m1"), "");
-  EXPECT_EQ(tag_code("quantization:bool"), "");
-  EXPECT_EQ(tag_code("quantization:fp8"), k_malformed);
-  EXPECT_EQ(tag_code("quantization:Float32"), k_malformed);
-  EXPECT_EQ(tag_code("quantization:uint8"), k_malformed);
-}
-
-TEST(TagCheck, StatusAndStageAreClosedSets) {
-  for (const char* value :
-       {"verified", "unverified", "draft", "deprecated", "experimental", "reference"}) {
-    EXPECT_EQ(tag_code(std::string("status:") + value), "") << value;
-  }
-  EXPECT_EQ(tag_code("status:Verified"), k_malformed);
-  EXPECT_EQ(tag_code("status:done"), k_malformed);
-  EXPECT_EQ(tag_code("stage:prefill"), "");
-  EXPECT_EQ(tag_code("stage:decode"), "");
-  EXPECT_EQ(tag_code("stage:mtp"), "");
-  EXPECT_EQ(tag_code("stage:train"), k_malformed);
-}
-
 TEST(TagCheck, ModelIsALowerCaseSlug) {
   EXPECT_EQ(tag_code("model:llama-3.1-8b"), "");
   EXPECT_EQ(tag_code("model:qwen3_moe"), "");
@@ -144,7 +121,7 @@ TEST(TagCheck, MalformedIsAnErrorNamingTheTag) {
 
 TEST(TagCheck, NamespaceTableIsSortedAndFindable) {
   const auto spaces = tag_namespaces();
-  ASSERT_EQ(spaces.size(), 8u);
+  ASSERT_EQ(spaces.size(), 16u);
   for (std::size_t i = 1; i < spaces.size(); ++i) {
     EXPECT_LT(spaces[i - 1].name, spaces[i].name);
   }
