@@ -319,8 +319,8 @@ private:
     m_candidates.push_back(Candidate{index, std::move(result)});
   }
 
-  // Tags the dump carries are staged as they are; malformed ones are pointed out as notes: the
-  // dumper's templates themselves write scheme names such as `quantization:nvfp4`.
+  // Tags the dump carries are staged as they are; malformed ones (bad syntax, or a value without
+  // its namespace's form such as `tp:02`) are pointed out as notes, never refused.
   static void report_malformed_tags(StageEntry& entry, const Json& document) {
     const auto tags = document.find("tags");
     if (tags == document.end() || !tags->is_array()) {
