@@ -44,18 +44,13 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-sys.path.insert(0, os.path.join(HERE, "..", "run"))
-import report_fixtures  # noqa: E402
-import stage_fixtures  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from crash_writers import MIN_MIDDLE_FRACTION, outside_tmp, writers  # noqa: E402
 
 SKIPPED = 77
 DELAY_FACTOR = 1.3
-MIN_MIDDLE_FRACTION = 0.2
 DEFAULT_KILLS = 6
 TEMPORARY = re.compile(r"^\.fib-[A-Za-z0-9]{6}$")
-REPORT_NAME = re.compile(r"^report-\d{8}-\d{6}\.(json|txt)$")
 
 
 # --- State of a directory tree ---------------------------------------------------------------
@@ -158,393 +153,6 @@ def group_is_empty(pgid, timeout=5.0):
         time.sleep(0.02)
 
 
-# --- Writers ----------------------------------------------------------------------------------
-
-class Writer:
-    """A fib command that writes files, with its fixture.
-
-    build(fixture)      writes the fixture below `fixture` (the trial root)
-    argv(root)          the command line (fib first), for a trial rooted at `root`
-    env                 extra environment ("@TRIAL@" is replaced by the trial root)
-    canonical(state)    maps a snapshot to what is compared (default: the snapshot itself); for
-                        outputs that differ from run to run
-    check_rerun         an extra check of the state after the rerun (returns a list of problems)
-    needs_worker        the writer needs fib's torch worker
-    """
-
-    def __init__(self, name, summary, build, argv, env=None, canonical=None, check_killed=None,
-                 check_rerun=None, before_rerun=None, needs_worker=False):
-        self.name = name
-        self.summary = summary
-        self.build = build
-        self.argv = argv
-        self.env = env or {}
-        self.canonical = canonical or (lambda state, root: state)
-        self.check_killed = check_killed
-        self.check_rerun = check_rerun
-        self.before_rerun = before_rerun
-        self.needs_worker = needs_worker
-
-
-FILES = 160  # inputs per fixture: enough that writing them takes a good part of a run
-
-
-def dumps_fixture(folder, count=FILES, prefix="rmsnorm_h"):
-    """`count` raw dumps (the dumper's format: no final newline, which normalize adds)."""
-    for i in range(count):
-        name = f"{prefix}{128 + i}"
-        stage_fixtures.write_dump(folder, name + ".json", stage_fixtures.definition(name))
-
-
-def staged_fixture(root, count=FILES):
-    for i in range(count):
-        op_type = "rmsnorm" if i % 2 else "layernorm"
-        stage_fixtures.write_staged(root, stage_fixtures.definition(f"{op_type}_h{128 + i}",
-                                                                    op_type))
-
-
-def build_normalize_in_place(fixture):
-    dumps_fixture(os.path.join(fixture, "dumps"))
-    # Permission bits other than the atomic writer's default: in place keeps them.
-    for name in os.listdir(os.path.join(fixture, "dumps")):
-        os.chmod(os.path.join(fixture, "dumps", name), 0o640)
-
-
-def build_normalize_output_dir(fixture):
-    dumps_fixture(os.path.join(fixture, "dumps"))
-    os.makedirs(os.path.join(fixture, "out"))
-
-
-def build_stage(fixture):
-    dumps_fixture(os.path.join(fixture, "dumps"), FILES // 2, "rmsnorm_h")
-    dumps_fixture(os.path.join(fixture, "dumps"), FILES // 2, "layernorm_h")
-    os.makedirs(os.path.join(fixture, "ds"))
-    # One definition already staged with other content: stage overwrites it.
-    stage_fixtures.write_staged(os.path.join(fixture, "ds"), {
-        **stage_fixtures.definition("rmsnorm_h128"), "description": "older"})
-
-
-def build_tag_dataset(fixture):
-    staged_fixture(os.path.join(fixture, "ds"))
-
-
-def build_tag_manifest(fixture, fib):
-    build_tag_dataset(fixture)
-    # A manifest of half of the definitions, written by `fib stage` itself.
-    dumps = os.path.join(fixture, "manifest-dumps")
-    for i in range(0, FILES, 2):
-        name = f"layernorm_h{128 + i}"
-        stage_fixtures.write_dump(dumps, name + ".json", stage_fixtures.definition(name,
-                                                                                   "layernorm"))
-    subprocess.run([fib, "stage", dumps, "--dataset", os.path.join(fixture, "ds"), "--manifest",
-                    os.path.join(fixture, "staged.json"), "--on-conflict", "overwrite"],
-                   check=True, capture_output=True)
-    shutil.rmtree(dumps)
-    # Tags for `tag remove` to take away.
-    subprocess.run([fib, "tag", "add", "model:llama-3.1-8b", "tp:2", "--dataset",
-                    os.path.join(fixture, "ds")], check=True, capture_output=True)
-
-
-def build_report_merge(fixture):
-    for k, (first, last) in enumerate([(0, FILES // 2 + 20), (FILES // 2 - 20, FILES)]):
-        root = os.path.join(fixture, f"in{k}")
-        for i in range(first, last):
-            name = f"d{i}"
-            path = os.path.join(root, "definitions", "op", name + ".json")
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(report_fixtures.definition(name), f, indent=2)
-            trace = os.path.join(root, "traces", "alice", "op", name + ".jsonl")
-            os.makedirs(os.path.dirname(trace), exist_ok=True)
-            with open(trace, "w", encoding="utf-8") as f:
-                for w in range(3):
-                    line = json.loads(report_fixtures.trace("fast", f"w{w}", 1.0 + k + w))
-                    line["definition"] = name
-                    f.write(json.dumps(line) + "\n")
-    os.makedirs(os.path.join(fixture, "out", "definitions", "op"))
-    with open(os.path.join(fixture, "out", "README.md"), "w") as f:
-        f.write("kept\n")
-
-
-def build_validate(fixture):
-    staged_fixture(os.path.join(fixture, "ds"), FILES * 2)
-
-
-def build_validate_shards(fixture, fib):
-    build_validate(fixture)
-    for k in (1, 2):
-        folder = os.path.join(fixture, f"s{k}")
-        subprocess.run([fib, "validate", "--dataset", os.path.join(fixture, "ds"),
-                        "--disable-gpu", "--checks", "layout,definition", "--shard", f"{k}/2",
-                        "--outputs", "json", "--output-folder", folder],
-                       capture_output=True, check=False)
-        (name,) = os.listdir(folder)
-        os.rename(os.path.join(folder, name), os.path.join(fixture, f"shard{k}.json"))
-        os.rmdir(folder)
-    shutil.rmtree(os.path.join(fixture, "ds"))
-    os.makedirs(os.path.join(fixture, "out"))
-
-
-def build_dump(fixture):
-    dumps_fixture(os.path.join(fixture, "dumps"), 20, "old_h")  # --clean removes these
-    os.makedirs(os.path.join(fixture, "ds"))
-    with open(os.path.join(fixture, "harness.py"), "w", encoding="utf-8") as f:
-        f.write(DUMP_HARNESS)
-
-
-# A stand-in for a traced program: writes dumps the way FlashInfer's dumper does (straight into
-# the dump directory, no temporary file).
-DUMP_HARNESS = f'''import json, os, sys
-sys.path.insert(0, {os.path.join(HERE, "..", "cli")!r})
-from stage_fixtures import definition
-folder = os.environ["FLASHINFER_TRACE_DUMP_DIR"]
-for i in range({FILES}):
-    name = "rmsnorm_h%d" % (1024 + i)
-    with open(os.path.join(folder, name + ".json"), "w") as f:
-        f.write(json.dumps(definition(name), indent=2))
-'''
-
-
-def validate_canonical(state, root):
-    """Report files are named by the second they were written in: compared by kind and content."""
-    out = {}
-    for path, entry in state.items():
-        folder, name = os.path.split(path)
-        if REPORT_NAME.match(name):
-            kind = name.rsplit(".", 1)[1]
-            out.setdefault(os.path.join(folder, "report-*." + kind), set()).add(entry)
-        else:
-            out[path] = entry
-    return {p: (tuple(sorted(e)) if isinstance(e, set) else e) for p, e in out.items()}
-
-
-def validate_reports(state):
-    return sorted(p for p in state if REPORT_NAME.match(os.path.basename(p)))
-
-
-def validate_check_rerun(killed, rerun, expected):
-    """The rerun adds one complete json+txt pair; what the killed run wrote stays as it was."""
-    problems = []
-    new = [p for p in validate_reports(rerun) if p not in killed]
-    stems = {p.rsplit(".", 1)[0] for p in new}
-    if len(new) != 2 or len(stems) != 1:
-        problems.append(f"the rerun wrote {new}, not one report-*.json and report-*.txt pair")
-    for path in validate_reports(killed):
-        if rerun.get(path) != killed[path]:
-            problems.append(f"{path}: changed by the rerun")
-    return problems
-
-
-def validate_before_rerun(killed):
-    """A report left by the killed run blocks a rerun in the same second (`report.exists`)."""
-    if validate_reports(killed):
-        now = time.time()
-        time.sleep(1.05 - (now - int(now)))
-
-
-def writers(fib, worker):
-    fixtures_with_fib = {
-        "tag.remove_manifest": lambda d: build_tag_manifest(d, fib),
-        "validate_merge": lambda d: build_validate_shards(d, fib),
-    }
-    listed = [
-        Writer("normalize.in_place", f"normalize --in-place DIR ({FILES} dumps, mode 640 kept)",
-               build_normalize_in_place, lambda r: [fib, "normalize", "--in-place", f"{r}/dumps"]),
-        Writer("normalize.output_dir",
-               f"normalize --output-dir OUT --report FILE ({FILES} dumps)",
-               build_normalize_output_dir,
-               lambda r: [fib, "normalize", f"{r}/dumps", "--output-dir", f"{r}/out",
-                          "--report", f"{r}/normalize-report.json"]),
-        Writer("stage", f"stage DUMPS --dataset DS --manifest FILE ({FILES} dumps, 1 overwritten)",
-               build_stage,
-               lambda r: [fib, "stage", f"{r}/dumps", "--dataset", f"{r}/ds", "--manifest",
-                          f"{r}/staged.json", "--on-conflict", "overwrite", "--quiet"]),
-        Writer("tag.add", f"tag add TAGS --dataset DS ({FILES} definitions)", build_tag_dataset,
-               lambda r: [fib, "tag", "add", "model:llama-3.1-8b", "tp:2", "--dataset",
-                          f"{r}/ds"]),
-        Writer("tag.remove_manifest",
-               f"tag remove 'model:*' --manifest FILE ({FILES // 2} of {FILES} definitions)",
-               fixtures_with_fib["tag.remove_manifest"],
-               lambda r: [fib, "tag", "remove", "model:*", "--manifest", f"{r}/staged.json"]),
-        Writer("report.merge", f"report merge OUT IN0 IN1 ({FILES} definitions and traces)",
-               build_report_merge,
-               lambda r: [fib, "report", "merge", f"{r}/out", f"{r}/in0", f"{r}/in1"]),
-        Writer("validate.report_files",
-               f"validate --dataset DS --output-folder DIR ({FILES * 2} definitions)",
-               build_validate,
-               lambda r: [fib, "validate", "--dataset", f"{r}/ds", "--disable-gpu", "--checks",
-                          "layout,definition", "--output-folder", f"{r}/reports"],
-               canonical=validate_canonical, check_rerun=validate_check_rerun,
-               before_rerun=validate_before_rerun),
-        Writer("validate_merge", "validate-merge SHARDS --output FILE --text FILE",
-               fixtures_with_fib["validate_merge"],
-               lambda r: [fib, "validate-merge", f"{r}/shard1.json", f"{r}/shard2.json",
-                          "--output", f"{r}/out/merged.json", "--text", f"{r}/out/merged.txt"]),
-        Writer("validate_render", "validate-render REPORT --output FILE",
-               fixtures_with_fib["validate_merge"],
-               lambda r: [fib, "validate-render", f"{r}/shard1.json", "--output",
-                          f"{r}/out/rendered.txt"]),
-        Writer("dump", f"dump --out DIR --clean --stage DS --tag T -- harness ({FILES} dumps)",
-               build_dump,
-               lambda r: [fib, "dump", "--out", f"{r}/dumps", "--clean", "--stage", f"{r}/ds",
-                          "--tag", "status:verified", "--", sys.executable, f"{r}/harness.py"],
-               check_killed=dump_check_killed),
-    ]
-    listed.append(run_writer(fib, worker))
-    return listed
-
-
-def dump_check_killed(killed, pre, post):
-    """The traced program's own dumps may be cut short by the kill (its dumper writes them in
-    place, as FlashInfer's does; the dump's collection reports such a file): a dump smaller than
-    its post-state is accepted there, nowhere else."""
-    return [p for p, e in killed.items()
-            if p.startswith("dumps/") and e[0] == "file" and post.get(p, ("",))[0] == "file"
-            and e[3] < post[p][3]]
-
-
-# --- fib run: traces appended ------------------------------------------------------------------
-
-RUN_SOLUTIONS = 8
-
-
-def build_run(fixture):
-    import make_fixture  # tests/run/make_fixture.py
-    root = os.path.join(fixture, "ds")
-    subprocess.run([sys.executable, make_fixture.__file__, root, "--only", "py_correct"],
-                   check=True)
-    folder = os.path.join(root, "solutions", "fixture", "scale", "scale_h64")
-    with open(os.path.join(folder, "py_correct.json"), encoding="utf-8") as f:
-        solution = json.load(f)
-    for i in range(RUN_SOLUTIONS):
-        solution["name"] = f"py_copy_{i}"
-        solution["sources"][0]["content"] = f"def run(x, w):\n    return x * w  # copy {i}\n"
-        with open(os.path.join(folder, solution["name"] + ".json"), "w", encoding="utf-8") as f:
-            json.dump(solution, f, indent=2)
-    # A trace file with a line already in it (and no final newline): kept by every append.
-    trace = os.path.join(root, "traces", "fixture", "scale", "scale_h64.jsonl")
-    os.makedirs(os.path.dirname(trace))
-    with open(trace, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"definition": "scale_h64", "solution": "old", "workload": {},
-                            "evaluation": {"status": "PASSED"}}))
-
-
-def trace_lines(state, root):
-    """{trace file: [lines]} of the trial's dataset (split on newlines: the last is "" when the
-    file ends with one)."""
-    out = {}
-    for path, entry in state.items():
-        if path.startswith("ds/traces/") and path.endswith(".jsonl") and entry[0] == "file":
-            with open(os.path.join(root, path), encoding="utf-8") as f:
-                out[path] = f.read().split("\n")
-    return out
-
-
-def trace_key(line):
-    document = json.loads(line)
-    return (document.get("solution"), (document.get("workload") or {}).get("uuid"))
-
-
-def run_canonical(state, root):
-    """A trace file stands for the solutions its lines are of (their timings differ from run to
-    run; RunTraces checks the lines themselves); the build cache is fib's own scratch, checked
-    only for temporaries."""
-    out = {}
-    for path, entry in state.items():
-        if path == "cache" or path.startswith("cache/"):
-            continue
-        if path.startswith("ds/traces/") and path.endswith(".jsonl") and entry[0] == "file":
-            with open(os.path.join(root, path), encoding="utf-8") as f:
-                solutions = set()
-                for line in f.read().split("\n"):
-                    try:
-                        solutions.add(trace_key(line)[0] if line else None)
-                    except json.JSONDecodeError:
-                        solutions.add("(torn line)")
-            entry = ("trace", entry[1], tuple(sorted(s for s in solutions if s)))
-        out[path] = entry
-    return out
-
-
-class RunTraces:
-    """The invariant of `fib run`'s trace files. fib appends the lines of one (solution,
-    definition) in one atomic rewrite of the file, and running twice appends twice. So a trace
-    file holds the pre-state's lines (all kept; the last one now ends with a newline), then whole
-    appends: for each solution either none or all of its workloads' lines, each once. After the
-    rerun, the killed run's whole appends are followed by one more line for every (solution,
-    workload) of a full run; no line is torn, lost or duplicated otherwise."""
-
-    def __init__(self):
-        self.pre_lines = {}
-        self.expected_keys = {}
-
-    def learn(self, pre_state, post_state, root):
-        for path, lines in trace_lines(pre_state, root).items():
-            self.pre_lines[path] = [line for line in lines if line != ""]
-
-    def learn_post(self, post_state, root):
-        for path, lines in trace_lines(post_state, root).items():
-            old = len(self.pre_lines.get(path, []))
-            self.expected_keys[path] = {trace_key(line) for line in lines[old:] if line != ""}
-
-    def problems(self, state, root, complete):
-        lines = trace_lines(state, root)
-        out = []
-        for path in sorted(set(lines) | set(self.pre_lines)):
-            if path not in lines:
-                out.append(f"{path}: missing")
-                continue
-            out += [f"{path}: {p}" for p in self.file_problems(
-                lines[path], self.pre_lines.get(path, []), self.expected_keys.get(path, set()),
-                complete)]
-        if complete and set(lines) != set(self.expected_keys) | set(self.pre_lines):
-            out.append(f"trace files {sorted(lines)}, expected {sorted(self.expected_keys)}")
-        return out
-
-    @staticmethod
-    def file_problems(lines, pre_lines, expected_keys, complete):
-        problems = []
-        if lines[-1] != "":
-            problems.append("does not end with a newline")
-        body = lines[:-1]
-        if body[:len(pre_lines)] != pre_lines:
-            return problems + ["lost or changed the lines it had before"]
-        try:
-            keys = [trace_key(line) for line in body[len(pre_lines):]]
-        except json.JSONDecodeError as error:
-            return problems + [f"holds a line that is not JSON (torn?): {error}"]
-        counts = {}
-        for key in keys:
-            counts[key] = counts.get(key, 0) + 1
-        if complete:
-            for key in expected_keys:
-                counts[key] = counts.get(key, 0) - 1
-                if counts[key] < 0:
-                    problems.append(f"the rerun's append misses {key}")
-        by_solution = {}
-        for key in expected_keys:
-            by_solution.setdefault(key[0], set()).add(key)
-        for solution, solution_keys in sorted(by_solution.items()):
-            numbers = {counts.get(key, 0) for key in solution_keys}
-            if len(numbers) != 1 or max(numbers) > 1:
-                problems.append(f"{solution}: a partial or duplicated append ({sorted(numbers)})")
-        unknown = [key for key in counts if key not in expected_keys]
-        if unknown:
-            problems.append(f"lines of unknown (solution, workload): {unknown[:3]}")
-        return problems
-
-
-def run_writer(fib, worker):
-    writer = Writer("run", f"run --dataset DS ({RUN_SOLUTIONS + 1} solutions x 3 workloads)",
-                    build_run,
-                    lambda r: [fib, "run", "--dataset", f"{r}/ds", "--quiet", "--warmup", "0",
-                               "--iterations", "1", "--timeout", "60"],
-                    canonical=run_canonical, needs_worker=True)
-    writer.traces = RunTraces()
-    writer.worker = worker
-    return writer
-
-
 # --- The test ---------------------------------------------------------------------------------
 
 def compare(killed, pre, post, tolerated=()):
@@ -564,6 +172,10 @@ class Outcome:
         self.kills = 0
         self.middle = 0
         self.problems = []
+
+
+def tmpdir_litter(state):
+    return sorted(p[len("tmp/"):] for p in state if p.startswith("tmp/") and p.count("/") == 1)
 
 
 LITTER = re.compile(r"\.fib-")  # the atomic writer's `.fib-XXXXXX`, the worker's `<name>.fib-<pid>`
@@ -588,10 +200,13 @@ class WriterTest:
 
     def calibrate(self):
         """Builds the fixture and runs the command once to its end: False when that failed."""
-        if os.path.exists(self.fixture):
-            shutil.rmtree(self.fixture)
-        os.makedirs(self.fixture)
-        self.writer.build(self.fixture)
+        # Built where the trials run, so that absolute paths in it (a manifest's dataset) hold.
+        for folder in (self.fixture, self.trial.root):
+            if os.path.exists(folder):
+                shutil.rmtree(folder)
+        os.makedirs(self.trial.root)
+        self.writer.build(self.trial.root)
+        shutil.copytree(self.trial.root, self.fixture, symlinks=True)
         self.fresh_trial()
         self.pre = snapshot(self.trial.root)
         if self.traces:
@@ -599,8 +214,14 @@ class WriterTest:
         self.argv = self.writer.argv(self.trial.root)
         self.status, self.seconds, err = run_to_end(self.argv, self.trial, self.writer)
         self.post = snapshot(self.trial.root)
+        if tmpdir_litter(self.post):
+            self.outcome.problems.append(f"a run to completion left {tmpdir_litter(self.post)} "
+                                         f"in TMPDIR")
+        self.pre, self.post = outside_tmp(self.pre), outside_tmp(self.post)
         if self.traces:
             self.traces.learn_post(self.post, self.trial.root)
+        if self.writer.learn_post and self.status == 0:
+            self.writer.learn_post(self.post, self.trial.root)
         litter = sorted(p for p in self.post if LITTER.search(os.path.basename(p)))
         if litter:
             self.outcome.problems.append(f"a run to completion left {litter}")
@@ -628,7 +249,7 @@ class WriterTest:
         problems = []
         if not group_is_empty(process.pid):
             problems.append("processes of the command outlived the kill")
-        killed = snapshot(self.trial.root)
+        killed = outside_tmp(snapshot(self.trial.root))
         temps = temporaries(killed)
         problems += [f"temporary {t} outside the directories written" for t in temps
                      if (os.path.dirname(t) or ".") not in self.post_dirs]
@@ -640,6 +261,10 @@ class WriterTest:
         if self.traces:
             problems += self.traces.problems(killed_plain, self.trial.root, complete=False)
         middle = bool(temps) or canonical_killed not in (self.canonical_pre, self.canonical_post)
+        if middle and not temps:
+            changed = sorted(p for p in set(canonical_killed) | set(self.canonical_pre)
+                             if canonical_killed.get(p) != self.canonical_pre.get(p))
+            label += f" ({len(changed)} paths written, e.g. {changed[:2]})"
         problems += self.rerun(killed)
         self.outcome.problems += [f"{label}: {p}" for p in problems]
         where = ("middle" if middle else "pre-state" if canonical_killed == self.canonical_pre
@@ -655,38 +280,45 @@ class WriterTest:
         status, _, err = run_to_end(self.argv, self.trial, self.writer)
         rerun = snapshot(self.trial.root)
         problems = []
+        # What the killed run left in TMPDIR (the sandbox's scratch directories) the rerun removes.
+        if tmpdir_litter(rerun):
+            problems.append(f"TMPDIR holds {tmpdir_litter(rerun)} after the rerun")
+        rerun = outside_tmp(rerun)
         if status != self.status:
             problems.append(f"the rerun exited {status}, the first run {self.status}: "
                             f"{err[-500:]}")
         litter = sorted(p for p in rerun if LITTER.search(os.path.basename(p)))
         if litter:
             problems.append(f"the rerun left {litter}")
-        canonical_rerun = self.canonical(rerun)
-        if canonical_rerun != self.canonical_post:
+        exempt = self.writer.rerun_exempt
+        canonical_rerun = without(self.canonical(rerun), exempt)
+        canonical_post = without(self.canonical_post, exempt)
+        if canonical_rerun != canonical_post:
             problems += [f"after the rerun {p}" for p in compare(
-                canonical_rerun, self.canonical_post, self.canonical_post)] or [
+                canonical_rerun, canonical_post, canonical_post)] or [
                 "after the rerun the state differs from the post-state"]
         if self.traces:
             problems += [f"after the rerun {p}"
                          for p in self.traces.problems(rerun, self.trial.root, complete=True)]
         if self.writer.check_rerun:
-            problems += self.writer.check_rerun(killed, rerun, self.post)
+            problems += self.writer.check_rerun(killed, rerun, self.post, self.trial.root)
         return problems
 
     def run(self, rng, kills):
         if not self.calibrate():
             return self.outcome
         limit = kills
+        minimum = self.writer.min_middle
         while self.outcome.kills < limit:
             self.outcome.middle += self.kill_once(rng.uniform(0, DELAY_FACTOR * self.seconds))
-            short = self.outcome.middle < MIN_MIDDLE_FRACTION * self.outcome.kills
+            short = self.outcome.middle < minimum * self.outcome.kills
             if self.outcome.kills == limit and short and limit < 3 * kills:
                 limit += 1
-        if self.outcome.middle < MIN_MIDDLE_FRACTION * self.outcome.kills:
+        if self.outcome.middle < minimum * self.outcome.kills:
             self.outcome.problems.append(
                 f"only {self.outcome.middle} of {self.outcome.kills} kills interrupted a run in "
-                f"the middle (at least {MIN_MIDDLE_FRACTION:.0%} must): the fixture writes too "
-                f"little for its run time")
+                f"the middle (at least {minimum:.0%} must): the fixture writes too little for "
+                f"its run time")
         return self.outcome
 
 
@@ -700,6 +332,9 @@ def main():
     parser.add_argument("--kills", type=int,
                         default=int(os.environ.get("FIB_CRASH_KILLS", DEFAULT_KILLS)))
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--middle-not-required", nargs="*", default=[], metavar="NAME",
+                        help="writers whose kills in the middle are counted, not required (for "
+                             "a short run with few kills)")
     parser.add_argument("--list", action="store_true", help="list the writers and exit")
     args = parser.parse_args()
     fib = os.path.abspath(args.fib)
@@ -723,6 +358,7 @@ def main():
           f"writer (FIB_CRASH_KILLS)", flush=True)
     failed = []
     tested = 0
+    total_kills = total_middle = 0
     began = time.monotonic()
     base = tempfile.mkdtemp(prefix="fib-crash-")
     try:
@@ -731,10 +367,15 @@ def main():
                 print(f"{writer.name}: skipped: fib's worker was not built (FIB_WITH_TORCH=OFF), "
                       f"so `fib run` cannot run", flush=True)
                 continue
+            if writer.name in args.middle_not_required:
+                writer.min_middle = 0.0
             print(f"{writer.name}: {writer.summary}", flush=True)
             test = WriterTest(writer, base)
             outcome = test.run(rng, args.kills)
             tested += 1
+            if writer.name not in args.middle_not_required:
+                total_kills += outcome.kills
+                total_middle += outcome.middle
             print(f"{writer.name}: run time {getattr(test, 'seconds', 0):.2f} s; {outcome.kills} kills, "
                   f"{outcome.middle} in the middle; "
                   f"{'FAILED' if outcome.problems else 'ok'}", flush=True)
@@ -744,7 +385,12 @@ def main():
                 failed.append(writer.name)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"{tested} writers, {time.monotonic() - began:.1f} s; seed {seed}")
+    print(f"{tested} writers, {total_kills} kills, {total_middle} in the middle, "
+          f"{time.monotonic() - began:.1f} s; seed {seed}")
+    if total_kills and total_middle < MIN_MIDDLE_FRACTION * total_kills:
+        print(f"FAILED: only {total_middle} of {total_kills} kills interrupted a run in the "
+              f"middle (at least {MIN_MIDDLE_FRACTION:.0%} must)")
+        return 1
     if failed:
         print(f"FAILED: {', '.join(failed)}")
         return 1
