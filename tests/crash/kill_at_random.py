@@ -1,34 +1,42 @@
 #!/usr/bin/env python3
 """Crash safety of every fib command that writes files: SIGKILL at random moments, then rerun.
 
-    python3 tests/crash/kill_at_random.py --fib build/apps/fib/fib [--writers NAME ...]
-                                           [--kills K] [--seed S] [--list]
+    python3 tests/crash/kill_at_random.py --fib build/apps/fib/fib [--worker WORKER]
+        [--writers NAME ...] [--skip NAME ...] [--kills K] [--seed S]
+        [--middle-not-required NAME ...] [--list]
 
-For each writer (WRITERS below) the test builds a fixture in a temporary directory, records its
-pre-state, and runs the command once to completion for the expected post-state and its run time
-T. Then, K times: a fresh copy of the fixture (at the same path, so that absolute paths in the
-outputs are the same), the command started in its own process group and SIGKILLed after a delay
-drawn uniformly from [0, 1.3 T] (one seeded random generator; the seed is printed), and the checks:
+For each writer (crash_writers.py) the test builds a fixture in a temporary directory, records
+its pre-state, and runs the command once to completion for the expected post-state and its run
+time T. Then, K times: a fresh copy of the fixture (at the same path, so that absolute paths in
+the outputs are the same), the command started in its own process group, that group SIGKILLed
+after a delay drawn uniformly from [0, 1.3 T] (one seeded random generator; the seed is
+printed), and the checks:
 
   (a) right after the kill, every path of the trial directory (the fixture, the command's working
       directory and its HOME) is in its pre-state or in its post-state: a file byte for byte and
       with its permission bits (never truncated, never mixed), a directory as a directory, and a
       path that both states have is never missing. Nothing else is there except the atomic
       writer's `.fib-XXXXXX` temporaries, and those only in directories the command writes into.
-      The command's process group is empty (no child outlived it).
+      No process of the command's group outlives the kill.
   (b) the same command rerun to completion exits as the first run did and leaves exactly the
-      post-state, with no `.fib-*` temporary anywhere.
+      post-state, no `.fib-*` file anywhere (the atomic writer's, the worker's `<name>.fib-<pid>`)
+      and nothing in its TMPDIR (what the killed run left there, too, is gone).
 
-Writers whose outputs are not the same from run to run (validate's timestamped report files, the
-timings in `fib run`'s trace lines) have their own invariant, stated at the writer.
+Writers whose outputs differ from run to run (validate's timestamped report files, the timings in
+`fib run`'s trace lines) or whose outputs name what their own run did (stage's manifest) have
+their own invariant, stated at the writer.
 
 A kill "interrupted the middle" of a run when the state it left is neither the pre-state nor the
 post-state, or holds a temporary. Each writer must have at least MIN_MIDDLE_FRACTION of its kills
-in the middle, so that the test cannot pass with kills that all came too early or too late; when a
-writer falls short after K kills it gets more (up to 3 K) and fails if it is still short.
+in the middle, and so must all kills together, so that the test cannot pass with kills that all
+came too early or too late; a writer short of it after K kills gets more (up to 3 K) and fails if
+it is still short. Validate writes its two files in about the last tenth of its run: its middle
+kills are counted, not required (and --middle-not-required does the same for a short run).
 
-Environment: FIB_CRASH_SEED (the seed, default: from the clock), FIB_CRASH_KILLS (K, default 6).
-Exit status 0 when every check held, 1 otherwise, 77 when every writer asked for was skipped.
+Environment: FIB_CRASH_SEED (the seed, default: from the clock), FIB_CRASH_KILLS (K, default 6),
+FIB_CRASH_FILES (inputs per fixture, default 40), FIB_CRASH_RUN_SOLUTIONS (copies of the run
+fixture's solution, default 2). Exit status 0 when every check held, 1 otherwise, 77 when every
+writer asked for was skipped (`fib run` without the worker).
 """
 import argparse
 import hashlib
