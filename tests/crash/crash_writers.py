@@ -140,7 +140,7 @@ def build_report_merge(fixture):
 
 
 def build_validate(fixture):
-    staged_fixture(os.path.join(fixture, "ds"), FILES * 8)
+    staged_fixture(os.path.join(fixture, "ds"), FILES * 2)
 
 
 def build_validate_shards(fixture, fib):
@@ -279,7 +279,7 @@ def writers(fib, worker):
                build_report_merge,
                lambda r: [fib, "report", "merge", f"{r}/out", f"{r}/in0", f"{r}/in1"]),
         Writer("validate.report_files",
-               f"validate --dataset DS --output-folder DIR ({FILES * 8} definitions)",
+               f"validate --dataset DS --output-folder DIR ({FILES * 2} definitions)",
                build_validate,
                lambda r: [fib, "validate", "--dataset", f"{r}/ds", "--disable-gpu", "--checks",
                           "layout,definition", "--output-folder", f"{r}/reports"],

@@ -33,7 +33,7 @@ came too early or too late; a writer short of it after K kills gets more (up to 
 it is still short. Validate writes its two files in about the last tenth of its run: its middle
 kills are counted, not required (and --middle-not-required does the same for a short run).
 
-Environment: FIB_CRASH_SEED (the seed, default: from the clock), FIB_CRASH_KILLS (K, default 6),
+Environment: FIB_CRASH_SEED (the seed, default: from the clock), FIB_CRASH_KILLS (K, default 4),
 FIB_CRASH_FILES (inputs per fixture, default 40), FIB_CRASH_RUN_SOLUTIONS (copies of the run
 fixture's solution, default 2). Exit status 0 when every check held, 1 otherwise, 77 when every
 writer asked for was skipped (`fib run` without the worker).
@@ -57,7 +57,7 @@ from crash_writers import MIN_MIDDLE_FRACTION, outside_tmp, writers  # noqa: E40
 
 SKIPPED = 77
 DELAY_FACTOR = 1.3
-DEFAULT_KILLS = 6
+DEFAULT_KILLS = 4
 TEMPORARY = re.compile(r"^\.fib-[A-Za-z0-9]{6}$")
 
 
@@ -378,6 +378,7 @@ def main():
             if writer.name in args.middle_not_required:
                 writer.min_middle = 0.0
             print(f"{writer.name}: {writer.summary}", flush=True)
+            writer_began = time.monotonic()
             test = WriterTest(writer, base)
             outcome = test.run(rng, args.kills)
             tested += 1
@@ -385,7 +386,7 @@ def main():
                 total_kills += outcome.kills
                 total_middle += outcome.middle
             print(f"{writer.name}: run time {getattr(test, 'seconds', 0):.2f} s; {outcome.kills} kills, "
-                  f"{outcome.middle} in the middle; "
+                  f"{outcome.middle} in the middle; {time.monotonic() - writer_began:.1f} s; "
                   f"{'FAILED' if outcome.problems else 'ok'}", flush=True)
             for problem in outcome.problems[:20]:
                 print(f"  problem: {problem}")
