@@ -318,7 +318,7 @@ void remove_tree(const std::filesystem::path& path) {
   }
 }
 
-constexpr std::string_view k_scratch_prefix = "fib-sandbox-";
+constexpr std::string_view k_scratch_prefix = "fib-scratch-";
 
 bool is_scratch_directory_name(std::string_view name) {
   if (name.size() != k_scratch_prefix.size() + 6 ||
@@ -383,7 +383,7 @@ Expected<ScratchDirectory> ScratchDirectory::create() {
   const std::string base =
       environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
   remove_stale_scratch_directories_once(base);
-  std::string pattern = base + "/fib-sandbox-XXXXXX";
+  std::string pattern = base + "/fib-scratch-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return unexpected(make_diagnostic(
         codes::k_sandbox_unavailable,

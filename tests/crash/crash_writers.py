@@ -207,7 +207,8 @@ class StageManifest:
         if named != expected:
             return [f"{self.path} after the rerun names {len(named)} entries, expected the "
                     f"{len(expected)} the killed run had not written "
-                    f"(extra {sorted(named - expected)[:3]}, missing {sorted(expected - named)[:3]})"]
+                    f"(extra {sorted(named - expected)[:3]}, "
+                    f"missing {sorted(expected - named)[:3]})"]
         return []
 
 
@@ -320,6 +321,9 @@ def dump_check_killed(killed, pre, post):
 RUN_SOLUTIONS = int(os.environ.get("FIB_CRASH_RUN_SOLUTIONS", "2"))  # copies beside py_correct
 
 
+OLDER_RUN_LOG = "a line of an older run"  # the fixture's trace line, told apart by its log
+
+
 def build_run(fixture):
     import make_fixture  # tests/run/make_fixture.py
     root = os.path.join(fixture, "ds")
@@ -339,7 +343,7 @@ def build_run(fixture):
     with open(trace, "w", encoding="utf-8") as f:
         f.write(json.dumps({"definition": "scale_h64", "solution": "py_correct",
                             "workload": make_fixture.WORKLOADS[0]["workload"],
-                            "evaluation": {"status": "RUNTIME_ERROR", "log": "an older run",
+                            "evaluation": {"status": "RUNTIME_ERROR", "log": OLDER_RUN_LOG,
                                            "environment": {"hardware": "cpu"},
                                            "timestamp": "2026-01-01T00:00:00Z"}}))
 
@@ -370,9 +374,9 @@ def outside_tmp(state):
 
 
 def run_canonical(state, root):
-    """A trace file stands for the solutions its lines are of (their timings differ from run to
-    run; RunTraces checks the lines themselves); the build cache is fib's own scratch, checked
-    only for temporaries."""
+    """A trace file stands for the solutions appended to it (their lines' timings differ from
+    run to run; RunTraces checks the lines themselves); the build cache is fib's own scratch,
+    checked only for temporaries."""
     out = {}
     for path, entry in state.items():
         if path == "cache" or path.startswith("cache/"):
@@ -382,8 +386,9 @@ def run_canonical(state, root):
                 solutions = set()
                 for line in f.read().split("\n"):
                     try:
-                        solutions.add(trace_key(line)[0] if line else None)
-                    except json.JSONDecodeError:
+                        if line and json.loads(line)["evaluation"].get("log") != OLDER_RUN_LOG:
+                            solutions.add(trace_key(line)[0])
+                    except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                         solutions.add("(torn line)")
             entry = ("trace", entry[1], tuple(sorted(s for s in solutions if s)))
         out[path] = entry

@@ -385,7 +385,8 @@ def main():
             if writer.name not in args.middle_not_required:
                 total_kills += outcome.kills
                 total_middle += outcome.middle
-            print(f"{writer.name}: run time {getattr(test, 'seconds', 0):.2f} s; {outcome.kills} kills, "
+            print(f"{writer.name}: run time {getattr(test, 'seconds', 0):.2f} s; "
+                  f"{outcome.kills} kills, "
                   f"{outcome.middle} in the middle; {time.monotonic() - writer_began:.1f} s; "
                   f"{'FAILED' if outcome.problems else 'ok'}", flush=True)
             for problem in outcome.problems[:20]:

@@ -161,14 +161,14 @@ TEST(ScratchDirectory, IsPrivateAndRemovedWithEverythingInIt) {
 // with another name or of another kind.
 TEST(ScratchDirectory, TheOnesOfDeadProcessesAreRemovedByTheSweep) {
   const TempDir dir;
-  const auto dead = dir.path() / "fib-sandbox-dead01";
+  const auto dead = dir.path() / "fib-scratch-dead01";
   std::filesystem::create_directories(dead / "job" / "closed");
   std::ofstream(dead / "job" / "inputs.safetensors") << "x";
   std::filesystem::permissions(dead / "job" / "closed", std::filesystem::perms::none);
-  std::filesystem::create_directories(dir.path() / "fib-sandbox-toolong1");
-  std::ofstream(dir.path() / "fib-sandbox-file01") << "x";
-  std::filesystem::create_directory_symlink(dir.path() / "fib-sandbox-toolong1",
-                                            dir.path() / "fib-sandbox-link01");
+  std::filesystem::create_directories(dir.path() / "fib-scratch-toolong1");
+  std::ofstream(dir.path() / "fib-scratch-file01") << "x";
+  std::filesystem::create_directory_symlink(dir.path() / "fib-scratch-toolong1",
+                                            dir.path() / "fib-scratch-link01");
   const char* old_tmpdir = std::getenv("TMPDIR");
   const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
   std::filesystem::path live_path;
@@ -187,9 +187,9 @@ TEST(ScratchDirectory, TheOnesOfDeadProcessesAreRemovedByTheSweep) {
     EXPECT_EQ(remove_stale_scratch_directories(dir.path()), 1U);
     EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dead)));
     EXPECT_TRUE(std::filesystem::is_directory(live_path)) << "a live one is locked";
-    EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "fib-sandbox-toolong1"));
-    EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "fib-sandbox-file01"));
-    EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "fib-sandbox-link01"));
+    EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "fib-scratch-toolong1"));
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "fib-scratch-file01"));
+    EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "fib-scratch-link01"));
   }
   EXPECT_FALSE(std::filesystem::exists(live_path));
 }
