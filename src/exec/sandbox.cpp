@@ -12,12 +12,14 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <fstream>
 #include <mutex>
 #include <poll.h>
 #include <random>
 #include <sstream>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -316,36 +318,106 @@ void remove_tree(const std::filesystem::path& path) {
   }
 }
 
+constexpr std::string_view k_scratch_prefix = "fib-scratch-";
+
+bool is_scratch_directory_name(std::string_view name) {
+  if (name.size() != k_scratch_prefix.size() + 6 ||
+      name.substr(0, k_scratch_prefix.size()) != k_scratch_prefix) {
+    return false;
+  }
+  return std::all_of(
+      name.begin() + static_cast<std::ptrdiff_t>(k_scratch_prefix.size()), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      });
+}
+
+// The directory `path` opened (no link followed) and locked exclusively without waiting; -1 when
+// either fails.
+int open_locked_directory(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Removes the stale scratch directories below $TMPDIR (or /tmp) once per process.
+void remove_stale_scratch_directories_once(const std::filesystem::path& parent) {
+  static std::once_flag once;
+  std::call_once(once, [&] { remove_stale_scratch_directories(parent); });
+}
+
 } // namespace
+
+std::size_t remove_stale_scratch_directories(const std::filesystem::path& parent) {
+  std::timespec now{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(parent, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const auto path = it->path();
+    struct stat info {};
+    if (!is_scratch_directory_name(path.filename().string()) || ::lstat(path.c_str(), &info) != 0 ||
+        !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid()) {
+      continue;
+    }
+    const bool older = info.st_mtim.tv_sec < now.tv_sec ||
+                       (info.st_mtim.tv_sec == now.tv_sec && info.st_mtim.tv_nsec < now.tv_nsec);
+    if (!older) {
+      continue;
+    }
+    const int lock = open_locked_directory(path);
+    if (lock < 0) {
+      continue; // a live fib's, or not ours to open
+    }
+    remove_tree(path);
+    ::close(lock);
+    removed += std::filesystem::exists(std::filesystem::symlink_status(path)) ? 0 : 1;
+  }
+  return removed;
+}
 
 Expected<ScratchDirectory> ScratchDirectory::create() {
   const std::string base =
       environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
-  std::string pattern = base + "/fib-sandbox-XXXXXX";
+  remove_stale_scratch_directories_once(base);
+  std::string pattern = base + "/fib-scratch-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return unexpected(make_diagnostic(
         codes::k_sandbox_unavailable,
         fmt::format("cannot create a scratch directory under {}: {}", base, std::strerror(errno))));
   }
-  return ScratchDirectory(std::filesystem::path(pattern));
+  // Locked at once: from here on no other fib's sweep takes it for a dead process's.
+  const int lock = open_locked_directory(pattern);
+  return ScratchDirectory(std::filesystem::path(pattern), lock);
 }
 
 ScratchDirectory::ScratchDirectory(ScratchDirectory&& other) noexcept
-    : m_path(std::exchange(other.m_path, {})) {}
+    : m_path(std::exchange(other.m_path, {})), m_lock_fd(std::exchange(other.m_lock_fd, -1)) {}
 
 ScratchDirectory& ScratchDirectory::operator=(ScratchDirectory&& other) noexcept {
   if (this != &other) {
-    if (!m_path.empty()) {
-      remove_tree(m_path);
-    }
+    release();
     m_path = std::exchange(other.m_path, {});
+    m_lock_fd = std::exchange(other.m_lock_fd, -1);
   }
   return *this;
 }
 
 ScratchDirectory::~ScratchDirectory() {
+  release();
+}
+
+void ScratchDirectory::release() {
   if (!m_path.empty()) {
     remove_tree(m_path);
+    m_path.clear();
+  }
+  if (m_lock_fd >= 0) {
+    ::close(m_lock_fd);
+    m_lock_fd = -1;
   }
 }
 

@@ -189,16 +189,18 @@ private:
     } else {
       return;
     }
-    std::error_code status_ec;
-    const auto original = std::filesystem::status(target, status_ec);
-    m_sweeper.remove_stale_beside(target);
-    auto written = write_file_atomically(target, out.normalized_text, Overwrite::allowed);
-    if (written && m_options.write == NormalizeWrite::in_place && !status_ec) {
-      // Keep the replaced file's permission bits (the new file was created with the defaults).
-      std::error_code chmod_ec;
-      std::filesystem::permissions(target, original.permissions(),
-                                   std::filesystem::perm_options::replace, chmod_ec);
+    // In place, the new file keeps the replaced one's permission bits; they are set before the
+    // rename, so that a kill at any moment leaves the file with its own bits.
+    FileMode mode;
+    if (m_options.write == NormalizeWrite::in_place) {
+      std::error_code status_ec;
+      const auto original = std::filesystem::status(target, status_ec);
+      if (!status_ec) {
+        mode = original.permissions();
+      }
     }
+    m_sweeper.remove_stale_beside(target);
+    auto written = write_file_atomically(target, out.normalized_text, Overwrite::allowed, mode);
     if (!written) {
       Diagnostic d = written.error();
       if (d.file.empty()) {

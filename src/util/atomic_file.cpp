@@ -123,7 +123,7 @@ void inject_fault_before_rename() {
 // The atomic write itself. `exists` is set when Overwrite::forbidden met an existing name.
 Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path& target,
                                          std::string_view name, std::string_view content,
-                                         Overwrite overwrite, bool& exists) {
+                                         Overwrite overwrite, FileMode mode, bool& exists) {
   exists = false;
   std::string temp_name;
   const int fd = create_temporary(dirfd, temp_name);
@@ -131,7 +131,9 @@ Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path&
     return unexpected(write_error(target, "cannot create a temporary file", errno));
   }
   TempFile temp(dirfd, std::move(temp_name), fd);
-  if (::fchmod(temp.fd(), 0644 & ~current_umask()) != 0) {
+  const mode_t bits = mode ? static_cast<mode_t>(*mode & std::filesystem::perms::mask)
+                           : static_cast<mode_t>(0644 & ~current_umask());
+  if (::fchmod(temp.fd(), bits) != 0) {
     return unexpected(write_error(target, "cannot set the file mode", errno));
   }
   std::size_t written = 0;
@@ -325,10 +327,10 @@ Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directo
 Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& directory,
                                                          std::string_view name,
                                                          std::string_view content,
-                                                         Overwrite overwrite) {
+                                                         Overwrite overwrite, FileMode mode) {
   bool exists = false;
   return write_in(directory.fd(), directory.path() / std::string(name), name, content, overwrite,
-                  exists);
+                  mode, exists);
 }
 
 Expected<DirectoryHandle> open_parent_directory_below(const std::filesystem::path& root,
@@ -368,8 +370,8 @@ Expected<std::filesystem::path> write_file_atomically_below(const std::filesyste
 }
 
 Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,
-                                                      std::string_view content,
-                                                      Overwrite overwrite) {
+                                                      std::string_view content, Overwrite overwrite,
+                                                      FileMode mode) {
   std::error_code ec;
   const auto directory =
       target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
@@ -384,7 +386,7 @@ Expected<std::filesystem::path> write_file_atomically(const std::filesystem::pat
   const DirectoryHandle handle(dirfd, directory);
   bool exists = false;
   auto written =
-      write_in(handle.fd(), target, target.filename().string(), content, overwrite, exists);
+      write_in(handle.fd(), target, target.filename().string(), content, overwrite, mode, exists);
   if (!written && exists) {
     Diagnostic d = make_diagnostic(codes::k_report_exists,
                                    fmt::format("report file already exists: {}", target.string()));

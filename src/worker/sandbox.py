@@ -139,7 +139,20 @@ def init_args(name, source, inputs, axes, const_axes, device, seed):
 
 import fcntl, importlib, os, subprocess, sys, time
 
+def _remove_stale_temporaries(directory):
+    """Removes the `<name>.fib-<pid>` files below `directory` that a worker killed while writing
+    sources left. Only called under the entry's lock, so no other worker is writing there."""
+    for folder, _, names in os.walk(directory):
+        for name in names:
+            stem, dot_fib, pid = name.rpartition(".fib-")
+            if stem and dot_fib and pid.isdigit():
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    pass
+
 def _write_sources(directory, sources):
+    _remove_stale_temporaries(directory)
     for path, content in sources:
         target = os.path.normpath(os.path.join(directory, path))
         if os.path.isabs(path) or not target.startswith(os.path.normpath(directory) + os.sep):

@@ -108,6 +108,23 @@ class Build(unittest.TestCase):
             second.run(0)
 
 
+class WriteSources(unittest.TestCase):
+    def test_the_temporaries_of_a_killed_write_are_removed(self):
+        with tempfile.TemporaryDirectory() as directory:
+            src = os.path.join(directory, "src")
+            os.makedirs(os.path.join(src, "sub"))
+            for name, text in [("main.py.fib-4242", "torn"), ("sub/k.py.fib-7", "torn"),
+                               ("keep.py", "kept"), ("note.fib-abc", "kept")]:
+                with open(os.path.join(src, name), "w") as f:
+                    f.write(text)
+            sandbox._write_sources(src, [("main.py", "def run():\n    pass\n")])
+            found = sorted(os.path.relpath(os.path.join(folder, name), src)
+                           for folder, _, names in os.walk(src) for name in names)
+            self.assertEqual(found, ["keep.py", "main.py", "note.fib-abc"])
+            with open(os.path.join(src, "main.py")) as f:
+                self.assertEqual(f.read(), "def run():\n    pass\n")
+
+
 class Clip(unittest.TestCase):
     def test_short_text_is_kept_and_long_text_keeps_its_ends(self):
         self.assertEqual(sandbox.clip("abc", 10), "abc")

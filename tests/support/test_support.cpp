@@ -119,6 +119,27 @@ bool dies_in_an_atomic_write(const std::function<void()>& action) {
   return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 }
 
+bool inspect_a_stopped_atomic_write(const std::function<void()>& action,
+                                    const std::function<void()>& inspect) {
+  const pid_t child = ::fork();
+  if (child < 0) {
+    return false;
+  }
+  if (child == 0) {
+    ::setenv(std::string(k_fault_injection_variable).c_str(), "stop-before-rename", 1);
+    action();
+    ::_exit(0); // the fault stops it first; the kill below ends it
+  }
+  int status = 0;
+  const bool stopped = ::waitpid(child, &status, WUNTRACED) == child && WIFSTOPPED(status);
+  if (stopped) {
+    inspect();
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  return stopped;
+}
+
 std::vector<std::string> temporaries_below(const std::filesystem::path& root) {
   std::vector<std::string> found;
   for (const auto& entry : tree(root)) {

@@ -49,6 +49,12 @@ std::vector<std::string> tree(const std::filesystem::path& root);
 // child died of SIGKILL (the fault fired).
 bool dies_in_an_atomic_write(const std::function<void()>& action);
 
+// Runs `action` in a forked child with FIB_FAULT_INJECTION=stop-before-rename, calls `inspect`
+// while the child's first atomic write is stopped between its complete temporary and the rename,
+// then kills the child. False when the child did not stop there.
+bool inspect_a_stopped_atomic_write(const std::function<void()>& action,
+                                    const std::function<void()>& inspect);
+
 // The entries below `root` whose name is an atomic write's temporary (is_atomic_write_temporary),
 // relative, generic form, sorted.
 std::vector<std::string> temporaries_below(const std::filesystem::path& root);

@@ -89,9 +89,12 @@ sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
 // counts, CUDA and compiler selection); everything else is cleared.
 const std::vector<std::string>& sandbox_environment_allow_list();
 
-// A fresh directory `fib-sandbox-XXXXXX` under $TMPDIR (else /tmp), mode 0700, removed with
+// A fresh directory `fib-scratch-XXXXXX` under $TMPDIR (else /tmp), mode 0700, removed with
 // everything in it when the object goes (permissions taken away inside are restored first; links
-// are removed, never followed).
+// are removed, never followed). While it exists the object holds an exclusive flock(2) on it,
+// which the kernel drops when the process ends, however it ends. The first create() of a process
+// removes the scratch directories that SIGKILLed fib processes left under that parent first
+// (remove_stale_scratch_directories).
 class ScratchDirectory {
 public:
   static Expected<ScratchDirectory> create();
@@ -104,9 +107,22 @@ public:
   const std::filesystem::path& path() const { return m_path; }
 
 private:
-  explicit ScratchDirectory(std::filesystem::path path) : m_path(std::move(path)) {}
+  ScratchDirectory(std::filesystem::path path, int lock_fd)
+      : m_path(std::move(path)), m_lock_fd(lock_fd) {}
+  void release();
   std::filesystem::path m_path;
+  int m_lock_fd = -1;
 };
+
+// Removes (with everything in them) the entries of `parent` that are stale scratch directories: the
+// name is `fib-scratch-` and six ASCII letters or digits, it is a directory (looked at without
+// following a link) of this user, its modification time is before this call (the coarse real-time
+// clock the kernel stamps files with), and no process holds its lock (flock with LOCK_NB
+// succeeds). A live scratch directory is locked from just after its creation, so only those of
+// processes that are gone match. Best effort: what cannot be listed, opened or locked is left
+// alone. Returns the number removed. (Earlier fib versions named their unlocked scratch
+// directories `fib-sandbox-XXXXXX`: those are never touched, live or not.)
+std::size_t remove_stale_scratch_directories(const std::filesystem::path& parent);
 
 // Clears the setuid and setgid bits of `root` and everything below it (links not followed): a
 // sandbox's writable bind (a build cache entry) must not leave a set-id program for others to run.

@@ -27,13 +27,18 @@ enum class Overwrite { allowed, forbidden };
 // For commands that can show what they would write instead of writing it.
 enum class DryRun { no, yes };
 
+// The permission bits of the written file. They are set on the temporary before it takes the
+// target's name, so no moment shows the new content with other bits: nullopt is 0644 less the
+// umask; an in-place rewrite passes the bits of the file it replaces.
+using FileMode = std::optional<std::filesystem::perms>;
+
 // Writes `content` to `target` atomically, creating missing parent directories. With
 // Overwrite::forbidden an existing target is left alone and the error is `report.exists`
 // (checked atomically: the final step is link(2), which fails if the name exists). Other
 // failures: `io.write`. The temporary file is removed on every failure path.
 Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,
-                                                      std::string_view content,
-                                                      Overwrite overwrite);
+                                                      std::string_view content, Overwrite overwrite,
+                                                      FileMode mode = std::nullopt);
 
 // --- Writing below a directory without following symbolic links ---
 //
@@ -88,7 +93,8 @@ Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directo
 Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& directory,
                                                          std::string_view name,
                                                          std::string_view content,
-                                                         Overwrite overwrite);
+                                                         Overwrite overwrite,
+                                                         FileMode mode = std::nullopt);
 
 // The directory that holds the file `root / relative`, for writing it: every directory of
 // `relative` below `root` is opened with open_subdirectory (links refused, `io.unsafe-path`;

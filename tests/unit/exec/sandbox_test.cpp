@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -154,6 +155,45 @@ TEST(ScratchDirectory, IsPrivateAndRemovedWithEverythingInIt) {
     std::ofstream(where / "a" / "b" / "f") << "x";
   }
   EXPECT_FALSE(std::filesystem::exists(where));
+}
+
+// A SIGKILLed fib leaves its scratch directories behind (nothing of it runs to remove them); a
+// later sweep removes those, and only those: never a live one (locked by its owner), nor anything
+// with another name or of another kind.
+TEST(ScratchDirectory, TheOnesOfDeadProcessesAreRemovedByTheSweep) {
+  const TempDir dir;
+  // The live one first: the first create() of a process sweeps its parent itself.
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
+  ::setenv("TMPDIR", dir.path().c_str(), 1);
+  auto live = std::make_optional(ScratchDirectory::create());
+  if (old_tmpdir != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  ASSERT_TRUE(*live) << (*live).error().message;
+  const std::filesystem::path live_path = (*live)->path();
+  ASSERT_EQ(live_path.parent_path(), dir.path());
+  const auto dead = dir.path() / "fib-scratch-dead01";
+  std::filesystem::create_directories(dead / "job" / "closed");
+  std::ofstream(dead / "job" / "inputs.safetensors") << "x";
+  std::filesystem::permissions(dead / "job" / "closed", std::filesystem::perms::none);
+  std::filesystem::create_directories(dir.path() / "fib-scratch-toolong1");
+  std::ofstream(dir.path() / "fib-scratch-file01") << "x";
+  std::filesystem::create_directory_symlink(dir.path() / "fib-scratch-toolong1",
+                                            dir.path() / "fib-scratch-link01");
+  std::filesystem::create_directories(dir.path() / "fib-sandbox-old001"); // an earlier fib's
+  testing::wait_until_older_than_now(dir.path());
+  EXPECT_EQ(remove_stale_scratch_directories(dir.path()), 1U);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dead)));
+  EXPECT_TRUE(std::filesystem::is_directory(live_path)) << "a live one is locked";
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "fib-scratch-toolong1"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "fib-scratch-file01"));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "fib-scratch-link01"));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "fib-sandbox-old001"));
+  live.reset();
+  EXPECT_FALSE(std::filesystem::exists(live_path));
 }
 
 TEST(ProcessCgroup, CountsAndKillsWhatJoinedIt) {

@@ -706,6 +706,37 @@ TEST(NormalizeFiles, ARerunAfterAKillLeavesNoTemporary) {
   EXPECT_NE(read_text_file(raw)->find("def run("), std::string::npos);
 }
 
+// In place, the replaced file's permission bits are the new file's already before the rename: a
+// kill just after the rename used to leave the normalized file with 0644, which no rerun repaired
+// (the content being right, the file was not written again).
+TEST(NormalizeFiles, InPlaceKeepsThePermissionBitsAtEveryMoment) {
+  testing::TempDir dir;
+  const auto raw = dir.write("d/raw.json", rmsnorm_dump().dump());
+  constexpr auto k_bits = std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                          std::filesystem::perms::group_read;
+  std::filesystem::permissions(raw, k_bits, std::filesystem::perm_options::replace);
+  NormalizeFilesOptions options;
+  options.paths = {dir.path() / "d"};
+  options.write = NormalizeWrite::in_place;
+  const auto bits_of = [](const std::filesystem::path& path) {
+    return std::filesystem::status(path).permissions() & std::filesystem::perms::mask;
+  };
+  std::vector<std::filesystem::perms> temporary_bits;
+  ASSERT_TRUE(testing::inspect_a_stopped_atomic_write(
+      [&] { (void)run_files(options); },
+      [&] {
+        for (const auto& temporary : testing::temporaries_below(dir.path() / "d")) {
+          temporary_bits.push_back(bits_of(dir.path() / "d" / temporary));
+        }
+      }));
+  EXPECT_EQ(temporary_bits, std::vector<std::filesystem::perms>{k_bits});
+  testing::wait_until_older_than_now(dir.path());
+  const FilesRun run = run_files(options);
+  ASSERT_EQ(run.files.size(), 1U);
+  EXPECT_EQ(run.files[0].written, raw);
+  EXPECT_EQ(bits_of(raw), k_bits);
+}
+
 TEST(NormalizeFiles, OutputDirKeepsRelativePathsAndRejectsCollisions) {
   testing::TempDir dir;
   dir.write("in/sub/x.json", rmsnorm_dump().dump());

@@ -30,6 +30,30 @@ TEST(AtomicFile, WritesContent) {
   EXPECT_EQ(tree(dir.path()), std::vector<std::string>{"report.json"});
 }
 
+std::filesystem::perms permissions_of(const std::filesystem::path& path) {
+  return std::filesystem::symlink_status(path).permissions() & std::filesystem::perms::mask;
+}
+
+// The bits asked for are the temporary's before it takes the target's name: a kill at any moment
+// never shows the new content with other bits.
+TEST(AtomicFile, TheGivenModeIsSetBeforeTheRename) {
+  const TempDir dir;
+  const auto target = dir.path() / "def.json";
+  constexpr auto k_bits = std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                          std::filesystem::perms::group_read;
+  std::vector<std::filesystem::perms> seen;
+  ASSERT_TRUE(testing::inspect_a_stopped_atomic_write(
+      [&] { (void)write_file_atomically(target, "new", Overwrite::allowed, k_bits); },
+      [&] {
+        for (const auto& temporary : testing::temporaries_below(dir.path())) {
+          seen.push_back(permissions_of(dir.path() / temporary));
+        }
+      }));
+  EXPECT_EQ(seen, std::vector<std::filesystem::perms>{k_bits});
+  ASSERT_TRUE(write_file_atomically(target, "new", Overwrite::allowed, k_bits).has_value());
+  EXPECT_EQ(permissions_of(target), k_bits);
+}
+
 TEST(AtomicFile, OverwriteAllowedReplacesTheFile) {
   const TempDir dir;
   const auto target = dir.write("out.txt", "old");
