@@ -28,6 +28,7 @@ std::optional<RunnableCheck> check_entry(const StageEntry& entry,
   switch (entry.action) {
   case StageAction::duplicate:
   case StageAction::failed:
+  case StageAction::excluded:
     return std::nullopt;
   case StageAction::conflict:
   case StageAction::skipped:
