@@ -29,6 +29,7 @@ struct NormalizeCommand {
   bool diff = false;
   std::string decisions;
   std::vector<std::string> disabled_rules;
+  std::string flashinfer_src;
   bool strip_extras = false;
   std::string report;
   bool list_rules = false;
@@ -141,8 +142,9 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
     plan.options.paths.emplace_back(path);
   }
   plan.options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
-  if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, plan.decisions,
-                                        plan.options.rules)) {
+  if (auto stop = apply_normalize_flags(
+          {command.disabled_rules, command.decisions, command.flashinfer_src}, plan.decisions,
+          plan.options.rules)) {
     return stop;
   }
   return choose_mode(command, plan);
@@ -259,6 +261,7 @@ Subcommand register_normalize(CLI::App& app) {
                   "Do not apply this W rule (repeatable): what it would change is left as it is "
                   "and reported")
       ->allow_extra_args(false);
+  add_flashinfer_src_option(*sub, command->flashinfer_src, "");
   sub->add_flag("--strip-extras", command->strip_extras,
                 "Remove init, check, optional and param (kept by default)");
   sub->add_option("--report", command->report,

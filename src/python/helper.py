@@ -429,7 +429,7 @@ class _Resolver:
         if memo_key in self.memo:
             return self.memo[memo_key]
         if memo_key in self.active or depth > _RESOLVE_DEPTH_LIMIT:
-            return ('miss', 'the imports of {} go round in a cycle'.format(name))
+            return ('miss', 'its imports go round in a cycle')
         self.active.add(memo_key)
         result = self._resolve(module, name, depth)
         self.active.discard(memo_key)
@@ -441,32 +441,32 @@ class _Resolver:
         if not indices:
             where = module.conditional.get(name)
             if where is not None:
-                return ('miss', '{} binds it only inside a top-level `{}`'.format(module.rel, where))
-            return ('miss', 'it is not defined in {}'.format(module.rel))
+                return ('miss', 'bound only inside a top-level `{}` in {}'.format(where, module.rel))
+            return ('miss', 'not defined in {}'.format(module.rel))
         imports = [i for i in indices if isinstance(module.body[i], (_ast.Import, _ast.ImportFrom))]
         if imports and len(indices) > 1:
-            return ('miss', '{} binds it more than once, by import and otherwise'.format(module.rel))
+            return ('miss', 'bound more than once in {}, by import and otherwise'.format(module.rel))
         if not imports:
             return ('nodes', [self.statement(module, i) for i in indices])
         node = module.body[imports[0]]
         alias = next(a for a in node.names if _alias_bound(node, a) == name)
-        statement = '{} in {}'.format(_import_text(node, alias), module.rel)
+        statement = '`{}` in {}'.format(_import_text(node, alias), module.rel)
         if isinstance(node, _ast.Import):
             if alias.name == _PACKAGE or alias.name.startswith(_PACKAGE + '.'):
-                return ('miss', 'it needs the module {} itself ({})'.format(alias.name, statement))
+                return ('miss', 'needs the module {} itself ({})'.format(alias.name, statement))
             return ('nodes', [self.import_line(_import_text(node, alias), name)])
         source = _absolute_module(module, node)
         if source is None:
-            return ('miss', 'the relative import goes above the package ({})'.format(statement))
+            return ('miss', 'imported by {}, which goes above the package'.format(statement))
         if source != _PACKAGE and not source.startswith(_PACKAGE + '.'):
             return ('nodes', [self.import_line(_import_text(node, alias), name)])
         target, why = self.module(source)
         if target is None:
-            return ('miss', 'it comes from {}: {}'.format(statement, why))
+            return ('miss', 'imported by {}, but {}'.format(statement, why))
         if alias.name not in target.bindings:
             submodule, _ = self.module(source + '.' + alias.name)
             if submodule is not None:
-                return ('miss', 'it needs the module {}.{} itself ({})'.format(
+                return ('miss', 'needs the module {}.{} itself ({})'.format(
                     source, alias.name, statement))
         found = self.resolve(target, alias.name, depth + 1)
         if found[0] == 'miss' or alias.name == name:
@@ -502,7 +502,7 @@ class _Resolver:
                 reads = _global_reads(node['text'], module.rel)
             except _PARSE_ERRORS as e:
                 reads = []
-                resolved.append(('', ('miss', 'its text does not parse alone ({})'.format(e))))
+                resolved.append(('', ('miss', 'its text does not parse alone ({})'.format(_syntax(e)[1]))))
             for name in reads:
                 if name in self.reference_bound:
                     continue
@@ -559,8 +559,8 @@ def _find_root(resolver, modules, name):
     for module in modules:
         where = module.conditional.get(name)
         if where is not None:
-            return ('miss', '{} binds it only inside a top-level `{}`'.format(module.rel, where))
-    return ('miss', 'it is not defined in any {}/trace/templates module'.format(_PACKAGE))
+            return ('miss', 'bound only inside a top-level `{}` in {}'.format(where, module.rel))
+    return ('miss', 'not defined in any {}/trace/templates module'.format(_PACKAGE))
 
 
 def _closure(resolver, roots):
@@ -593,7 +593,7 @@ def _closure(resolver, roots):
         if len({s for s, _ in entries}) > 1:
             places = sorted({s if isinstance(s, str) else s[1] for s, _ in entries})
             for _, key in entries:
-                bad.setdefault(key, (name, 'it is bound differently in {}'.format(
+                bad.setdefault(key, (name, 'bound differently in {}'.format(
                     ' and '.join(places))))
         for _, key in entries:
             if name in resolver.reference_bound and key[0] != 'import':
@@ -692,8 +692,7 @@ def resolve_helpers(src, names, root):
         elif culprit[0] in ('', name):
             missing.append((name, culprit[1]))
         else:
-            missing.append((name, 'it needs {}, and for {} {}'.format(
-                culprit[0], culprit[0], culprit[1])))
+            missing.append((name, 'needs {}: {}'.format(culprit[0], culprit[1])))
     if not good:
         return (package, None, 0, [], [], missing)
     keys = _reachable(resolver, good)

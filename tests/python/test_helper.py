@@ -247,12 +247,14 @@ class ResolveHelpers(unittest.TestCase):
         out = resolve(self.REF.format("_nope(x) + _uses_compiled(x) + _conditional + _outer(x)"),
                       ["_conditional", "_nope", "_outer", "_uses_compiled"])
         self.assertEqual(sorted(out["missing"]), ["_conditional", "_nope", "_uses_compiled"])
-        self.assertIn("not defined in any flashinfer/trace/templates module",
-                      out["missing"]["_nope"])
-        self.assertIn("flashinfer.compiled_ext is not Python source",
-                      out["missing"]["_uses_compiled"])
-        self.assertIn("fast_op", out["missing"]["_uses_compiled"])
-        self.assertIn("only inside a top-level `if`", out["missing"]["_conditional"])
+        self.assertEqual(out["missing"]["_nope"],
+                         "not defined in any flashinfer/trace/templates module")
+        self.assertEqual(out["missing"]["_uses_compiled"],
+                         "needs fast_op: imported by `from ...compiled_ext import fast_op` in "
+                         "flashinfer/trace/templates/alpha.py, but flashinfer.compiled_ext is not "
+                         "Python source in the package")
+        self.assertEqual(out["missing"]["_conditional"],
+                         "bound only inside a top-level `if` in flashinfer/trace/templates/alpha.py")
         # What can be inlined still is.
         self.assertIn("def _outer", out["src"])
 
@@ -315,6 +317,37 @@ class ResolveHelpers(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 10.0)
         self.assertEqual(len(out["missing"]), 20000)
         self.assertIsNone(out["src"])
+
+
+class ResolveHelpersInATemporaryPackage(unittest.TestCase):
+    def package(self, modules):
+        import tempfile
+        root = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(__import__("shutil").rmtree, root)
+        templates = root / "flashinfer" / "trace" / "templates"
+        templates.mkdir(parents=True)
+        for name, text in modules.items():
+            (templates / name).write_text(text)
+        return root
+
+    def test_a_module_over_the_size_limit_is_not_read(self):
+        root = self.package({"big.py": "def _h():\n    return 1\n" + "#" * (9 << 20) + "\n"})
+        missing = resolve("def _ref():\n    return _h()\n", ["_h"], root)["missing"]
+        self.assertEqual(missing, {"_h": "not defined in any flashinfer/trace/templates module"})
+
+    def test_one_name_bound_differently_by_two_modules_is_not_inlined(self):
+        root = self.package({
+            "a.py": "from .b import _from_b\n_K = 1\ndef _a():\n    return _K + _from_b()\n",
+            "b.py": "_K = 2\ndef _from_b():\n    return _K\n"})
+        missing = resolve("def _ref():\n    return _a()\n", ["_a"], root)["missing"]
+        self.assertIn("bound differently in flashinfer/trace/templates/a.py and "
+                      "flashinfer/trace/templates/b.py", missing["_a"])
+
+    def test_a_module_that_does_not_parse_is_named(self):
+        root = self.package({"a.py": "from .b import _h\n", "b.py": "def _h(:\n"})
+        missing = resolve("def _ref():\n    return _h()\n", ["_h"], root)["missing"]
+        self.assertIn("flashinfer/trace/templates/b.py cannot be used: it does not parse",
+                      missing["_h"])
 
 
 @unittest.skipUnless(CORPUS_SOURCE.is_dir(), "no shared corpus")
