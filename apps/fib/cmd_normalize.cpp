@@ -48,6 +48,11 @@ Answer H findings once in a decisions file (--decisions FILE.json):
     "drop_outputs": [], "output_dtypes": {}, "axis_values": {"page_size": 16},
     "run_arguments": {"paged_kv_cache": "(k_cache, v_cache)"}, "name": "new"}}}
 
+Helpers the reference calls but never defines are inlined from FlashInfer's
+trace templates (rule N22), found in --flashinfer-src DIR, else
+$FIB_FLASHINFER_SRC, else the installed flashinfer package (never imported);
+DIR is the directory holding the flashinfer/ package directory.
+
 Output: one file and no mode prints the normalized JSON on stdout. Otherwise
 choose --in-place (atomic replace of changed files), --output-dir DIR, --check
 (no writes; a unified diff of every file that would change; exit 1 if any) or
@@ -142,9 +147,9 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
     plan.options.paths.emplace_back(path);
   }
   plan.options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
-  if (auto stop = apply_normalize_flags(
-          {command.disabled_rules, command.decisions, command.flashinfer_src}, plan.decisions,
-          plan.options.rules)) {
+  if (auto stop =
+          apply_normalize_flags({command.disabled_rules, command.decisions, command.flashinfer_src},
+                                plan.decisions, plan.options.rules)) {
     return stop;
   }
   return choose_mode(command, plan);

@@ -25,8 +25,8 @@ inline constexpr std::string_view k_flashinfer_src_env = "FIB_FLASHINFER_SRC";
 // The values of the shared flags, as the command line gave them.
 struct NormalizeFlags {
   std::vector<std::string> disabled_rules;
-  std::string decisions_file;  // "" means none
-  std::string flashinfer_src;  // "" means FIB_FLASHINFER_SRC, else the installed package
+  std::string decisions_file; // "" means none
+  std::string flashinfer_src; // "" means FIB_FLASHINFER_SRC, else the installed package
 };
 
 // Declares --flashinfer-src DIR on `sub`, storing into `value`; `prefix` starts its help text

@@ -118,8 +118,8 @@ struct NormalizeContext {
   // Why N22 left a name unresolved (its lookup's reason), for N3's question.
   std::vector<UnresolvedHelper> unresolved_helpers;
   std::string helper_package; // where N22 found the flashinfer package ("" when it found none)
-  int line_shift = 0;                             // lines N1 and N22 inserted above the entry
-  std::optional<EntryBinding> entry_binding;      // A3b-1's binding of the entry, for N2
+  int line_shift = 0;         // lines N1 and N22 inserted above the entry
+  std::optional<EntryBinding> entry_binding; // A3b-1's binding of the entry, for N2
 };
 
 // Runs once, before the rules: finds the reference's entry and an existing `run`. Returns the

@@ -673,7 +673,7 @@ def resolve_helpers(src, names, root):
     package = os.path.join(root, _PACKAGE)
     if not os.path.isdir(os.path.join(package, 'trace', 'templates')):
         why = 'the {} package at {} has no trace/templates'.format(_PACKAGE, package)
-        return (package, None, 0, [], [], [(n, why) for n in names])
+        return ('', None, 0, [], [], [(n, why) for n in names])
     resolver = _Resolver(root, reference_bound)
     reference_defs = [n.name for n in tree.body
                       if isinstance(n, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef))]
@@ -712,9 +712,13 @@ def resolve_helpers(src, names, root):
     block.extend(resolver.nodes[k]['text'] for k in imports)
     for key in definitions:
         block.append('\n\n' + resolver.nodes[key]['text'])
-    text = ''.join(block) + '\n\n'
     lines = _split_lines(src)
     at = _insert_line(tree)
+    # Two blank lines between the helpers and the reference's own code, counting its own.
+    blank = 0
+    while at + blank < len(lines) and not lines[at + blank].strip() and blank < 2:
+        blank += 1
+    text = ''.join(block) + '\n' * (2 - blank)
     head = ''.join(lines[:at])
     if head and not head.endswith(('\n', '\r')):
         head += '\n'

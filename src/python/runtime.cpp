@@ -220,8 +220,8 @@ Expected<HelperResolution> Runtime::resolve_helpers(const HelperQuery& query) {
   FIB_TRY_ASSIGN(Impl* const impl, ensure_started());
   try {
     const pyb::tuple result =
-        impl->resolve_helpers(pyb::str(query.reference.data(), query.reference.size()),
-                              query.names, query.flashinfer_root.string());
+        impl->resolve_helpers(pyb::str(query.reference.data(), query.reference.size()), query.names,
+                              query.flashinfer_root.string());
     HelperResolution resolution;
     resolution.package_directory = result[0].cast<std::string>();
     if (!result[1].is_none()) {

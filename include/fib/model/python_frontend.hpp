@@ -107,13 +107,14 @@ struct UnresolvedHelper {
 };
 
 struct HelperResolution {
-  std::string package_directory; // where the flashinfer package is; "" when none was found
+  // Where the flashinfer package is; "" when none was found, or it has no trace/templates.
+  std::string package_directory;
   // The reference with the helpers placed after its docstring and leading imports (and a comment
   // naming their files); nullopt when nothing was inlined.
   std::optional<std::string> reference;
-  int inserted_lines = 0;               // lines the helpers added above the reference's own code
-  std::vector<InlinedHelpers> sources;  // in the order their statements were placed
-  std::vector<std::string> imports;     // import lines added with them, e.g. "import math"
+  int inserted_lines = 0;                // lines the helpers added above the reference's own code
+  std::vector<InlinedHelpers> sources;   // in the order their statements were placed
+  std::vector<std::string> imports;      // import lines added with them, e.g. "import math"
   std::vector<UnresolvedHelper> missing; // in the order of HelperQuery::names
 };
 

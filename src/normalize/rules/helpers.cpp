@@ -21,7 +21,8 @@ namespace {
 std::vector<std::string> unresolved_names(const NormalizeContext& context) {
   std::vector<std::string> names;
   for (const auto& name : context.structure->unresolved_names) {
-    if (!context.resolved_by_imports.contains(name) && !context.resolved_by_helpers.contains(name)) {
+    if (!context.resolved_by_imports.contains(name) &&
+        !context.resolved_by_helpers.contains(name)) {
       names.push_back(name);
     }
   }
@@ -50,9 +51,9 @@ std::string inlined_summary(const HelperResolution& resolution) {
     text = fmt::format("inlined {} helpers from {}", count, fmt::join(parts, " and "));
   }
   if (!resolution.imports.empty()) {
-    text += fmt::format(", with the import{} they need: {}",
-                        resolution.imports.size() == 1 ? "" : "s",
-                        fmt::join(resolution.imports, "; "));
+    text +=
+        fmt::format(", with the import{} they need: {}", resolution.imports.size() == 1 ? "" : "s",
+                    fmt::join(resolution.imports, "; "));
   }
   return text;
 }
