@@ -1,8 +1,8 @@
 #pragma once
 // The `apply` of each row of the rules table (rules_table.cpp), grouped by what they repair:
-// rules/dtypes.cpp, rules/axes.cpp, rules/outputs.cpp, rules/reference.cpp, rules/helpers.cpp, rules/metadata.cpp.
-// Each reads and rewrites the document in the NormalizeContext and adds its findings there.
-// Private to src/normalize.
+// rules/dtypes.cpp, rules/axes.cpp, rules/outputs.cpp, rules/reference.cpp, rules/helpers.cpp,
+// rules/metadata.cpp. Each reads and rewrites the document in the NormalizeContext and adds its
+// findings there. Private to src/normalize.
 
 namespace fib {
 
