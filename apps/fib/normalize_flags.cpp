@@ -99,12 +99,17 @@ std::optional<Diagnostic> apply_flashinfer_source(const std::string& flag,
 } // namespace
 
 CLI::Option* add_flashinfer_src_option(CLI::App& sub, std::string& value, std::string_view prefix) {
-  return sub.add_option(
-      "--flashinfer-src", value,
-      fmt::format("{}the directory holding FlashInfer's flashinfer/ package, whose trace templates "
-                  "define the helpers references call (rule N22; default: ${}, else the "
-                  "installed flashinfer package, found without importing it)",
-                  prefix, k_flashinfer_src_env));
+  std::string help = fmt::format(
+      "the directory holding FlashInfer's flashinfer/ package, whose trace templates define the "
+      "helpers references call (rule N22; default: ${}, else the installed flashinfer package, "
+      "found without importing it)",
+      k_flashinfer_src_env);
+  if (prefix.empty()) {
+    help.front() = 'T';
+  } else {
+    help.insert(0, prefix);
+  }
+  return sub.add_option("--flashinfer-src", value, help);
 }
 
 std::optional<int> apply_normalize_flags(const NormalizeFlags& flags, NormalizeDecisions& decisions,
