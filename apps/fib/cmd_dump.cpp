@@ -44,6 +44,7 @@ struct DumpCommand {
   bool normalize = false;
   std::string decisions;
   std::vector<std::string> disabled_rules;
+  std::string flashinfer_src;
   std::vector<std::string> tags;
   std::string model_slug;
   std::string on_conflict = "fail";
@@ -166,8 +167,9 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
       }
     }
   }
-  if (!command.normalize && (given("--decisions") || given("--no-rule"))) {
-    return "--decisions and --no-rule need --normalize";
+  if (!command.normalize &&
+      (given("--decisions") || given("--no-rule") || given("--flashinfer-src"))) {
+    return "--decisions, --no-rule and --flashinfer-src need --normalize";
   }
   if (command.on_conflict != "overwrite" && (command.force || command.drop_curated)) {
     return fmt::format("{} needs --on-conflict overwrite",
@@ -239,8 +241,8 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
     return std::nullopt;
   }
   options.normalize = StageNormalize::yes;
-  return apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
-                               options.normalize_options);
+  return apply_normalize_flags({command.disabled_rules, command.decisions, command.flashinfer_src},
+                               decisions, options.normalize_options);
 }
 
 // The dumped files (stdout) and their problems (stderr), then the summary line.
@@ -371,6 +373,7 @@ Subcommand register_dump(CLI::App& app) {
   sub->add_option("--no-rule", command->disabled_rules,
                   "With --normalize: do not apply this W rule (repeatable)")
       ->allow_extra_args(false);
+  add_flashinfer_src_option(*sub, command->flashinfer_src, "With --normalize: ");
   sub->add_option("--tag", command->tags, "With --stage: add this tag (repeatable)")
       ->allow_extra_args(false);
   std::vector<std::string> modes;

@@ -31,6 +31,7 @@ struct NormalizeCommand {
   bool diff = false;
   std::string decisions;
   std::vector<std::string> disabled_rules;
+  std::string flashinfer_src;
   bool strip_extras = false;
   std::string report;
   bool list_rules = false;
@@ -55,6 +56,11 @@ Answer H findings once in a decisions file (--decisions FILE.json):
 file (relative to the current directory, or absolute; compared resolved): its
 entry is used instead of the name's, so two dumps of one name can be told
 apart. An entry that matches no input is warned (normalize.decision-unused).
+
+Helpers the reference calls but never defines are inlined from FlashInfer's
+trace templates (rule N22), found in --flashinfer-src DIR, else
+$FIB_FLASHINFER_SRC, else the installed flashinfer package (never imported);
+DIR is the directory holding the flashinfer/ package directory.
 
 Output: one file and no mode prints the normalized JSON on stdout. Otherwise
 choose --in-place (atomic replace of changed files), --output-dir DIR, --check
@@ -164,8 +170,9 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
   }
   plan.options.exclude = command.exclude;
   plan.options.rules.strip_extras = command.strip_extras ? StripExtras::yes : StripExtras::no;
-  if (auto stop = apply_normalize_flags(command.disabled_rules, command.decisions, plan.decisions,
-                                        plan.options.rules)) {
+  if (auto stop =
+          apply_normalize_flags({command.disabled_rules, command.decisions, command.flashinfer_src},
+                                plan.decisions, plan.options.rules)) {
     return stop;
   }
   return choose_mode(command, plan);
@@ -318,6 +325,7 @@ Subcommand register_normalize(CLI::App& app) {
                   "Do not apply this W rule (repeatable): what it would change is left as it is "
                   "and reported")
       ->allow_extra_args(false);
+  add_flashinfer_src_option(*sub, command->flashinfer_src, "");
   sub->add_flag("--strip-extras", command->strip_extras,
                 "Remove init, check, optional and param (kept by default)");
   sub->add_option("--report", command->report,

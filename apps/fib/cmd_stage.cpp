@@ -30,6 +30,7 @@ struct StageCommand {
   bool normalize = false;
   std::string decisions;
   std::vector<std::string> disabled_rules;
+  std::string flashinfer_src;
   bool dry_run = false;
   bool diff = false;
   std::string manifest;
@@ -112,8 +113,9 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
   if (command.normalize) {
     options.normalize = StageNormalize::yes;
-    return apply_normalize_flags(command.disabled_rules, command.decisions, decisions,
-                                 options.normalize_options);
+    return apply_normalize_flags(
+        {command.disabled_rules, command.decisions, command.flashinfer_src}, decisions,
+        options.normalize_options);
   }
   options.exclude = command.exclude;
   options.overwrite_breaking = command.force ? OverwriteBreaking::force : OverwriteBreaking::refuse;
@@ -125,9 +127,10 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
     write_line(stderr, render_text(d));
     return exit_status(std::vector<Diagnostic>{d});
   }
-  if (!command.decisions.empty() || !command.disabled_rules.empty()) {
-    const Diagnostic d =
-        make_diagnostic(codes::k_usage, "--decisions and --no-rule need --normalize");
+  if (!command.decisions.empty() || !command.disabled_rules.empty() ||
+      !command.flashinfer_src.empty()) {
+    const Diagnostic d = make_diagnostic(
+        codes::k_usage, "--decisions, --no-rule and --flashinfer-src need --normalize");
     write_line(stderr, render_text(d));
     return exit_status(std::vector<Diagnostic>{d});
   }
@@ -215,6 +218,7 @@ Subcommand register_stage(CLI::App& app) {
   sub->add_option("--no-rule", command->disabled_rules,
                   "With --normalize: do not apply this W rule (repeatable)")
       ->allow_extra_args(false);
+  add_flashinfer_src_option(*sub, command->flashinfer_src, "With --normalize: ");
   sub->add_flag("--dry-run", command->dry_run, "Print the plan; write nothing");
   sub->add_flag("--diff", command->diff,
                 "Print a unified diff (staged vs incoming) for every conflict and overwrite "

@@ -256,6 +256,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "normalize: two dumps share a name but differ (reported by fib stage)"},
     {codes::k_normalize_n21, warning, F, D,
      "normalize: an output dtype that contradicts its description"},
+    {codes::k_normalize_n22, note, F, D,
+     "normalize: helpers the reference calls are inlined from FlashInfer's trace templates"},
     {codes::k_normalize_n3, warning, F, D,
      "normalize: the reference reads names it never defines (helpers that were not inlined)"},
     {codes::k_normalize_n4, note, F, D,

@@ -66,6 +66,10 @@ Expected<SourceStructure> NoPython::analyze_structure(std::string_view /*source*
   return unexpected(no_python_runtime());
 }
 
+Expected<HelperResolution> NoPython::resolve_helpers(const HelperQuery& /*query*/) {
+  return unexpected(no_python_runtime());
+}
+
 bool RunSignature::accepts_positional(int count) const {
   if (keyword_only_required > 0 || count < positional_required) {
     return false;

@@ -115,8 +115,12 @@ struct NormalizeContext {
   std::vector<std::string> original_inputs;       // input names in the order of the dump
   std::set<std::string> absent_inputs;            // inputs dropped (N6, drop_inputs): `None`
   std::set<std::string> resolved_by_imports;      // names N1 imported, which N3 does not report
-  int line_shift = 0;                             // lines N1 inserted above the entry
-  std::optional<EntryBinding> entry_binding;      // A3b-1's binding of the entry, for N2
+  std::set<std::string> resolved_by_helpers;      // names N22 inlined, which N3 does not report
+  // Why N22 left a name unresolved (its lookup's reason), for N3's question.
+  std::vector<UnresolvedHelper> unresolved_helpers;
+  std::string helper_package; // where N22 found the flashinfer package ("" when it found none)
+  int line_shift = 0;         // lines N1 and N22 inserted above the entry
+  std::optional<EntryBinding> entry_binding; // A3b-1's binding of the entry, for N2
 };
 
 // Runs once, before the rules: finds the reference's entry and an existing `run`. Returns the

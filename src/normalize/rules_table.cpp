@@ -90,6 +90,15 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "A reference that reads `torch`, `math` or `F` without importing them gets the missing "
      "imports, after its docstring and `from __future__` imports.",
      &apply_n1_import_preamble},
+    {"N22", mechanical, codes::k_normalize_n22, "Helpers from FlashInfer's source",
+     "Names the reference reads but never binds are looked up in the trace template modules "
+     "(flashinfer/trace/templates/*.py) of FlashInfer's source: --flashinfer-src DIR, else "
+     "FIB_FLASHINFER_SRC, else the installed flashinfer package (found, never imported). The "
+     "top-level functions, classes, constants and imports they need are inlined, transitively "
+     "(imports from inside the package are followed to their module), in source order, after the "
+     "reference's docstring and leading imports; a name the reference binds itself is never "
+     "replaced. Names not found (or needing a compiled module) are left to N3, with the reason.",
+     &apply_n22_flashinfer_helpers},
     {"A3b-1", mechanical, codes::k_normalize_a3b_1, "Entry point `run`",
      "Without a top-level `def run`, the entry (the def after `# ----- reference -----`, else "
      "the last top-level def, found with Python's own parser) gets a wrapper `def run(<inputs in "
@@ -105,8 +114,9 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      &apply_n2_binding_repair},
     {"N3", human, codes::k_normalize_n3, "Unresolved names",
      "Names the reference reads but never binds (found with `symtable`: helpers that were not "
-     "inlined) make it fail with NameError when run. Reported; the reference must be completed by "
-     "hand.",
+     "inlined) make it fail with NameError when run. Those N22 could not inline are reported, "
+     "each with why (not defined in the templates, no FlashInfer source found, needs a compiled "
+     "module); the reference must be completed by hand.",
      &apply_n3_unresolved_names},
     {"N15", human, codes::k_normalize_n15, "Head-count plausibility",
      "num_qo_heads / num_q_heads / num_heads not divisible by num_kv_heads: the const axes "

@@ -49,6 +49,7 @@ struct Runtime::Impl {
   pyb::object analyze;
   pyb::object check_expression;
   pyb::object analyze_structure;
+  pyb::object resolve_helpers;
 
   explicit Impl(PyConfig* config) : guard(config, 0, nullptr, false) {}
 };
@@ -125,6 +126,7 @@ Expected<Runtime::Impl*> Runtime::ensure_started() {
     impl->analyze = scope["analyze_reference"];
     impl->check_expression = scope["check_expression"];
     impl->analyze_structure = scope["analyze_structure"];
+    impl->resolve_helpers = scope["resolve_helpers"];
     m_impl = std::move(impl);
   } catch (const std::exception& e) {
     return fail(unavailable(
@@ -209,6 +211,34 @@ Expected<SourceStructure> Runtime::analyze_structure(std::string_view source) {
     structure.import_insert_line = result[2].cast<int>();
     structure.unresolved_names = result[3].cast<std::vector<std::string>>();
     return structure;
+  } catch (const std::exception& e) {
+    return unexpected(python_exception(e));
+  }
+}
+
+Expected<HelperResolution> Runtime::resolve_helpers(const HelperQuery& query) {
+  FIB_TRY_ASSIGN(Impl* const impl, ensure_started());
+  try {
+    const pyb::tuple result =
+        impl->resolve_helpers(pyb::str(query.reference.data(), query.reference.size()), query.names,
+                              query.flashinfer_root.string());
+    HelperResolution resolution;
+    resolution.package_directory = result[0].cast<std::string>();
+    if (!result[1].is_none()) {
+      resolution.reference = result[1].cast<std::string>();
+    }
+    resolution.inserted_lines = result[2].cast<int>();
+    for (const auto item : result[3].cast<pyb::list>()) {
+      const auto source = item.cast<pyb::tuple>();
+      resolution.sources.push_back(
+          {source[0].cast<std::string>(), source[1].cast<std::vector<std::string>>()});
+    }
+    resolution.imports = result[4].cast<std::vector<std::string>>();
+    for (const auto item : result[5].cast<pyb::list>()) {
+      const auto miss = item.cast<pyb::tuple>();
+      resolution.missing.push_back({miss[0].cast<std::string>(), miss[1].cast<std::string>()});
+    }
+    return resolution;
   } catch (const std::exception& e) {
     return unexpected(python_exception(e));
   }

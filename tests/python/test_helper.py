@@ -190,5 +190,183 @@ class Structure(unittest.TestCase):
         self.assertEqual(calls.count("module"), 0)
 
 
+REPO = pathlib.Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fakes" / "helper_source"
+CORPUS_SOURCE = REPO.parent / "shared" / "corpus" / "flashinfer-src"
+CORPUS_DUMPS = REPO.parent / "shared" / "corpus" / "dumps"
+
+
+def resolve(src, names, root=FIXTURE):
+    package, new_src, inserted, files, imports, missing = helper.resolve_helpers(
+        src, names, str(root))
+    return {"package": package, "src": new_src, "inserted": inserted, "files": files,
+            "imports": imports, "missing": dict(missing)}
+
+
+def run_reference(src, *args):
+    namespace = {}
+    exec(compile(src, "<reference>", "exec"), namespace)
+    return namespace["_ref"](*args)
+
+
+class ResolveHelpers(unittest.TestCase):
+    """resolve_helpers against the fixture package tests/fakes/helper_source (rule N22)."""
+
+    REF = "def _alpha_reference(x):\n    return x\n\ndef _ref(x):\n    return {}\n"
+
+    def test_transitive_helpers_a_constant_and_their_import_are_inlined_in_source_order(self):
+        out = resolve(self.REF.format("_outer(x)"), ["_outer"])
+        self.assertEqual(out["files"], [("flashinfer/trace/templates/alpha.py",
+                                         ["_EPS", "_inner", "_outer"])])
+        self.assertEqual(out["imports"], ["import math"])
+        self.assertEqual(out["missing"], {})
+        self.assertLess(out["src"].index("_EPS = 0.5"), out["src"].index("def _inner"))
+        self.assertLess(out["src"].index("def _outer"), out["src"].index("def _alpha_reference"))
+        self.assertEqual(run_reference(out["src"], 4.0), 2.5)
+        # The result reads no name it does not bind, so a second run has nothing to do.
+        self.assertEqual(helper.analyze_structure(out["src"])[3], [])
+        self.assertEqual(out["inserted"], out["src"].count("\n") - self.REF.count("\n"))
+
+    def test_relative_imports_are_followed_to_their_modules(self):
+        out = resolve(self.REF.format("_uses_template(x) + _uses_beta(x)"),
+                      ["_uses_beta", "_uses_template"])
+        self.assertEqual(out["files"], [
+            ("flashinfer/trace/template.py", ["_SCALE", "scaled"]),
+            ("flashinfer/trace/templates/beta.py", ["beta_helper", "_BETA"]),
+            ("flashinfer/trace/templates/alpha.py", ["_uses_template", "_uses_beta"])])
+        self.assertEqual(run_reference(out["src"], 1.0), 5.0)
+        self.assertNotIn("import", "".join(out["imports"]))
+
+    def test_an_aliased_import_becomes_an_assignment_after_its_definition(self):
+        out = resolve(self.REF.format("_uses_alias(3)"), ["_uses_alias"])
+        self.assertIn(("flashinfer/trace/templates/_init_helpers.py", ["make_ones"]), out["files"])
+        self.assertIn("ones = make_ones\n", out["src"])
+        self.assertEqual(run_reference(out["src"], 0), [1.0, 1.0, 1.0])
+
+    def test_names_not_found_or_not_inlinable_stay_with_the_reason(self):
+        out = resolve(self.REF.format("_nope(x) + _uses_compiled(x) + _conditional + _outer(x)"),
+                      ["_conditional", "_nope", "_outer", "_uses_compiled"])
+        self.assertEqual(sorted(out["missing"]), ["_conditional", "_nope", "_uses_compiled"])
+        self.assertEqual(out["missing"]["_nope"],
+                         "not defined in any flashinfer/trace/templates module")
+        self.assertEqual(out["missing"]["_uses_compiled"],
+                         "needs fast_op: imported by `from ...compiled_ext import fast_op` in "
+                         "flashinfer/trace/templates/alpha.py, but flashinfer.compiled_ext is not "
+                         "Python source in the package")
+        self.assertEqual(out["missing"]["_conditional"],
+                         "bound only inside a top-level `if` in flashinfer/trace/templates/alpha.py")
+        # What can be inlined still is.
+        self.assertIn("def _outer", out["src"])
+
+    def test_a_name_the_reference_defines_itself_is_never_replaced(self):
+        src = ("import math\n\ndef _inner(x):\n    return 100.0\n\n" +
+               self.REF.format("_outer(x)"))
+        out = resolve(src, ["_outer"])
+        self.assertEqual(out["files"], [("flashinfer/trace/templates/alpha.py",
+                                         ["_EPS", "_outer"])])
+        self.assertEqual(out["imports"], [])
+        self.assertEqual(out["src"].count("def _inner"), 1)
+        self.assertEqual(run_reference(out["src"], 4.0), 100.5)
+
+    def test_the_module_the_reference_comes_from_wins_a_shared_name(self):
+        # beta.py defines _inner too; the reference's own def names alpha.py as its module.
+        out = resolve(self.REF.format("_inner(x)"), ["_inner"])
+        self.assertEqual(out["files"], [("flashinfer/trace/templates/alpha.py", ["_inner"])])
+        src = "def _beta_only():\n    pass\n\ndef beta_helper(x):\n    return x\n" \
+              "\ndef _ref(x):\n    return _inner(x)\n"
+        out = resolve(src, ["_inner"])
+        self.assertEqual(out["files"], [("flashinfer/trace/templates/beta.py", ["_inner"])])
+
+    def test_helpers_go_after_the_docstring_and_leading_imports_and_the_output_is_stable(self):
+        src = '"""Doc."""\nfrom __future__ import annotations\nimport math\n' + \
+              self.REF.format("_outer(x)")
+        first = resolve(src, ["_outer"])
+        self.assertTrue(first["src"].startswith(
+            '"""Doc."""\nfrom __future__ import annotations\nimport math\n\n'
+            "# Inlined by fib normalize from FlashInfer's source: "
+            "flashinfer/trace/templates/alpha.py.\n"), first["src"])
+        self.assertEqual(first["imports"], [])
+        self.assertEqual(resolve(src, ["_outer"]), first)
+
+    def test_no_package_is_a_reason_for_every_name(self):
+        missing = resolve("def _ref(x):\n    return _a(x) + _b(x)\n", ["_a", "_b"],
+                          root=FIXTURE / "nowhere")["missing"]
+        self.assertEqual(sorted(missing), ["_a", "_b"])
+        self.assertIn("has no trace/templates", missing["_a"])
+
+    def test_the_installed_package_is_found_on_the_import_path_without_importing_it(self):
+        import sys
+        saved_path, saved_cache = list(sys.path), list(helper._installed_cache)
+        sys.path.insert(0, str(FIXTURE))
+        helper._installed_cache.clear()
+        try:
+            out = resolve(self.REF.format("_outer(x)"), ["_outer"], root="")
+            self.assertNotIn("flashinfer", sys.modules)
+        finally:
+            sys.path[:] = saved_path
+            helper._installed_cache[:] = saved_cache
+        self.assertEqual(out["package"], str(FIXTURE / "flashinfer"))
+        self.assertEqual(out["missing"], {})
+
+    def test_thousands_of_unknown_names_stay_linear(self):
+        import time
+        names = ["_unknown_%05d" % i for i in range(20000)]
+        src = "def _ref(x):\n    return " + " + ".join(names) + "\n"
+        start = time.monotonic()
+        out = resolve(src, names)
+        self.assertLess(time.monotonic() - start, 10.0)
+        self.assertEqual(len(out["missing"]), 20000)
+        self.assertIsNone(out["src"])
+
+
+class ResolveHelpersInATemporaryPackage(unittest.TestCase):
+    def package(self, modules):
+        import tempfile
+        root = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(__import__("shutil").rmtree, root)
+        templates = root / "flashinfer" / "trace" / "templates"
+        templates.mkdir(parents=True)
+        for name, text in modules.items():
+            (templates / name).write_text(text)
+        return root
+
+    def test_a_module_over_the_size_limit_is_not_read(self):
+        root = self.package({"big.py": "def _h():\n    return 1\n" + "#" * (9 << 20) + "\n"})
+        missing = resolve("def _ref():\n    return _h()\n", ["_h"], root)["missing"]
+        self.assertEqual(missing, {"_h": "not defined in any flashinfer/trace/templates module"})
+
+    def test_one_name_bound_differently_by_two_modules_is_not_inlined(self):
+        root = self.package({
+            "a.py": "from .b import _from_b\n_K = 1\ndef _a():\n    return _K + _from_b()\n",
+            "b.py": "_K = 2\ndef _from_b():\n    return _K\n"})
+        missing = resolve("def _ref():\n    return _a()\n", ["_a"], root)["missing"]
+        self.assertIn("bound differently in flashinfer/trace/templates/a.py and "
+                      "flashinfer/trace/templates/b.py", missing["_a"])
+
+    def test_a_module_that_does_not_parse_is_named(self):
+        root = self.package({"a.py": "from .b import _h\n", "b.py": "def _h(:\n"})
+        missing = resolve("def _ref():\n    return _h()\n", ["_h"], root)["missing"]
+        self.assertIn("flashinfer/trace/templates/b.py cannot be used: it does not parse",
+                      missing["_h"])
+
+
+@unittest.skipUnless(CORPUS_SOURCE.is_dir(), "no shared corpus")
+class ResolveHelpersInFlashInfersSource(unittest.TestCase):
+    """The real trace templates (the corpus's flashinfer-src, the revision that wrote its dumps)."""
+
+    def reference(self, dump):
+        import json
+        return json.loads((CORPUS_DUMPS / dump).read_text())["reference"]
+
+    def test_the_rope_dump_gets_its_three_helpers_and_the_one_they_share(self):
+        out = resolve(self.reference("rope_h32_kv8_d128.json"),
+                      ["_apply_rope_core", "_positions_from_indptr", "_rope_freqs"],
+                      root=CORPUS_SOURCE)
+        self.assertEqual(out["files"], [("flashinfer/trace/templates/rope.py", [
+            "_rope_freqs", "_rotate", "_positions_from_indptr", "_apply_rope_core"])])
+        self.assertEqual(out["missing"], {})
+        self.assertEqual(helper.analyze_structure(out["src"])[3], [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -241,6 +241,7 @@ inline constexpr std::string_view k_normalize_n18 = "normalize.n18";
 inline constexpr std::string_view k_normalize_n19 = "normalize.n19";
 inline constexpr std::string_view k_normalize_n20 = "normalize.n20";
 inline constexpr std::string_view k_normalize_n21 = "normalize.n21";
+inline constexpr std::string_view k_normalize_n22 = "normalize.n22";
 inline constexpr std::string_view k_normalize_decision = "normalize.decision";
 inline constexpr std::string_view k_normalize_decision_outputs = "normalize.decision-outputs";
 inline constexpr std::string_view k_normalize_decision_unused = "normalize.decision-unused";

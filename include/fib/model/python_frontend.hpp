@@ -10,6 +10,7 @@
 #include <fib/base/diagnostic.hpp>
 #include <fib/base/expected.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,41 @@ struct SourceStructure {
   std::vector<std::string> unresolved_names;
 };
 
+// What `fib normalize` asks about the names a reference reads but never binds: where FlashInfer's
+// trace templates define them.
+struct HelperQuery {
+  std::string_view reference;     // the reference as it stands (it parses)
+  std::vector<std::string> names; // names it reads and binds nowhere, sorted
+  // The directory holding the `flashinfer` package directory; empty: the installed package, found
+  // on the interpreter's import path and site-packages without importing it.
+  std::filesystem::path flashinfer_root;
+};
+
+// The helpers of one source file that were inlined.
+struct InlinedHelpers {
+  std::string file;               // relative to the package's parent, e.g. flashinfer/trace/x.py
+  std::vector<std::string> names; // the names its inlined statements bind, in source order
+};
+
+// A name that stays unresolved, and why (not defined in any template module, needs a compiled
+// flashinfer module, bound only inside a top-level `if`, …).
+struct UnresolvedHelper {
+  std::string name;
+  std::string reason;
+};
+
+struct HelperResolution {
+  // Where the flashinfer package is; "" when none was found, or it has no trace/templates.
+  std::string package_directory;
+  // The reference with the helpers placed after its docstring and leading imports (and a comment
+  // naming their files); nullopt when nothing was inlined.
+  std::optional<std::string> reference;
+  int inserted_lines = 0;                // lines the helpers added above the reference's own code
+  std::vector<InlinedHelpers> sources;   // in the order their statements were placed
+  std::vector<std::string> imports;      // import lines added with them, e.g. "import math"
+  std::vector<UnresolvedHelper> missing; // in the order of HelperQuery::names
+};
+
 class PythonFrontend {
 public:
   virtual ~PythonFrontend() = default;
@@ -96,6 +132,13 @@ public:
   // a reference safely); a source that does not parse is a value with `syntax_error` set.
   virtual Expected<SourceStructure> analyze_structure(std::string_view source) = 0;
 
+  // Looks the query's names up in FlashInfer's trace template modules (flashinfer/trace/templates/
+  // *.py, and what they import from inside the package), by parsing the source, never importing
+  // it; inlines the top-level definitions, constants and imports they need, transitively. Names
+  // bound by the reference itself are never inlined or shadowed. The result is the same for the
+  // same inputs and package files.
+  virtual Expected<HelperResolution> resolve_helpers(const HelperQuery& query) = 0;
+
   // Each call's error is an environment diagnostic (`python.unavailable`, `python.exception`) when
   // the question itself could not be asked; callers report it once and skip the Python checks.
 };
@@ -109,6 +152,7 @@ public:
   Expected<ReferenceAnalysis> analyze_reference(std::string_view source) override;
   Expected<std::optional<PythonSyntaxError>> check_expression(std::string_view source) override;
   Expected<SourceStructure> analyze_structure(std::string_view source) override;
+  Expected<HelperResolution> resolve_helpers(const HelperQuery& query) override;
 };
 
 } // namespace fib

@@ -1,6 +1,6 @@
 #pragma once
 // `fib normalize`: repairs the definitions FlashInfer's trace dumper writes so that they validate
-// and run (the rules N0–N21 and A3b-1, A3b-2, A3b-3 of the table in docs/normalize.md).
+// and run (the rules N0–N22 and A3b-1, A3b-2, A3b-3 of the table in docs/normalize.md).
 //
 // Every rule has a level: mechanical rules (M) are applied and listed; heuristic rules (W) are
 // applied with a warning and can be switched off one by one; human rules (H) never guess: they
@@ -148,6 +148,10 @@ struct NormalizeOptions {
   std::set<std::string> disabled_rules;
   StripExtras strip_extras = StripExtras::no;
   const NormalizeDecisions* decisions = nullptr; // may be null
+  // Where rule N22 looks up the helpers a reference calls but never defines: the directory holding
+  // the `flashinfer` package directory (--flashinfer-src, FIB_FLASHINFER_SRC); empty: the
+  // installed flashinfer package, found on the interpreter's import path without importing it.
+  std::filesystem::path flashinfer_source;
 };
 
 // What a finding says: a rule changed the document (`applied`: M rules as notes, W rules as

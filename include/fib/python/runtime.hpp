@@ -40,6 +40,9 @@ public:
   Expected<std::optional<PythonSyntaxError>> check_expression(std::string_view source) override;
   // Imports `symtable` on first use.
   Expected<SourceStructure> analyze_structure(std::string_view source) override;
+  // Reads the package's modules (cached for the life of the process while their size and mtime
+  // stay the same); imports `symtable`, `importlib.machinery` and `site`, never flashinfer.
+  Expected<HelperResolution> resolve_helpers(const HelperQuery& query) override;
 
   // True once the interpreter has started successfully.
   bool started() const;

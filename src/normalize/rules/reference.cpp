@@ -1,5 +1,5 @@
 // The reference rules: N16 (missing reference), N1 (import preamble), A3b-1 (the `run` wrapper),
-// N2 (binding repair inside it), N3 (unresolved names).
+// N2 (binding repair inside it). N22 and N3 (unresolved names) are in rules/helpers.cpp.
 
 #include "normalize/context.hpp"
 #include "normalize/rules/rules.hpp"
@@ -287,29 +287,6 @@ void apply_n2_binding_repair(NormalizeContext& context) {
                             ignored.size() == 1 ? "" : "s", fmt::join(ignored, ", "), entry,
                             ignored.size() == 1 ? "it" : "them"));
   }
-}
-
-// --- N3 ---
-
-void apply_n3_unresolved_names(NormalizeContext& context) {
-  if (!context.structure || context.structure->syntax_error) {
-    return;
-  }
-  std::vector<std::string> names;
-  for (const auto& unresolved : context.structure->unresolved_names) {
-    if (!context.resolved_by_imports.contains(unresolved)) {
-      names.push_back(unresolved);
-    }
-  }
-  if (names.empty()) {
-    return;
-  }
-  context.question(codes::k_normalize_n3, "/reference",
-                   fmt::format("the reference reads name{} it never defines: {} (helpers that "
-                               "were not inlined); it fails with NameError when run",
-                               names.size() == 1 ? "" : "s", fmt::join(names, ", ")),
-                   "paste the missing helpers into the reference (FlashInfer's "
-                   "flashinfer/trace/templates/*.py has them)");
 }
 
 } // namespace fib

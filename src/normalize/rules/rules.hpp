@@ -1,8 +1,8 @@
 #pragma once
 // The `apply` of each row of the rules table (rules_table.cpp), grouped by what they repair:
-// rules/dtypes.cpp, rules/axes.cpp, rules/outputs.cpp, rules/reference.cpp, rules/metadata.cpp.
-// Each reads and rewrites the document in the NormalizeContext and adds its findings there.
-// Private to src/normalize.
+// rules/dtypes.cpp, rules/axes.cpp, rules/outputs.cpp, rules/reference.cpp, rules/helpers.cpp,
+// rules/metadata.cpp. Each reads and rewrites the document in the NormalizeContext and adds its
+// findings there. Private to src/normalize.
 
 namespace fib {
 
@@ -16,6 +16,11 @@ void apply_n1_import_preamble(NormalizeContext& context);
 // Builds the wrapper `run` (with N2's binding repairs, which apply_n2_binding_repair reports).
 void apply_a3b_1_entry_point(NormalizeContext& context);
 void apply_n2_binding_repair(NormalizeContext& context);
+
+// rules/helpers.cpp
+// Inlines the helpers the reference calls from FlashInfer's trace templates.
+void apply_n22_flashinfer_helpers(NormalizeContext& context);
+// Asks about the names N1 and N22 left unresolved, with N22's reason for each.
 void apply_n3_unresolved_names(NormalizeContext& context);
 
 // rules/dtypes.cpp
