@@ -3,6 +3,7 @@
 // fields, case-only name clashes, decisions for one source file, and the corpus dumps staged into
 // a copy of the corpus dataset.
 
+#include "stage_fixture.hpp"
 #include "test_support.hpp"
 
 #include <fib/base/codes.hpp>
@@ -17,32 +18,14 @@
 namespace fib {
 namespace {
 
+using testing::find_entry;
+using testing::make_definition;
 using testing::python;
 using testing::read_file;
+using testing::StageFixture;
 using testing::TempDir;
 
-Json rmsnorm(std::string_view name) {
-  Json d = Json::parse(R"({"name": "", "description": "RMSNorm", "op_type": "rmsnorm",
-    "tags": ["fi_api:flashinfer.norm.rmsnorm", "status:verified"],
-    "axes": {"batch_size": {"type": "var"}, "hidden_size": {"type": "const", "value": 128}},
-    "inputs": {"hidden_states": {"shape": ["batch_size", "hidden_size"], "dtype": "bfloat16"},
-               "weight": {"shape": ["hidden_size"], "dtype": "bfloat16"}},
-    "outputs": {"output": {"shape": ["batch_size", "hidden_size"], "dtype": "bfloat16"}},
-    "reference": "import torch\n\ndef run(hidden_states, weight):\n    return hidden_states * weight\n"})");
-  d["name"] = std::string(name);
-  return d;
-}
-
-struct Fixture {
-  TempDir dir;
-  std::filesystem::path dumps = dir.path() / "dumps";
-  std::filesystem::path dataset = dir.path() / "dataset";
-
-  Fixture() { std::filesystem::create_directories(dataset); }
-
-  std::filesystem::path dump(const std::string& file, const Json& document) const {
-    return dir.write(std::filesystem::path("dumps") / file, document.dump(2));
-  }
+struct Fixture : StageFixture {
   std::filesystem::path staged(const Json& document) const {
     return dir.write(std::filesystem::path("dataset") / "definitions" / "rmsnorm" /
                          (document["name"].get<std::string>() + ".json"),
@@ -77,10 +60,8 @@ struct Fixture {
 };
 
 const StageEntry& entry_for(const StageResult& result, std::string_view file_name) {
-  for (const auto& entry : result.entries) {
-    if (entry.source.filename() == file_name) {
-      return entry;
-    }
+  if (const StageEntry* entry = find_entry(result, file_name)) {
+    return *entry;
   }
   ADD_FAILURE() << "no entry for " << file_name;
   static const StageEntry none;
@@ -121,7 +102,7 @@ void expect_counts_agree_with_lines(const StageResult& result) {
 
 TEST(StageExclude, MatchingInputsAreNotReadAndSayExcluded) {
   Fixture f;
-  f.dump("rmsnorm_h128.json", rmsnorm("rmsnorm_h128"));
+  f.dump("rmsnorm_h128.json", make_definition("rmsnorm_h128"));
   f.dir.write("dumps/graph/rmsnorm_h128.json", "{not json");
   StageOptions o = f.options();
   o.exclude = {"graph/*"};
@@ -139,11 +120,11 @@ TEST(StageExclude, MatchingInputsAreNotReadAndSayExcluded) {
 
 TEST(StageSkip, APairThatDiffersIsSkippedAndTheRestIsWritten) {
   Fixture f;
-  f.dump("a/gqa_h32.json", rmsnorm("gqa_h32"));
-  Json twin = rmsnorm("gqa_h32");
+  f.dump("a/gqa_h32.json", make_definition("gqa_h32"));
+  Json twin = make_definition("gqa_h32");
   twin["description"] = "RMSNorm (CUDA graph)";
   f.dump("b/gqa_h32.json", twin);
-  f.dump("c/rmsnorm_h128.json", rmsnorm("rmsnorm_h128"));
+  f.dump("c/rmsnorm_h128.json", make_definition("rmsnorm_h128"));
   const StageResult result = f.stage(f.options(OnConflict::skip));
   EXPECT_EQ(entry_for(result, "rmsnorm_h128.json").action, StageAction::added);
   EXPECT_TRUE(entry_for(result, "rmsnorm_h128.json").written);
@@ -165,11 +146,11 @@ TEST(StageSkip, APairThatDiffersIsSkippedAndTheRestIsWritten) {
 
 TEST(StageLines, AnAbortedPlanSaysNotWrittenAndADryRunWouldAdd) {
   Fixture f;
-  f.staged(rmsnorm("rmsnorm_h128"));
-  Json changed = rmsnorm("rmsnorm_h128");
+  f.staged(make_definition("rmsnorm_h128"));
+  Json changed = make_definition("rmsnorm_h128");
   changed["axes"]["hidden_size"]["value"] = 256;
   f.dump("rmsnorm_h128.json", changed);
-  f.dump("rmsnorm_h256.json", rmsnorm("rmsnorm_h256"));
+  f.dump("rmsnorm_h256.json", make_definition("rmsnorm_h256"));
   const StageResult blocked = f.stage(f.options());
   ASSERT_TRUE(blocked.summary.blocked_by_conflicts);
   const StageEntry& not_written = entry_for(blocked, "rmsnorm_h256.json");
@@ -195,13 +176,13 @@ TEST(StageLines, AnAbortedPlanSaysNotWrittenAndADryRunWouldAdd) {
 
 TEST(StageOverwrite, BreakingTheWorkloadsIsRefusedWithCountsAndLines) {
   Fixture f;
-  f.staged(rmsnorm("rmsnorm_h128"));
+  f.staged(make_definition("rmsnorm_h128"));
   f.workload_lines("rmsnorm_h128", 5);
-  Json renamed = rmsnorm("rmsnorm_h128");
+  Json renamed = make_definition("rmsnorm_h128");
   renamed["inputs"] = Json::parse(R"({"x": {"shape": ["batch_size", "hidden_size"],
     "dtype": "bfloat16"}, "weight": {"shape": ["hidden_size"], "dtype": "bfloat16"}})");
   f.dump("rmsnorm_h128.json", renamed);
-  f.dump("rmsnorm_h256.json", rmsnorm("rmsnorm_h256"));
+  f.dump("rmsnorm_h256.json", make_definition("rmsnorm_h256"));
   const StageResult result = f.stage(f.options(OnConflict::overwrite));
   const StageEntry& entry = entry_for(result, "rmsnorm_h128.json");
   EXPECT_EQ(entry.action, StageAction::conflict);
@@ -219,7 +200,7 @@ TEST(StageOverwrite, BreakingTheWorkloadsIsRefusedWithCountsAndLines) {
   EXPECT_NE(conflict->message.find("/inputs"), std::string::npos) << conflict->message;
   // The staged file is as it was; the other input was staged.
   EXPECT_EQ(read_file(f.dataset / "definitions/rmsnorm/rmsnorm_h128.json"),
-            canonical_json_text(rmsnorm("rmsnorm_h128")));
+            canonical_json_text(make_definition("rmsnorm_h128")));
   EXPECT_TRUE(entry_for(result, "rmsnorm_h256.json").written);
   EXPECT_TRUE(has_unresolved_conflicts(result));
 
@@ -236,14 +217,14 @@ TEST(StageOverwrite, BreakingTheWorkloadsIsRefusedWithCountsAndLines) {
 
 TEST(StageOverwrite, ANonBreakingOverwriteSaysWhatNamesItAndKeepsCuratedFields) {
   Fixture f;
-  Json staged = rmsnorm("rmsnorm_h128");
+  Json staged = make_definition("rmsnorm_h128");
   staged["description"] = "Curated: RMSNorm of Qwen3, eps 1e-6.";
   staged["inputs"]["weight"]["description"] = "gamma";
   staged["tags"].push_back("model:qwen3-30b-a3b");
   staged["tags"].push_back("fi_api:flashinfer.norm.old_name"); // the incoming fi_api: wins
   f.staged(staged);
   f.workload_lines("rmsnorm_h128", 2);
-  Json incoming = rmsnorm("rmsnorm_h128");
+  Json incoming = make_definition("rmsnorm_h128");
   incoming.erase("description");
   incoming["reference"] =
       "import torch\n\ndef run(hidden_states, weight):\n    return (hidden_states * weight)\n";
@@ -279,10 +260,10 @@ TEST(StageOverwrite, ANonBreakingOverwriteSaysWhatNamesItAndKeepsCuratedFields) 
 
 TEST(StageCaseClash, NamesThatDifferOnlyInCaseAreWarned) {
   Fixture f;
-  f.staged(rmsnorm("RMSNorm_h128"));
-  f.dump("rmsnorm_h128.json", rmsnorm("rmsnorm_h128"));
-  f.dump("gemm_N64.json", rmsnorm("gemm_N64"));
-  f.dump("gemm_n64.json", rmsnorm("gemm_n64"));
+  f.staged(make_definition("RMSNorm_h128"));
+  f.dump("rmsnorm_h128.json", make_definition("rmsnorm_h128"));
+  f.dump("gemm_N64.json", make_definition("gemm_N64"));
+  f.dump("gemm_n64.json", make_definition("gemm_n64"));
   const StageResult result = f.stage(f.options());
   for (const char* file : {"rmsnorm_h128.json", "gemm_N64.json", "gemm_n64.json"}) {
     const Diagnostic* clash = find_code(entry_for(result, file), codes::k_stage_case_clash);
@@ -300,8 +281,8 @@ TEST(StageCaseClash, NamesThatDifferOnlyInCaseAreWarned) {
 
 TEST(StageDecisions, AFilesEntryRenamesOneOfAPairAndAnUnusedEntryIsWarned) {
   Fixture f;
-  f.dump("a/gqa_h32.json", rmsnorm("gqa_h32"));
-  Json twin = rmsnorm("gqa_h32");
+  f.dump("a/gqa_h32.json", make_definition("gqa_h32"));
+  Json twin = make_definition("gqa_h32");
   twin["description"] = "RMSNorm (CUDA graph)";
   const auto twin_path = f.dump("b/gqa_h32.json", twin);
   NormalizeDecisions decisions;
@@ -328,7 +309,7 @@ TEST(StageDecisions, AFilesEntryRenamesOneOfAPairAndAnUnusedEntryIsWarned) {
 
 TEST(StageDecisions, ADecisionThatLeavesTooFewOutputsRejectsTheInput) {
   Fixture f;
-  Json two = rmsnorm("split_h128");
+  Json two = make_definition("split_h128");
   two["outputs"]["residual"] = two["outputs"]["output"];
   two["reference"] =
       "import torch\n\ndef run(hidden_states, weight):\n    return hidden_states, weight\n";

@@ -2,6 +2,7 @@
 // temporary datasets (added, unchanged, conflicts under each --on-conflict mode, N20 groups),
 // hostile names and symbolic links, the manifest, and a kill between temp file and rename.
 
+#include "stage_fixture.hpp"
 #include "test_support.hpp"
 
 #include <fib/base/codes.hpp>
@@ -21,34 +22,15 @@
 namespace fib {
 namespace {
 
+using testing::find_entry;
+using testing::make_definition;
 using testing::python;
 using testing::read_file;
+using testing::StageFixture;
 using testing::TempDir;
 using testing::tree;
 
-Json make_definition(std::string_view name, std::string_view op_type = "rmsnorm") {
-  Json d = Json::parse(R"({"name": "", "description": "RMSNorm", "op_type": "",
-    "tags": ["fi_api:flashinfer.norm.rmsnorm", "status:verified"],
-    "axes": {"batch_size": {"type": "var"}, "hidden_size": {"type": "const", "value": 128}},
-    "inputs": {"hidden_states": {"shape": ["batch_size", "hidden_size"], "dtype": "bfloat16"},
-               "weight": {"shape": ["hidden_size"], "dtype": "bfloat16"}},
-    "outputs": {"output": {"shape": ["batch_size", "hidden_size"], "dtype": "bfloat16"}},
-    "reference": "import torch\n\ndef run(hidden_states, weight):\n    return hidden_states * weight\n"})");
-  d["name"] = std::string(name);
-  d["op_type"] = std::string(op_type);
-  return d;
-}
-
-struct Fixture {
-  TempDir dir;
-  std::filesystem::path dumps = dir.path() / "dumps";
-  std::filesystem::path dataset = dir.path() / "dataset";
-
-  Fixture() { std::filesystem::create_directories(dataset); }
-
-  std::filesystem::path dump(const std::string& file, const Json& document) const {
-    return dir.write(std::filesystem::path("dumps") / file, document.dump(2));
-  }
+struct Fixture : StageFixture {
   std::filesystem::path staged(const std::string& relative, const Json& document) const {
     return dir.write(std::filesystem::path("dataset") / relative, canonical_json_text(document));
   }
@@ -65,12 +47,7 @@ struct Fixture {
 };
 
 const StageEntry* entry_for(const StageResult& result, std::string_view file_name) {
-  for (const auto& entry : result.entries) {
-    if (entry.source.filename() == file_name) {
-      return &entry;
-    }
-  }
-  return nullptr;
+  return find_entry(result, file_name);
 }
 
 bool has_code(const StageEntry& entry, std::string_view code, std::string_view pointer = "*") {
