@@ -2,6 +2,7 @@
 // run raises no false alarm: index pointers end at the length of the array they span, indices
 // stay below the axis they index, tied axes are solved, scalars take sensible values. No worker.
 
+#include "smoke_fixture.hpp"
 #include "test_support.hpp"
 
 #include <fib/exec/smoke.hpp>
@@ -12,22 +13,8 @@
 namespace fib {
 namespace {
 
-Definition definition_of(const std::string& json) {
-  DiagnosticList sink;
-  Definition d = parse_definition(testing::parse_or_die(json), sink);
-  EXPECT_FALSE(sink.has_errors()) << testing::describe(sink);
-  return d;
-}
-
-const PlannedInput& input_named(const SmokePlan& plan, std::string_view name) {
-  for (const auto& input : plan.inputs) {
-    if (input.name == name) {
-      return input;
-    }
-  }
-  ADD_FAILURE() << "no input " << name;
-  return plan.inputs.front();
-}
+using testing::definition_of;
+using testing::input_named;
 
 // The shape of FlashInfer's append_paged_kv_cache dump: an indptr with no data constraint, token
 // batch indices, positions, and a `batch_size_plus_1` axis.

@@ -1,6 +1,7 @@
 // The smoke planner: axis values that honour both kinds of constraints, input fills, byte
 // estimates and the request round trip. No worker needed.
 
+#include "smoke_fixture.hpp"
 #include "test_support.hpp"
 
 #include <fib/base/codes.hpp>
@@ -13,23 +14,8 @@
 namespace fib {
 namespace {
 
-Definition definition_of(const std::string& json) {
-  DiagnosticList sink;
-  const auto document = testing::parse_or_die(json);
-  Definition d = parse_definition(document, sink);
-  EXPECT_FALSE(sink.has_errors()) << testing::describe(sink);
-  return d;
-}
-
-const PlannedInput& input_named(const SmokePlan& plan, std::string_view name) {
-  for (const auto& input : plan.inputs) {
-    if (input.name == name) {
-      return input;
-    }
-  }
-  ADD_FAILURE() << "no input " << name;
-  return plan.inputs.front();
-}
+using testing::definition_of;
+using testing::input_named;
 
 constexpr const char* k_paged = R"JSON({
   "name": "gqa_paged_decode", "op_type": "gqa_paged",
