@@ -111,12 +111,6 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
   // CLI11 has checked the value against the same table.
   options.on_conflict = parse_enum<OnConflict>(command.on_conflict).value_or(OnConflict::fail);
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
-  if (command.normalize) {
-    options.normalize = StageNormalize::yes;
-    return apply_normalize_flags(
-        {command.disabled_rules, command.decisions, command.flashinfer_src}, decisions,
-        options.normalize_options);
-  }
   options.exclude = command.exclude;
   options.overwrite_breaking = command.force ? OverwriteBreaking::force : OverwriteBreaking::refuse;
   options.curated = command.drop_curated ? CuratedFields::drop : CuratedFields::keep;
@@ -126,6 +120,12 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
                                                     command.force ? "--force" : "--drop-curated"));
     write_line(stderr, render_text(d));
     return exit_status(std::vector<Diagnostic>{d});
+  }
+  if (command.normalize) {
+    options.normalize = StageNormalize::yes;
+    return apply_normalize_flags(
+        {command.disabled_rules, command.decisions, command.flashinfer_src}, decisions,
+        options.normalize_options);
   }
   if (!command.decisions.empty() || !command.disabled_rules.empty() ||
       !command.flashinfer_src.empty()) {
