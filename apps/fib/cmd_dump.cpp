@@ -7,6 +7,7 @@
 #include "option_checks.hpp"
 #include "render.hpp"
 #include "smoke_flags.hpp"
+#include "staging_flags.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/dump/dump.hpp>
@@ -47,11 +48,8 @@ struct DumpCommand {
   std::string flashinfer_src;
   std::vector<std::string> tags;
   std::string model_slug;
-  std::string on_conflict = "fail";
-  std::vector<std::string> exclude;
-  bool force = false;
-  bool drop_curated = false;
-  SmokeFlags smoke; // --smoke: the runnable verdict of every staged definition
+  StagingFlags staging; // --on-conflict, --exclude, --force, --drop-curated (with --stage)
+  SmokeFlags smoke;     // --smoke: the runnable verdict of every staged definition
 };
 
 namespace {
@@ -171,9 +169,8 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
       (given("--decisions") || given("--no-rule") || given("--flashinfer-src"))) {
     return "--decisions, --no-rule and --flashinfer-src need --normalize";
   }
-  if (command.on_conflict != "overwrite" && (command.force || command.drop_curated)) {
-    return fmt::format("{} needs --on-conflict overwrite",
-                       command.force ? "--force" : "--drop-curated");
+  if (auto misuse = overwrite_flags_misuse(command.staging)) {
+    return misuse;
   }
   if (command.mem_fraction <= 0.0) {
     return "--mem-fraction must be above 0";
@@ -217,11 +214,7 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
                                  NormalizeDecisions& decisions) {
   options.dataset = command.stage;
   options.tags = staging_tags(command);
-  // CLI11 has checked the value against the same table.
-  options.on_conflict = parse_enum<OnConflict>(command.on_conflict).value_or(OnConflict::fail);
-  options.exclude = command.exclude;
-  options.overwrite_breaking = command.force ? OverwriteBreaking::force : OverwriteBreaking::refuse;
-  options.curated = command.drop_curated ? CuratedFields::drop : CuratedFields::keep;
+  apply_staging_flags(command.staging, options);
   std::vector<Diagnostic> problems = check_tag_operands(options.tags);
   for (Diagnostic& problem : problems) {
     problem.message += " (nothing was run)";
@@ -376,21 +369,7 @@ Subcommand register_dump(CLI::App& app) {
   add_flashinfer_src_option(*sub, command->flashinfer_src, "With --normalize: ");
   sub->add_option("--tag", command->tags, "With --stage: add this tag (repeatable)")
       ->allow_extra_args(false);
-  std::vector<std::string> modes;
-  for (const auto& entry : EnumNames<OnConflict>::k_table) {
-    modes.emplace_back(entry.name);
-  }
-  sub->add_option("--on-conflict", command->on_conflict,
-                  "With --stage: fail (default), skip or overwrite (as in fib stage)")
-      ->check(CLI::IsMember(modes));
-  sub->add_option("--exclude", command->exclude,
-                  "With --stage: do not stage the dumped files that match this glob (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_flag("--force", command->force,
-                "With --on-conflict overwrite: replace even what breaks workloads, solutions or "
-                "traces");
-  sub->add_flag("--drop-curated", command->drop_curated,
-                "With --on-conflict overwrite: do not keep curated descriptions and tags");
+  add_staging_flags(*sub, command->staging, StagingHelp::dump);
   sub->add_option("--model-slug", command->model_slug,
                   "With --stage: the slug of the model:<slug> tag (default: from --model)");
   add_smoke_flags(sub, command->smoke,

@@ -5,6 +5,7 @@
 #include "normalize_flags.hpp"
 #include "render.hpp"
 #include "smoke_flags.hpp"
+#include "staging_flags.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/model/source_diff.hpp>
@@ -26,7 +27,6 @@ struct StageCommand {
   CLI::App* subcommand = nullptr;
   std::vector<std::string> sources;
   std::string dataset;
-  std::string on_conflict = "fail";
   bool normalize = false;
   std::string decisions;
   std::vector<std::string> disabled_rules;
@@ -35,10 +35,8 @@ struct StageCommand {
   bool diff = false;
   std::string manifest;
   bool quiet = false;
-  std::vector<std::string> exclude;
-  bool force = false;
-  bool drop_curated = false;
-  SmokeFlags smoke; // --smoke: the runnable verdict of every staged definition
+  StagingFlags staging; // --on-conflict, --exclude, --force, --drop-curated
+  SmokeFlags smoke;     // --smoke: the runnable verdict of every staged definition
 };
 
 namespace {
@@ -108,16 +106,10 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
     options.sources.emplace_back(source);
   }
   options.dataset = command.dataset;
-  // CLI11 has checked the value against the same table.
-  options.on_conflict = parse_enum<OnConflict>(command.on_conflict).value_or(OnConflict::fail);
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
-  options.exclude = command.exclude;
-  options.overwrite_breaking = command.force ? OverwriteBreaking::force : OverwriteBreaking::refuse;
-  options.curated = command.drop_curated ? CuratedFields::drop : CuratedFields::keep;
-  if (options.on_conflict != OnConflict::overwrite && (command.force || command.drop_curated)) {
-    const Diagnostic d =
-        make_diagnostic(codes::k_usage, fmt::format("{} needs --on-conflict overwrite",
-                                                    command.force ? "--force" : "--drop-curated"));
+  apply_staging_flags(command.staging, options);
+  if (auto misuse = overwrite_flags_misuse(command.staging)) {
+    const Diagnostic d = make_diagnostic(codes::k_usage, *misuse);
     write_line(stderr, render_text(d));
     return exit_status(std::vector<Diagnostic>{d});
   }
@@ -205,13 +197,7 @@ Subcommand register_stage(CLI::App& app) {
                   "Definition files, or dump directories searched for *.json")
       ->required();
   sub->add_option("--dataset", command->dataset, "The dataset root (must exist)")->required();
-  std::vector<std::string> modes;
-  for (const auto& entry : EnumNames<OnConflict>::k_table) {
-    modes.emplace_back(entry.name);
-  }
-  sub->add_option("--on-conflict", command->on_conflict,
-                  "What a differing staged file means: fail (default), skip or overwrite")
-      ->check(CLI::IsMember(modes));
+  add_staging_flags(*sub, command->staging, StagingHelp::stage);
   sub->add_flag("--normalize", command->normalize, "Run fib normalize on each input on the way in");
   sub->add_option("--decisions", command->decisions,
                   "With --normalize: a decisions file (see fib normalize --help)");
@@ -227,15 +213,6 @@ Subcommand register_stage(CLI::App& app) {
                   "Write what was added or overwritten to FILE (JSON; input of fib tag "
                   "--manifest)");
   sub->add_flag("--quiet", command->quiet, "Leave out the lines of unchanged definitions");
-  sub->add_option("--exclude", command->exclude,
-                  "Leave out the inputs that match this glob (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_flag("--force", command->force,
-                "With --on-conflict overwrite: replace even when workloads, solutions or traces "
-                "that name the definition would no longer validate");
-  sub->add_flag("--drop-curated", command->drop_curated,
-                "With --on-conflict overwrite: do not keep the staged copy's descriptions and "
-                "extra tags that the incoming one lacks");
   add_smoke_flags(sub, command->smoke,
                   "Also run each staged definition on tiny synthesized inputs and say whether it "
                   "is runnable, not runnable here, fails when run, or needs a decision");
