@@ -136,6 +136,23 @@ Expected<Runtime::Impl*> Runtime::ensure_started() {
   return m_impl.get();
 }
 
+void Runtime::prepare_fork() {
+  if (m_impl) {
+    PyOS_BeforeFork();
+  }
+}
+
+void Runtime::after_fork(ForkSide side) {
+  if (!m_impl) {
+    return;
+  }
+  if (side == ForkSide::parent) {
+    PyOS_AfterFork_Parent();
+  } else {
+    PyOS_AfterFork_Child();
+  }
+}
+
 Expected<ReferenceAnalysis> Runtime::analyze_reference(std::string_view source) {
   FIB_TRY_ASSIGN(Impl* const impl, ensure_started());
   try {

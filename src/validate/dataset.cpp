@@ -4,8 +4,11 @@
 
 #include "fib/validate/dataset.hpp"
 
+#include "util/byte_codec.hpp"
+#include "util/forked_pool.hpp"
 #include "util/parallel_for.hpp"
 #include "validate/dataset_job.hpp"
+#include "validate/report_codec.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/exec/worker_client.hpp>
@@ -18,10 +21,10 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <set>
+#include <thread>
+#include <tuple>
 #include <utility>
 
 namespace fib {
@@ -57,21 +60,37 @@ std::uintmax_t file_bytes(const std::filesystem::path& path) {
 }
 
 // Target definitions validated together (loaded, Python-checked and checked, then freed): at most
-// 64, and no more once their files reach 4 MiB, so that large trace files do not pile up in one
-// chunk. A chunk always holds at least one definition.
-constexpr std::size_t k_chunk_definitions = 64;
-constexpr std::uintmax_t k_chunk_bytes = std::uintmax_t{4} << 20;
-
-// The end of the chunk that starts at `begin`.
-std::size_t chunk_end(const std::vector<TargetFiles>& files, std::size_t begin) {
-  std::size_t end = begin;
+// `definitions` of them, and no more once their files reach `bytes`, so that large trace files do
+// not pile up in one chunk. A chunk always holds at least one definition.
+struct ChunkLimits {
+  std::size_t definitions = 0;
   std::uintmax_t bytes = 0;
-  while (end < files.size() && end - begin < k_chunk_definitions &&
-         (end == begin || bytes + files[end].bytes <= k_chunk_bytes)) {
-    bytes += files[end].bytes;
-    ++end;
+};
+// In this process: 64 definitions, 4 MiB. Handed to worker processes: smaller, so that the last
+// chunks do not leave the other processes idle.
+constexpr ChunkLimits k_chunk_in_process{64, std::uintmax_t{4} << 20};
+constexpr ChunkLimits k_chunk_forked{16, std::uintmax_t{1} << 20};
+
+struct ChunkRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+
+// The chunks of the targets, in order.
+std::vector<ChunkRange> plan_chunks(const std::vector<TargetFiles>& files, ChunkLimits limits) {
+  std::vector<ChunkRange> chunks;
+  for (std::size_t begin = 0; begin < files.size();) {
+    std::size_t end = begin;
+    std::uintmax_t bytes = 0;
+    while (end < files.size() && end - begin < limits.definitions &&
+           (end == begin || bytes + files[end].bytes <= limits.bytes)) {
+      bytes += files[end].bytes;
+      ++end;
+    }
+    chunks.push_back({begin, end});
+    begin = end;
   }
-  return end;
+  return chunks;
 }
 
 // Hands the pages freed with a chunk back to the system. glibc keeps freed memory in the arenas of
@@ -127,27 +146,30 @@ void prepare_chunk(const std::vector<std::string>& targets, const std::vector<Ta
   }
 }
 
-// Phase 1 (parallel): reads and parses every file of the chunk.
-void load_chunk(LoadedChunk& chunk) {
+// Phase 1 (parallel, on up to `threads` threads): reads and parses every file of the chunk.
+void load_chunk(LoadedChunk& chunk, std::size_t threads) {
   const std::size_t loads = chunk.definitions.size() + chunk.workloads.size() +
                             chunk.solutions.size() + chunk.traces.size();
-  parallel_for(loads, [&](std::size_t i) {
-    if (i < chunk.definitions.size()) {
-      load_definition(chunk.definitions[i]);
-      return;
-    }
-    i -= chunk.definitions.size();
-    if (i < chunk.workloads.size()) {
-      load_trace_file(chunk.workloads[i]);
-      return;
-    }
-    i -= chunk.workloads.size();
-    if (i < chunk.solutions.size()) {
-      load_solution(chunk.solutions[i]);
-      return;
-    }
-    load_trace_file(chunk.traces[i - chunk.solutions.size()]);
-  });
+  parallel_for(
+      loads,
+      [&](std::size_t i) {
+        if (i < chunk.definitions.size()) {
+          load_definition(chunk.definitions[i]);
+          return;
+        }
+        i -= chunk.definitions.size();
+        if (i < chunk.workloads.size()) {
+          load_trace_file(chunk.workloads[i]);
+          return;
+        }
+        i -= chunk.workloads.size();
+        if (i < chunk.solutions.size()) {
+          load_solution(chunk.solutions[i]);
+          return;
+        }
+        load_trace_file(chunk.traces[i - chunk.solutions.size()]);
+      },
+      threads);
 }
 
 // Phase 2 (this thread): the Python-exact definition checks. After the first interpreter failure
@@ -304,6 +326,186 @@ DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport&
   return run;
 }
 
+// What validating one chunk gives.
+struct ChunkResult {
+  std::vector<std::pair<std::string, DefinitionReport>> reports;
+  std::size_t loaded = 0; // definitions whose file parsed
+};
+
+// Validates the targets of `range`, on up to `threads` threads (0: one per core).
+ChunkResult validate_chunk(const std::vector<std::string>& targets,
+                           const std::vector<TargetFiles>& files, ChunkRange range, DatasetRun& run,
+                           PythonFrontend& python, DiagnosticSink& environment,
+                           std::size_t threads) {
+  LoadedChunk chunk;
+  prepare_chunk(targets, files, range.begin, range.end, chunk);
+  load_chunk(chunk, threads);
+  ChunkResult result;
+  result.loaded =
+      static_cast<std::size_t>(std::count_if(chunk.definitions.begin(), chunk.definitions.end(),
+                                             [](const LoadedDefinition& d) { return d.parsed(); }));
+  run_python_checks(chunk, python, run.python_failed, environment);
+  run_worker_phases(chunk, run, environment);
+  parallel_for(
+      chunk.jobs.size(), [&](std::size_t i) { run_categories(chunk.jobs[i], run); }, threads);
+  result.reports.reserve(chunk.jobs.size());
+  for (DefinitionJob& job : chunk.jobs) {
+    result.reports.emplace_back(std::move(job.name), std::move(job.report));
+  }
+  chunk = LoadedChunk{};
+  release_free_memory();
+  return result;
+}
+
+// A chunk's result and the environment diagnostics it gave, as a worker process sends them.
+std::string encode_chunk(const ChunkResult& result, const DiagnosticList& environment) {
+  detail::ByteWriter out;
+  out.u64(result.loaded);
+  out.u32(static_cast<std::uint32_t>(environment.items().size()));
+  for (const Diagnostic& d : environment.items()) {
+    encode_diagnostic(d, out);
+  }
+  out.u32(static_cast<std::uint32_t>(result.reports.size()));
+  for (const auto& [name, report] : result.reports) {
+    out.str(name);
+    encode_definition_report(report, out);
+  }
+  return out.take();
+}
+
+std::optional<ChunkResult> decode_chunk(std::string_view bytes,
+                                        std::vector<Diagnostic>& environment) {
+  detail::ByteReader in(bytes);
+  ChunkResult result;
+  result.loaded = in.u64();
+  const std::uint32_t diagnostics = in.u32();
+  for (std::uint32_t i = 0; in.ok() && i < diagnostics; ++i) {
+    if (auto d = decode_diagnostic(in)) {
+      environment.push_back(std::move(*d));
+    }
+  }
+  const std::uint32_t reports = in.u32();
+  for (std::uint32_t i = 0; in.ok() && i < reports; ++i) {
+    std::string name(in.str());
+    if (auto report = decode_definition_report(in)) {
+      result.reports.emplace_back(std::move(name), std::move(*report));
+    }
+  }
+  if (!in.finished()) {
+    return std::nullopt;
+  }
+  return result;
+}
+
+// Where the targets' chunks are validated, and what the run has gathered so far.
+struct ChunkSink {
+  const std::vector<std::string>& targets;
+  const ValidateDatasetOptions& options;
+  DatasetReport& report;
+  DiagnosticSink& environment;
+  std::size_t loaded = 0;
+  std::size_t done = 0;
+  // Environment diagnostics already reported (worker processes each report theirs).
+  std::set<std::tuple<std::string, std::string, std::string>> reported;
+
+  void take(ChunkResult result) {
+    loaded += result.loaded;
+    done += result.reports.size();
+    for (auto& [name, definition] : result.reports) {
+      report.definitions.emplace(std::move(name), std::move(definition));
+    }
+    if (options.progress) {
+      options.progress(done, targets.size());
+    }
+  }
+  void take_environment(Diagnostic d) {
+    if (reported.emplace(d.code, d.message, d.file.native()).second) {
+      environment.report(std::move(d));
+    }
+  }
+};
+
+// How many worker processes validate the chunks: none (this process does) when the run uses the
+// reference worker (one connection, which processes cannot share), when there is only one chunk,
+// or when one process is asked for.
+std::size_t worker_processes(const ValidateDatasetOptions& options, std::size_t chunks) {
+  if (options.runner != nullptr || chunks < 2) {
+    return 0;
+  }
+  const std::size_t cores = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  const std::size_t wanted = options.processes == 0 ? cores : options.processes;
+  return wanted < 2 ? 0 : std::min(wanted, chunks);
+}
+
+// Validates the chunks in worker processes (each single-threaded); the chunks none of them
+// finished come back for this process.
+std::vector<std::size_t> validate_chunks_forked(const std::vector<TargetFiles>& files,
+                                                const std::vector<ChunkRange>& chunks,
+                                                std::size_t workers, DatasetRun& run,
+                                                PythonFrontend& python, ChunkSink& sink) {
+  // Started here, once, so that the workers share the interpreter instead of each starting one.
+  // A failure is remembered by the front-end; each worker reports it when it needs Python.
+  (void)python.check_expression("0");
+  std::vector<std::size_t> redo;
+  const auto work = [&](std::size_t c) {
+    DiagnosticList environment;
+    const ChunkResult result =
+        validate_chunk(sink.targets, files, chunks[c], run, python, environment, 1);
+    return encode_chunk(result, environment);
+  };
+  const auto on_result = [&](std::size_t c, std::string_view bytes) {
+    std::vector<Diagnostic> environment;
+    auto result = decode_chunk(bytes, environment);
+    if (!result) {
+      redo.push_back(c);
+      return;
+    }
+    for (Diagnostic& d : environment) {
+      sink.take_environment(std::move(d));
+    }
+    sink.take(std::move(*result));
+  };
+  detail::ForkHooks hooks;
+  hooks.before_fork = [&] { python.prepare_fork(); };
+  hooks.parent_after = [&] { python.after_fork(ForkSide::parent); };
+  hooks.child_after = [&] { python.after_fork(ForkSide::child); };
+  const detail::ForkedWorkOutcome outcome =
+      detail::run_in_forked_workers(chunks.size(), workers, work, on_result, hooks);
+  if (outcome.workers_started == 0) {
+    spdlog::debug("no worker process could be started; validating in this process");
+  }
+  redo.insert(redo.end(), outcome.unfinished.begin(), outcome.unfinished.end());
+  std::sort(redo.begin(), redo.end());
+  return redo;
+}
+
+// Validates every target, chunk by chunk (so that only one chunk's parsed files are held at a
+// time in any process), in worker processes when that pays; returns how many definitions loaded.
+std::size_t validate_targets(const std::vector<std::string>& targets,
+                             const std::vector<TargetFiles>& files, DatasetRun& run,
+                             PythonFrontend& python, DatasetReport& report,
+                             DiagnosticSink& environment) {
+  ChunkSink sink{targets, run.options, report, environment, 0, 0, {}};
+  const std::vector<ChunkRange> small_chunks = plan_chunks(files, k_chunk_forked);
+  if (const std::size_t workers = worker_processes(run.options, small_chunks.size()); workers > 0) {
+    for (const std::size_t c :
+         validate_chunks_forked(files, small_chunks, workers, run, python, sink)) {
+      DiagnosticList chunk_environment;
+      ChunkResult result =
+          validate_chunk(targets, files, small_chunks[c], run, python, chunk_environment, 0);
+      for (const Diagnostic& d : chunk_environment.items()) {
+        sink.take_environment(d);
+      }
+      sink.take(std::move(result));
+    }
+    return sink.loaded;
+  }
+  for (const ChunkRange& range : plan_chunks(files, k_chunk_in_process)) {
+    sink.take(validate_chunk(targets, files, range, run, python, environment, 0));
+  }
+  return sink.loaded;
+}
+
 } // namespace
 
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
@@ -328,34 +530,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     report.definition_files.emplace(targets[i], files[i].definition->file.path);
   }
 
-  // Chunk by chunk, so that only one chunk's parsed files are held at a time.
-  std::size_t loaded = 0;
-  std::atomic<std::size_t> done{0};
-  std::mutex progress_mutex;
-  for (std::size_t begin = 0, end = 0; begin < targets.size(); begin = end) {
-    end = chunk_end(files, begin);
-    LoadedChunk chunk;
-    prepare_chunk(targets, files, begin, end, chunk);
-    load_chunk(chunk);
-    loaded += static_cast<std::size_t>(
-        std::count_if(chunk.definitions.begin(), chunk.definitions.end(),
-                      [](const LoadedDefinition& d) { return d.parsed(); }));
-    run_python_checks(chunk, python, run.python_failed, environment);
-    run_worker_phases(chunk, run, environment);
-    parallel_for(chunk.jobs.size(), [&](std::size_t i) {
-      run_categories(chunk.jobs[i], run);
-      const std::size_t finished = ++done;
-      if (options.progress) {
-        const std::lock_guard lock(progress_mutex);
-        options.progress(finished, targets.size());
-      }
-    });
-    for (DefinitionJob& job : chunk.jobs) {
-      report.definitions.emplace(job.name, std::move(job.report));
-    }
-    chunk = LoadedChunk{};
-    release_free_memory();
-  }
+  const std::size_t loaded = validate_targets(targets, files, run, python, report, environment);
   CheckResult dataset_level = check_dataset_level(scan);
   // A tree of the old schema is said once, first, with counts (not once per file).
   if (auto old_schema =

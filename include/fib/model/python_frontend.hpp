@@ -118,9 +118,20 @@ struct HelperResolution {
   std::vector<UnresolvedHelper> missing; // in the order of HelperQuery::names
 };
 
+// Which side of a fork() a process is on.
+enum class ForkSide { parent, child };
+
 class PythonFrontend {
 public:
   virtual ~PythonFrontend() = default;
+
+  // fork() support, for callers that run checks in forked child processes (an interpreter runs
+  // Python on one thread at a time, so parallel checks need processes): prepare_fork() in the
+  // parent just before fork(), then after_fork() in each of the two processes, on the thread that
+  // makes the checks. The child may then go on making checks with its copy. The defaults do
+  // nothing (a front-end without process state).
+  virtual void prepare_fork() {}
+  virtual void after_fork(ForkSide /*side*/) {}
 
   // Parses `source` as a module: its syntax error, or its last top-level plain `def run`.
   virtual Expected<ReferenceAnalysis> analyze_reference(std::string_view source) = 0;

@@ -43,6 +43,11 @@ public:
   // Reads the package's modules (cached for the life of the process while their size and mtime
   // stay the same); imports `symtable`, `importlib.machinery` and `site`, never flashinfer.
   Expected<HelperResolution> resolve_helpers(const HelperQuery& query) override;
+  // When the interpreter has started: what os.fork() does around fork() (PyOS_BeforeFork,
+  // PyOS_AfterFork_Parent / PyOS_AfterFork_Child). Nothing otherwise: a child then starts its own
+  // interpreter on first use.
+  void prepare_fork() override;
+  void after_fork(ForkSide side) override;
 
   // True once the interpreter has started successfully.
   bool started() const;

@@ -89,7 +89,11 @@ struct ValidateDatasetOptions {
   ReferenceChecks reference_checks = ReferenceChecks::none;
   ReferenceRunner* runner = nullptr;
   bool reference_checks_requested = false;
-  // Called after each definition is checked, with (done, total); may be empty.
+  // How many processes validate the definitions: 0 is one per core, 1 is this process only. More
+  // than one runs the chunks in forked worker processes (one thread each), except when `runner`
+  // is set: the reference worker's connection cannot be shared. Reports are the same either way.
+  std::size_t processes = 0;
+  // Called after each chunk of definitions is checked, with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };
 

@@ -1,0 +1,83 @@
+// The binary encoding of definition reports and diagnostics round-trips, and damaged bytes never
+// decode into a report.
+
+#include "util/byte_codec.hpp"
+#include "validate/report_codec.hpp"
+
+#include <fib/base/codes.hpp>
+
+#include <gtest/gtest.h>
+
+namespace fib::dataset_checks {
+namespace {
+
+DefinitionReport sample_report() {
+  DefinitionReport report;
+  CheckResult layout;
+  CheckResult definition;
+  definition.add(codes::k_reference_syntax, "Reference must be valid Python code: invalid syntax");
+  definition.add(CheckLevel::info, codes::k_dataset_workload_valid_count, "note \xc3\xa9 text");
+  definition.add(CheckMessage{CheckLevel::warning, "a message without a code", ""});
+  report[Category::layout] = layout;
+  report[Category::definition] = definition;
+  report.update_status();
+  return report;
+}
+
+TEST(ReportCodec, DefinitionReportRoundTrips) {
+  const DefinitionReport original = sample_report();
+  detail::ByteWriter out;
+  encode_definition_report(original, out);
+  detail::ByteReader in(out.bytes());
+  const auto decoded = decode_definition_report(in);
+  ASSERT_TRUE(decoded);
+  EXPECT_TRUE(in.finished());
+  DatasetReport a;
+  a.definitions.emplace("d", original);
+  DatasetReport b;
+  b.definitions.emplace("d", *decoded);
+  EXPECT_EQ(render_report_json(b), render_report_json(a));
+  EXPECT_EQ((*decoded)[Category::definition]->messages[0].code.data(),
+            table_code(codes::k_reference_syntax).data())
+      << "codes read back as the table's own text";
+  EXPECT_FALSE((*decoded)[Category::workload]) << "a category that did not run stays so";
+}
+
+TEST(ReportCodec, DamagedBytesNeverDecode) {
+  detail::ByteWriter out;
+  encode_definition_report(sample_report(), out);
+  const std::string bytes = out.bytes();
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    detail::ByteReader in(std::string_view(bytes).substr(0, size));
+    const auto decoded = decode_definition_report(in);
+    EXPECT_FALSE(decoded && in.finished()) << "truncated to " << size << " bytes";
+  }
+  std::string bad_status = bytes;
+  bad_status[0] = 9;
+  detail::ByteReader in(bad_status);
+  EXPECT_FALSE(decode_definition_report(in));
+}
+
+TEST(ReportCodec, DiagnosticRoundTrips) {
+  Diagnostic d = make_diagnostic(codes::k_python_unavailable, "no Python");
+  d.file = "/a/b.json";
+  d.pointer = "/reference";
+  d.line = 12;
+  d.hint = "set FIB_PYTHON";
+  detail::ByteWriter out;
+  encode_diagnostic(d, out);
+  detail::ByteReader in(out.bytes());
+  const auto back = decode_diagnostic(in);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->severity, d.severity);
+  EXPECT_EQ(back->code, d.code);
+  EXPECT_EQ(back->message, d.message);
+  EXPECT_EQ(back->file, d.file);
+  EXPECT_EQ(back->pointer, d.pointer);
+  EXPECT_EQ(back->line, 12);
+  EXPECT_EQ(back->hint, d.hint);
+  EXPECT_TRUE(in.finished());
+}
+
+} // namespace
+} // namespace fib::dataset_checks
