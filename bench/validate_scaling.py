@@ -209,7 +209,7 @@ class Spawner:
         program = shutil.which(cmd[0], path=env.get("PATH", os.defpath))
         if program is None:
             sys.exit(f"{cmd[0]}: not found on the contender's PATH")
-        fields = [stderr_path, repr(interval), str(len(cmd)), program, *cmd[1:]]
+        fields = [stderr_path, repr(interval), str(len(cmd)), os.path.abspath(program), *cmd[1:]]
         fields += [f"{k}={v}" for k, v in env.items()]
         payload = b"\0".join(os.fsencode(f) for f in fields)
         self.proc.stdin.write(b"%d\n" % len(payload) + payload)
