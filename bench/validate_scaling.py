@@ -724,12 +724,11 @@ def main():
     if args.floor_probe:
         floor_probe(args.floor_probe)
         return 0
-    if args.workdir:
-        os.makedirs(args.workdir, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="fib-validate-scaling-", dir=args.workdir)
-    if os.path.realpath(work).startswith(os.path.realpath(root) + os.sep):
-        os.rmdir(work)
+    parent = os.path.realpath(args.workdir or tempfile.gettempdir())
+    if (parent + os.sep).startswith(os.path.realpath(root) + os.sep):
         sys.exit(f"--workdir must be outside the repository ({root})")
+    os.makedirs(parent, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="fib-validate-scaling-", dir=parent)
     fib_has_cache = supports_cache(args.fib)
     if args.fib_before and supports_cache(args.fib_before):
         log("note: the before binary has --cache-dir; it runs without cache flags all the same")
