@@ -23,6 +23,11 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_blob_malformed, error, L, D, "a blob is not a valid safetensors file"},
     {codes::k_blob_not_found, error, L, D, "a safetensors blob named by a workload does not exist"},
     {codes::k_blob_unreadable, error, F, E, "a blob could not be read"},
+    {codes::k_cache_unavailable, note, F, D,
+     "the result cache directory cannot be created or read: the run goes on without the cache"},
+    {codes::k_cache_unwritable, note, F, D,
+     "the result cache cannot be written (read-only, full, or no longer a directory): this run's "
+     "new results are not kept"},
     {codes::k_call_duplicate_argument, error, L, D,
      "a keyword argument repeats a positional one when building a call"},
     {codes::k_call_too_many_arguments, error, L, D,

@@ -1,0 +1,92 @@
+#pragma once
+// A persistent cache of per-file results, kept between fib runs: values (opaque bytes) stored under
+// SHA-256 keys the caller computes. Storage, integrity checks, the size bound and how several fib
+// processes share one cache: docs/cache.md, "Storage".
+//
+// In short: the cache lives in `<directory>/v1` as immutable pack files, each written whole and
+// atomically by one commit(); find() binary-searches the packs' sorted indexes in read-only
+// memory maps (nothing is read into memory up front) and checks each value's checksum before
+// handing it out. Anything damaged or unexpected in the directory is never trusted: a damaged
+// pack is ignored (and deleted when possible), a damaged value reads as absent. The cache can
+// only ever cost a recomputation, never a wrong or failed run: every problem is at most one note.
+
+#include <fib/base/diagnostic.hpp>
+#include <fib/util/sha256.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fib {
+
+namespace detail {
+struct ResultCacheState; // the open cache's maps and pending entries (result_cache.cpp)
+} // namespace detail
+
+// --- Interface ---
+
+struct ResultCacheOptions {
+  // The cache root; fib keeps its files in `directory / "v1"`. Created when missing (links on the
+  // way are followed: a root that is a link to a directory is the user's choice).
+  std::filesystem::path directory;
+  // The bound on the packs' total size. A run's new entries that alone would exceed it are not
+  // kept; after each commit the least recently used packs are deleted until the packs fit.
+  std::uintmax_t max_bytes = std::uintmax_t{256} << 20;
+};
+
+// $FIB_CACHE_DIR if set and non-empty, else $XDG_CACHE_HOME/fib (XDG_CACHE_HOME set and absolute),
+// else $HOME/.cache/fib (HOME set and non-empty); nullopt when none can be formed.
+std::optional<std::filesystem::path> default_cache_directory();
+
+class ResultCache {
+public:
+  // A disabled cache: finds nothing, keeps nothing, commit does nothing.
+  ResultCache();
+  // Opens the cache (creating `directory/v1` if needed) and maps the packs there. Never fails: a
+  // directory that cannot be created or read gives ONE note `cache.unavailable` (the path, the OS
+  // reason, and that the run goes on without the cache) and a disabled cache. Damaged packs are
+  // deleted (when the directory allows it); packs that are not regular files, have another
+  // format version or cannot be opened are left alone and not used.
+  static ResultCache open(const ResultCacheOptions& options, DiagnosticSink& notes);
+
+  ~ResultCache(); // does not commit
+  ResultCache(ResultCache&& other) noexcept;
+  ResultCache& operator=(ResultCache&& other) noexcept;
+  ResultCache(const ResultCache&) = delete;
+  ResultCache& operator=(const ResultCache&) = delete;
+
+  bool enabled() const;
+  // The cache directory (`directory/v1`); empty for a disabled cache.
+  const std::filesystem::path& directory() const;
+
+  // The value stored under `key` in the packs mapped by open(), its checksum verified before it is
+  // returned; nullopt when absent or when the record is damaged (then the entry is treated as
+  // absent: the caller recomputes it and put() rewrites it). When several packs hold `key`, the
+  // newest pack's record decides. Entries put() by this object are not found (they are in no pack
+  // until commit, and only a later open() maps that pack). The view stays valid for the life of
+  // this object (moves included). Thread-safe: may be called from many threads at once, and in a
+  // child process after fork() (the maps are inherited read-only).
+  std::optional<std::string_view> find(const Sha256Digest& key) const;
+
+  // Keeps a new entry for commit(). Thread-safe. A later put of the same key replaces the earlier
+  // one. Does nothing on a disabled cache.
+  void put(const Sha256Digest& key, std::string value);
+
+  // Writes the entries put since open() (or since the last commit) as ONE new pack, atomically,
+  // then refreshes the packs find() used in this process (the least-recently-used order) and,
+  // when no other process is doing it at the same moment, deletes the least recently used packs
+  // above max_bytes and merges more than 16 packs into one. A cache that cannot be written
+  // (read-only, full, its directory gone) gives ONE note `cache.unwritable` and loses only the
+  // new entries. Never throws. Call it in the process that called open(): a child after fork()
+  // may commit its own puts, but does not refresh the parent's packs.
+  void commit(DiagnosticSink& notes);
+
+private:
+  explicit ResultCache(std::unique_ptr<detail::ResultCacheState> state);
+  std::unique_ptr<detail::ResultCacheState> m_state; // null: disabled
+};
+
+} // namespace fib

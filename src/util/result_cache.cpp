@@ -1,0 +1,430 @@
+#include "fib/util/result_cache.hpp"
+
+#include "util/cache_pack.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/util/atomic_file.hpp>
+#include <fib/util/file_lock.hpp>
+
+#include <fmt/format.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <random>
+#include <system_error>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace fib {
+namespace detail {
+
+struct ResultCacheState {
+  std::filesystem::path root;      // the options' directory
+  std::filesystem::path directory; // root / "v1"
+  std::uintmax_t max_bytes = 0;
+  pid_t opener = 0; // the process that opened the cache: the only one that refreshes packs
+  std::vector<MappedPack> packs; // newest first
+  // Per pack: find() handed out one of its values in this process (commit refreshes its mtime).
+  std::unique_ptr<std::atomic<bool>[]> used;
+  std::mutex pending_mutex;
+  std::map<Sha256Digest, std::string> pending;
+};
+
+} // namespace detail
+
+namespace {
+
+namespace fs = std::filesystem;
+using detail::MappedPack;
+using detail::PackEntry;
+using detail::PackOpenStatus;
+using detail::ResultCacheState;
+
+constexpr std::string_view k_version_directory = "v1";
+// More packs than this are merged into one at commit.
+constexpr std::size_t k_most_packs = 16;
+
+// A note of `code` (cache.unavailable or cache.unwritable) about `path`: what failed and why.
+Diagnostic cache_note(std::string_view code, const fs::path& path, std::string_view what,
+                      std::string_view reason) {
+  const bool unavailable = code == codes::k_cache_unavailable;
+  Diagnostic d =
+      make_diagnostic(code, fmt::format("{}: {} the result cache: {}: {}; {}", path.string(),
+                                        unavailable ? "cannot use" : "cannot write", what, reason,
+                                        unavailable ? "this run goes on without the cache"
+                                                    : "this run's new results are not kept"));
+  d.file = path;
+  d.hint = "set FIB_CACHE_DIR to a writable directory";
+  return d;
+}
+
+// Opens `root / v1`, creating what is missing (links on the way to `root` are followed, `v1`
+// itself must be a directory). Failures are notes of `code`.
+Expected<DirectoryHandle> open_cache_directory(const fs::path& root, std::string_view code) {
+  const fs::path path = root / k_version_directory;
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) {
+    return unexpected(cache_note(code, path, "cannot create the directory", ec.message()));
+  }
+  const int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) {
+    return unexpected(cache_note(code, path, "cannot open the directory", std::strerror(errno)));
+  }
+  const DirectoryHandle root_handle(root_fd, root);
+  const std::string name(k_version_directory);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int fd = ::openat(root_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      return DirectoryHandle(fd, path);
+    }
+    const int error = errno;
+    if (error == ENOTDIR || error == ELOOP) {
+      return unexpected(
+          cache_note(code, path, "cannot open the directory", "it exists and is not a directory"));
+    }
+    if (error != ENOENT) {
+      return unexpected(cache_note(code, path, "cannot open the directory", std::strerror(error)));
+    }
+    if (::mkdirat(root_fd, name.c_str(), 0777) != 0 && errno != EEXIST) {
+      return unexpected(
+          cache_note(code, path, "cannot create the directory", std::strerror(errno)));
+    }
+  }
+  return unexpected(cache_note(code, path, "cannot open the directory", std::strerror(ENOENT)));
+}
+
+struct Listing {
+  std::vector<std::string> names; // the entries named like packs, sorted
+  int error = 0;                  // errno when the directory could not be listed
+};
+
+Listing list_pack_names(int directory_fd) {
+  Listing listing;
+  const int fd = ::openat(directory_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* directory = fd < 0 ? nullptr : ::fdopendir(fd);
+  if (directory == nullptr) {
+    listing.error = errno;
+    if (fd >= 0) {
+      ::close(fd);
+    }
+    return listing;
+  }
+  while (true) {
+    errno = 0;
+    const dirent* entry = ::readdir(directory);
+    if (entry == nullptr) {
+      listing.error = errno;
+      break;
+    }
+    if (detail::is_pack_name(entry->d_name)) {
+      listing.names.emplace_back(entry->d_name);
+    }
+  }
+  ::closedir(directory);
+  std::sort(listing.names.begin(), listing.names.end());
+  return listing;
+}
+
+// Maps the packs `names` of the directory, newest first (by stamp, then name). Damaged and
+// too-large packs are deleted (best effort); the rest of what cannot be used is left alone.
+std::vector<MappedPack> map_packs(int directory_fd, const std::vector<std::string>& names,
+                                  std::uintmax_t max_bytes) {
+  std::vector<MappedPack> packs;
+  for (const std::string& name : names) {
+    MappedPack::Opening opening = MappedPack::open(directory_fd, name, max_bytes);
+    switch (opening.status) {
+    case PackOpenStatus::valid:
+      packs.push_back(std::move(opening.pack));
+      break;
+    case PackOpenStatus::damaged:
+    case PackOpenStatus::too_large:
+      detail::delete_pack_file(directory_fd, name, opening.device, opening.inode);
+      break;
+    case PackOpenStatus::vanished:
+    case PackOpenStatus::not_regular_file:
+    case PackOpenStatus::unreadable:
+    case PackOpenStatus::foreign_version:
+      break;
+    }
+  }
+  std::sort(packs.begin(), packs.end(), [](const MappedPack& a, const MappedPack& b) {
+    return a.stamp() != b.stamp() ? a.stamp() > b.stamp() : a.name() > b.name();
+  });
+  return packs;
+}
+
+std::uint64_t stamp_now() {
+  std::timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+// `pack-<pid>-<time>-<random>.bin`: unique across processes (pid), commits of one process
+// (time) and hosts sharing the directory (64 random bits). Fixed-width hex digits, so that one
+// process's names sort in the order they were made.
+std::string unique_pack_name() {
+  std::random_device random;
+  const std::uint64_t noise = (std::uint64_t{random()} << 32) ^ random();
+  return fmt::format("pack-{:08x}-{:016x}-{:016x}.bin", static_cast<std::uint32_t>(::getpid()),
+                     stamp_now(), noise);
+}
+
+// Writes `entries` (sorted by key) as a new pack; its name, or the error.
+Expected<std::string> write_pack(const DirectoryHandle& directory, std::uint64_t stamp,
+                                 std::span<const PackEntry> entries) {
+  const std::string content = detail::encode_pack(stamp, entries);
+  std::string name = unique_pack_name();
+  FIB_TRY(write_file_atomically_in(directory, name, content, Overwrite::forbidden));
+  return name;
+}
+
+struct PackFile {
+  std::string name;
+  std::uintmax_t size = 0;
+  std::timespec mtime{};
+};
+
+// The regular files named like packs, least recently used (oldest mtime, then name) first.
+std::vector<PackFile> pack_files_by_use(int directory_fd) {
+  std::vector<PackFile> files;
+  for (std::string& name : list_pack_names(directory_fd).names) {
+    struct stat info {};
+    if (::fstatat(directory_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(info.st_mode)) {
+      files.push_back({std::move(name), static_cast<std::uintmax_t>(info.st_size), info.st_mtim});
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const PackFile& a, const PackFile& b) {
+    return std::tie(a.mtime.tv_sec, a.mtime.tv_nsec, a.name) <
+           std::tie(b.mtime.tv_sec, b.mtime.tv_nsec, b.name);
+  });
+  return files;
+}
+
+// Deletes the least recently used packs, never `newest`, until the packs fit in `max_bytes`.
+void evict_least_recently_used(int directory_fd, std::string_view newest,
+                               std::uintmax_t max_bytes) {
+  const std::vector<PackFile> files = pack_files_by_use(directory_fd);
+  std::uintmax_t total = 0;
+  for (const PackFile& file : files) {
+    total += file.size;
+  }
+  for (const PackFile& file : files) {
+    if (total <= max_bytes) {
+      break;
+    }
+    if (file.name != newest) {
+      ::unlinkat(directory_fd, file.name.c_str(), 0); // gone either way, unless read-only
+      total -= file.size;
+    }
+  }
+}
+
+// When the directory holds more than k_most_packs packs, merges them into one (newest wins per
+// key; a damaged newest record drops the key rather than bring back an older value), written
+// atomically, then deletes the merged packs. Skipped when the merged pack would exceed the bound.
+void compact(const DirectoryHandle& directory, std::uintmax_t max_bytes) {
+  const std::vector<MappedPack> packs =
+      map_packs(directory.fd(), list_pack_names(directory.fd()).names, max_bytes);
+  if (packs.size() <= k_most_packs) {
+    return;
+  }
+  std::map<Sha256Digest, std::optional<std::string_view>> merged;
+  for (const MappedPack& pack : packs) {
+    for (std::size_t i = 0; i < pack.record_count(); ++i) {
+      const Sha256Digest key = pack.key_at(i);
+      if (!merged.contains(key)) {
+        merged.emplace(key, pack.value_at(i));
+      }
+    }
+  }
+  std::vector<PackEntry> entries;
+  entries.reserve(merged.size());
+  std::uintmax_t value_bytes = 0;
+  for (const auto& [key, value] : merged) {
+    if (value) {
+      entries.push_back({key, *value});
+      value_bytes += value->size();
+    }
+  }
+  if (detail::encoded_pack_size(entries.size(), value_bytes) > max_bytes ||
+      !write_pack(directory, packs.front().stamp(), entries)) {
+    return;
+  }
+  for (const MappedPack& pack : packs) {
+    detail::delete_pack_file(directory.fd(), pack.name(), pack.device(), pack.inode());
+  }
+}
+
+// Refreshes the mtime of the packs find() used, in the process that opened the cache only.
+void refresh_used_packs(ResultCacheState& state, int directory_fd) {
+  if (::getpid() != state.opener) {
+    return;
+  }
+  const std::timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}}; // atime kept, mtime now
+  for (std::size_t i = 0; i < state.packs.size(); ++i) {
+    if (state.used[i].exchange(false, std::memory_order_relaxed)) {
+      ::utimensat(directory_fd, state.packs[i].name().c_str(), times, AT_SYMLINK_NOFOLLOW);
+    }
+  }
+}
+
+void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
+  std::map<Sha256Digest, std::string> pending;
+  {
+    const std::lock_guard lock(state.pending_mutex);
+    pending.swap(state.pending);
+  }
+  auto directory = open_cache_directory(state.root, codes::k_cache_unwritable);
+  if (!directory) {
+    if (!pending.empty()) {
+      notes.report(std::move(directory).error());
+    }
+    return;
+  }
+  refresh_used_packs(state, directory->fd());
+  if (pending.empty()) {
+    return;
+  }
+  std::vector<PackEntry> entries;
+  entries.reserve(pending.size());
+  std::uintmax_t value_bytes = 0;
+  for (const auto& [key, value] : pending) {
+    entries.push_back({key, value});
+    value_bytes += value.size();
+  }
+  if (detail::encoded_pack_size(entries.size(), value_bytes) > state.max_bytes) {
+    return; // a pack above the bound would be deleted on the next open: not worth writing
+  }
+  StaleTemporarySweeper().remove_stale_in(*directory);
+  const auto written = write_pack(*directory, stamp_now(), entries);
+  if (!written) {
+    notes.report(cache_note(codes::k_cache_unwritable, state.directory, "cannot write a new pack",
+                            written.error().message));
+    return;
+  }
+  pending.clear();
+  // Upkeep by one process at a time; when another holds the lock it is doing this very work.
+  const auto lock = lock_directory(*directory, std::chrono::milliseconds{0});
+  if (!lock) {
+    return;
+  }
+  evict_least_recently_used(directory->fd(), *written, state.max_bytes);
+  compact(*directory, state.max_bytes);
+}
+
+std::string_view environment_variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string_view() : std::string_view(value);
+}
+
+} // namespace
+
+std::optional<fs::path> default_cache_directory() {
+  if (const auto fib = environment_variable("FIB_CACHE_DIR"); !fib.empty()) {
+    return fs::path(fib);
+  }
+  if (const auto xdg = environment_variable("XDG_CACHE_HOME");
+      !xdg.empty() && fs::path(xdg).is_absolute()) {
+    return fs::path(xdg) / "fib";
+  }
+  if (const auto home = environment_variable("HOME"); !home.empty()) {
+    return fs::path(home) / ".cache" / "fib";
+  }
+  return std::nullopt;
+}
+
+ResultCache::ResultCache() = default;
+ResultCache::ResultCache(std::unique_ptr<detail::ResultCacheState> state)
+    : m_state(std::move(state)) {}
+ResultCache::~ResultCache() = default;
+ResultCache::ResultCache(ResultCache&& other) noexcept = default;
+ResultCache& ResultCache::operator=(ResultCache&& other) noexcept = default;
+
+ResultCache ResultCache::open(const ResultCacheOptions& options, DiagnosticSink& notes) {
+  auto directory = open_cache_directory(options.directory, codes::k_cache_unavailable);
+  if (!directory) {
+    notes.report(std::move(directory).error());
+    return ResultCache();
+  }
+  const Listing listing = list_pack_names(directory->fd());
+  if (listing.error != 0) {
+    notes.report(cache_note(codes::k_cache_unavailable, directory->path(),
+                            "cannot list the directory", std::strerror(listing.error)));
+    return ResultCache();
+  }
+  auto state = std::make_unique<ResultCacheState>();
+  state->root = options.directory;
+  state->directory = directory->path();
+  state->max_bytes = options.max_bytes;
+  state->opener = ::getpid();
+  state->packs = map_packs(directory->fd(), listing.names, options.max_bytes);
+  state->used = std::make_unique<std::atomic<bool>[]>(state->packs.size());
+  return ResultCache(std::move(state));
+}
+
+bool ResultCache::enabled() const {
+  return m_state != nullptr;
+}
+
+const fs::path& ResultCache::directory() const {
+  static const fs::path k_none;
+  return m_state ? m_state->directory : k_none;
+}
+
+std::optional<std::string_view> ResultCache::find(const Sha256Digest& key) const {
+  if (!m_state) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < m_state->packs.size(); ++i) {
+    const MappedPack& pack = m_state->packs[i];
+    const auto position = pack.index_of(key);
+    if (!position) {
+      continue;
+    }
+    const auto value = pack.value_at(*position);
+    // Read before written: a hot pack's flag is written once, not on every hit.
+    if (value && !m_state->used[i].load(std::memory_order_relaxed)) {
+      m_state->used[i].store(true, std::memory_order_relaxed);
+    }
+    return value; // the newest pack holding the key decides, even when its record is damaged
+  }
+  return std::nullopt;
+}
+
+void ResultCache::put(const Sha256Digest& key, std::string value) {
+  if (!m_state) {
+    return;
+  }
+  const std::lock_guard lock(m_state->pending_mutex);
+  m_state->pending.insert_or_assign(key, std::move(value));
+}
+
+void ResultCache::commit(DiagnosticSink& notes) {
+  if (!m_state) {
+    return;
+  }
+  try {
+    commit_pending(*m_state, notes);
+  } catch (const std::exception& error) { // out of memory building the pack
+    notes.report(cache_note(codes::k_cache_unwritable, m_state->directory,
+                            "cannot write a new pack", error.what()));
+  }
+}
+
+} // namespace fib

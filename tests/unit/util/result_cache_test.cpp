@@ -1,0 +1,436 @@
+// The result cache's store: round trips, many entries over several packs, newest wins, the size
+// bound with least-recently-used eviction, compaction, several processes sharing one cache, and a
+// kill in the middle of a commit. The damaged and hostile directory contents are in
+// result_cache_hostile_test.cpp.
+
+#include "result_cache_fixture.hpp"
+#include "test_support.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/util/file_lock.hpp>
+#include <fib/util/result_cache.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace fib {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::commit_range;
+using testing::key_of;
+using testing::options_for;
+using testing::pack_bytes;
+using testing::pack_names;
+using testing::TempDir;
+using testing::value_of;
+
+// Sets the modification time of `path` to `seconds_ago` seconds before now.
+void age(const fs::path& path, int seconds_ago) {
+  const std::timespec times[2] = {{0, UTIME_OMIT}, {::time(nullptr) - seconds_ago, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+std::optional<std::string> found(const ResultCache& cache, int n) {
+  const auto value = cache.find(key_of(n));
+  return value ? std::optional<std::string>(std::string(*value)) : std::nullopt;
+}
+
+TEST(ResultCache, DisabledCacheFindsAndKeepsNothing) {
+  ResultCache cache;
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_TRUE(cache.directory().empty());
+  cache.put(key_of(1), "one");
+  EXPECT_FALSE(cache.find(key_of(1)));
+  DiagnosticList notes;
+  cache.commit(notes);
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, RoundTrip) {
+  TempDir dir;
+  DiagnosticList notes;
+  {
+    ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+    ASSERT_TRUE(cache.enabled());
+    EXPECT_EQ(cache.directory(), dir.path() / "v1");
+    cache.put(key_of(1), "one");
+    cache.put(key_of(2), "");
+    cache.put(key_of(3), std::string("\0binary\xff", 8));
+    cache.put(key_of(1), "uno"); // a later put replaces the earlier one
+    EXPECT_FALSE(cache.find(key_of(1))) << "entries are found only after a commit and a new open";
+    cache.commit(notes);
+  }
+  EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
+  ASSERT_EQ(pack_names(dir.path()).size(), 1u);
+  const ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+  EXPECT_EQ(found(cache, 1), "uno");
+  EXPECT_EQ(found(cache, 2), "");
+  EXPECT_EQ(found(cache, 3), std::string("\0binary\xff", 8));
+  EXPECT_EQ(found(cache, 4), std::nullopt);
+  EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
+}
+
+TEST(ResultCache, CreatesMissingParentsAndAcceptsALinkedRoot) {
+  TempDir dir;
+  const fs::path real = dir.path() / "real";
+  fs::create_directories(real);
+  fs::create_directory_symlink(real, dir.path() / "link");
+  EXPECT_TRUE(commit_range(options_for(dir.path() / "link"), 0, 10).empty());
+  EXPECT_EQ(pack_names(real).size(), 1u) << "the link to a directory is the user's choice";
+  DiagnosticList notes;
+  const ResultCache cache = ResultCache::open(options_for(dir.path() / "link"), notes);
+  EXPECT_EQ(found(cache, 3), value_of(3));
+  EXPECT_TRUE(commit_range(options_for(dir.path() / "a" / "b" / "c"), 0, 1).empty());
+  EXPECT_EQ(pack_names(dir.path() / "a" / "b" / "c").size(), 1u);
+}
+
+TEST(ResultCache, ManyEntriesInSeveralPacks) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  for (int pack = 0; pack < 5; ++pack) {
+    ASSERT_TRUE(commit_range(options, pack * 1000, pack * 1000 + 1000, 200).empty());
+  }
+  EXPECT_EQ(pack_names(dir.path()).size(), 5u);
+  DiagnosticList notes;
+  const ResultCache cache = ResultCache::open(options, notes);
+  for (int n = 0; n < 5000; n += 7) {
+    ASSERT_EQ(found(cache, n), value_of(n, 200)) << n;
+  }
+  for (int n = 5000; n < 5500; ++n) {
+    ASSERT_EQ(found(cache, n), std::nullopt) << n;
+  }
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, NewestPackWins) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  ASSERT_TRUE(commit_range(options, 0, 10, 64, 1).empty());
+  ASSERT_TRUE(commit_range(options, 5, 15, 64, 2).empty());
+  ASSERT_TRUE(commit_range(options, 8, 9, 64, 3).empty());
+  DiagnosticList notes;
+  {
+    const ResultCache cache = ResultCache::open(options, notes);
+    EXPECT_EQ(found(cache, 2), value_of(2, 64, 1));
+    EXPECT_EQ(found(cache, 5), value_of(5, 64, 2));
+    EXPECT_EQ(found(cache, 8), value_of(8, 64, 3));
+    EXPECT_EQ(found(cache, 14), value_of(14, 64, 2));
+  }
+  // Reading the oldest pack refreshes its modification time (least recently used order) but
+  // not its place in the newest-wins order.
+  for (const std::string& name : pack_names(dir.path())) {
+    age(dir.path() / "v1" / name, 100);
+  }
+  {
+    ResultCache cache = ResultCache::open(options, notes);
+    EXPECT_EQ(found(cache, 2), value_of(2, 64, 1));
+    cache.commit(notes);
+  }
+  const ResultCache cache = ResultCache::open(options, notes);
+  EXPECT_EQ(found(cache, 5), value_of(5, 64, 2));
+  EXPECT_EQ(found(cache, 8), value_of(8, 64, 3));
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, CommitRefreshesThePacksThatWereUsed) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  ASSERT_TRUE(commit_range(options, 0, 10).empty());
+  ASSERT_TRUE(commit_range(options, 10, 20).empty());
+  const auto names = pack_names(dir.path());
+  ASSERT_EQ(names.size(), 2u);
+  for (const std::string& name : names) {
+    age(dir.path() / "v1" / name, 1000);
+  }
+  const auto aged = fs::last_write_time(dir.path() / "v1" / names[0]);
+  DiagnosticList notes;
+  ResultCache cache = ResultCache::open(options, notes);
+  ASSERT_TRUE(found(cache, 3));
+  ASSERT_TRUE(found(cache, 4));
+  ASSERT_FALSE(found(cache, 30));
+  for (const std::string& name : names) {
+    EXPECT_EQ(fs::last_write_time(dir.path() / "v1" / name), aged) << "find() writes nothing";
+  }
+  cache.commit(notes);
+  std::set<std::string> refreshed;
+  for (const std::string& name : names) {
+    if (fs::last_write_time(dir.path() / "v1" / name) > aged + std::chrono::seconds(500)) {
+      refreshed.insert(name);
+    }
+  }
+  EXPECT_EQ(refreshed.size(), 1u) << "only the pack that held keys 3 and 4";
+  const ResultCache reopened = ResultCache::open(options, notes);
+  EXPECT_EQ(found(reopened, 3), value_of(3));
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, ChildAfterForkFindsButDoesNotRefresh) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  ASSERT_TRUE(commit_range(options, 0, 100).empty());
+  const auto pack = dir.path() / "v1" / pack_names(dir.path()).at(0);
+  age(pack, 1000);
+  const auto aged = fs::last_write_time(pack);
+  DiagnosticList notes;
+  ResultCache cache = ResultCache::open(options, notes);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool all = true;
+    for (int n = 0; n < 100; ++n) {
+      const auto value = cache.find(key_of(n));
+      all = all && value && *value == value_of(n);
+    }
+    DiagnosticList child_notes;
+    cache.commit(child_notes); // nothing put: would only refresh, which a child does not do
+    ::_exit(all && !cache.find(key_of(100)) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child found every value through the inherited maps";
+  EXPECT_EQ(fs::last_write_time(pack), aged);
+}
+
+TEST(ResultCache, ThreadsFindAndPutAtOnce) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  ASSERT_TRUE(commit_range(options, 0, 500).empty());
+  DiagnosticList notes;
+  ResultCache cache = ResultCache::open(options, notes);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&cache, &wrong, t] {
+      for (int n = 0; n < 500; ++n) {
+        const auto value = cache.find(key_of(n));
+        if (!value || *value != value_of(n)) {
+          ++wrong;
+        }
+        cache.put(key_of(1000 + t * 500 + n), value_of(1000 + t * 500 + n));
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(wrong.load(), 0);
+  cache.commit(notes);
+  const ResultCache reopened = ResultCache::open(options, notes);
+  for (int n = 1000; n < 3000; ++n) {
+    ASSERT_EQ(found(reopened, n), value_of(n)) << n;
+  }
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, SizeBoundEvictsTheLeastRecentlyUsedPacks) {
+  TempDir dir;
+  // Each commit writes 10 entries of 1000 bytes: a pack of about 11 KB; four fit in 48 KB.
+  const std::uintmax_t bound = 48 * 1024;
+  const auto options = options_for(dir.path(), bound);
+  for (int round = 0; round < 10; ++round) {
+    const auto before = pack_names(dir.path());
+    ASSERT_TRUE(commit_range(options, round * 10, round * 10 + 10, 1000).empty());
+    EXPECT_LE(pack_bytes(dir.path()), bound) << "round " << round;
+    for (const std::string& name : pack_names(dir.path())) {
+      if (std::find(before.begin(), before.end(), name) == before.end()) {
+        age(dir.path() / "v1" / name, 1000 - round); // later rounds are more recent
+      }
+    }
+  }
+  EXPECT_EQ(pack_names(dir.path()).size(), 4u);
+  DiagnosticList notes;
+  {
+    ResultCache cache = ResultCache::open(options, notes);
+    EXPECT_EQ(found(cache, 95), value_of(95, 1000)) << "the newest packs are kept";
+    EXPECT_EQ(found(cache, 55), std::nullopt) << "the oldest packs are gone";
+    // Using the oldest pack left (entries 60..69) makes it the most recently used.
+    EXPECT_EQ(found(cache, 61), value_of(61, 1000));
+    for (int n = 100; n < 110; ++n) {
+      cache.put(key_of(n), value_of(n, 1000));
+    }
+    cache.commit(notes);
+  }
+  EXPECT_LE(pack_bytes(dir.path()), bound);
+  EXPECT_EQ(pack_names(dir.path()).size(), 4u);
+  const ResultCache cache = ResultCache::open(options, notes);
+  EXPECT_EQ(found(cache, 61), value_of(61, 1000)) << "used, so kept";
+  EXPECT_EQ(found(cache, 75), std::nullopt) << "the least recently used now";
+  EXPECT_EQ(found(cache, 85), value_of(85, 1000));
+  EXPECT_EQ(found(cache, 105), value_of(105, 1000)) << "just written, so kept";
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, EntriesLargerThanTheBoundAreNotKept) {
+  TempDir dir;
+  const auto options = options_for(dir.path(), 4096);
+  EXPECT_TRUE(commit_range(options, 0, 1, 100).empty());
+  EXPECT_TRUE(commit_range(options, 1, 2, 10000).empty());
+  DiagnosticList notes;
+  const ResultCache cache = ResultCache::open(options, notes);
+  EXPECT_EQ(found(cache, 0), value_of(0, 100));
+  EXPECT_EQ(found(cache, 1), std::nullopt);
+  EXPECT_EQ(pack_names(dir.path()).size(), 1u);
+}
+
+TEST(ResultCache, MoreThanSixteenPacksAreMergedIntoOne) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  for (int round = 0; round < 16; ++round) {
+    ASSERT_TRUE(commit_range(options, round * 20, round * 20 + 25, 100, round).empty());
+  }
+  EXPECT_EQ(pack_names(dir.path()).size(), 16u);
+  ASSERT_TRUE(commit_range(options, 16 * 20, 16 * 20 + 25, 100, 16).empty());
+  ASSERT_EQ(pack_names(dir.path()).size(), 1u) << "17 packs became one";
+  DiagnosticList notes;
+  const ResultCache cache = ResultCache::open(options, notes);
+  for (int n = 0; n < 17 * 20 + 5; ++n) {
+    // Keys 20r..20r+4 were written in rounds r-1 and r: the later round wins.
+    ASSERT_EQ(found(cache, n), value_of(n, 100, n / 20 > 16 ? 16 : n / 20)) << n;
+  }
+  ASSERT_TRUE(commit_range(options, 1000, 1001).empty());
+  EXPECT_EQ(pack_names(dir.path()).size(), 2u);
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, UpkeepIsSkippedWhileAnotherHoldsTheLock) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  ASSERT_TRUE(commit_range(options, 0, 1).empty());
+  auto lock = lock_directory(dir.path() / "v1", std::chrono::milliseconds{0});
+  ASSERT_TRUE(lock);
+  for (int round = 1; round < 20; ++round) {
+    ASSERT_TRUE(commit_range(options, round, round + 1).empty());
+  }
+  EXPECT_EQ(pack_names(dir.path()).size(), 20u) << "no compaction while the lock is held";
+  lock = DirectoryLock();
+  ASSERT_TRUE(commit_range(options, 20, 21).empty());
+  EXPECT_EQ(pack_names(dir.path()).size(), 1u);
+  DiagnosticList notes;
+  const ResultCache cache = ResultCache::open(options, notes);
+  for (int n = 0; n < 21; ++n) {
+    EXPECT_EQ(found(cache, n), value_of(n)) << n;
+  }
+}
+
+// N processes put and commit distinct keys into one cache at the same time, for several rounds
+// (enough commits for compactions to run while others write).
+TEST(ResultCache, ConcurrentProcessesNeverCorruptTheCache) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  constexpr int k_processes = 6;
+  constexpr int k_rounds = 6;
+  constexpr int k_keys = 40;
+  std::vector<pid_t> children;
+  for (int p = 0; p < k_processes; ++p) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      bool quiet = true;
+      for (int round = 0; round < k_rounds; ++round) {
+        const int first = (p * k_rounds + round) * k_keys;
+        quiet = commit_range(options, first, first + k_keys, 300).empty() && quiet;
+      }
+      ::_exit(quiet ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  for (const pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a writer got a note";
+  }
+  const auto names_before = pack_names(dir.path());
+  EXPECT_FALSE(names_before.empty());
+  DiagnosticList notes;
+  const ResultCache cache = ResultCache::open(options, notes);
+  EXPECT_EQ(pack_names(dir.path()), names_before) << "a fresh open deleted a damaged pack";
+  for (int n = 0; n < k_processes * k_rounds * k_keys; ++n) {
+    ASSERT_EQ(found(cache, n), value_of(n, 300)) << n;
+  }
+  EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
+  EXPECT_TRUE(notes.items().empty());
+}
+
+TEST(ResultCache, AKillDuringCommitLosesOnlyTheNewEntries) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  ASSERT_TRUE(commit_range(options, 0, 50).empty());
+  const auto names_before = pack_names(dir.path());
+  EXPECT_TRUE(testing::dies_in_an_atomic_write([&] { commit_range(options, 50, 100); }));
+  EXPECT_EQ(pack_names(dir.path()), names_before);
+  DiagnosticList notes;
+  {
+    const ResultCache cache = ResultCache::open(options, notes);
+    EXPECT_EQ(found(cache, 10), value_of(10));
+    EXPECT_EQ(found(cache, 60), std::nullopt);
+  }
+  // The dead commit's temporary goes with the next commit.
+  EXPECT_EQ(testing::temporaries_below(dir.path()).size(), 1u);
+  testing::wait_until_older_than_now(dir.path());
+  ASSERT_TRUE(commit_range(options, 50, 100).empty());
+  EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
+  EXPECT_TRUE(notes.items().empty());
+}
+
+// Restores an environment variable when it goes out of scope.
+class ScopedVariable {
+public:
+  ScopedVariable(const char* name, const char* value) : m_name(name) {
+    if (const char* old = std::getenv(name)) {
+      m_old = old;
+    }
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedVariable() {
+    if (m_old) {
+      ::setenv(m_name, m_old->c_str(), 1);
+    } else {
+      ::unsetenv(m_name);
+    }
+  }
+  ScopedVariable(const ScopedVariable&) = delete;
+  ScopedVariable& operator=(const ScopedVariable&) = delete;
+
+private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+TEST(ResultCache, DefaultDirectoryFollowsTheEnvironment) {
+  ScopedVariable fib("FIB_CACHE_DIR", "/tmp/fib-cache");
+  ScopedVariable xdg("XDG_CACHE_HOME", "/xdg");
+  ScopedVariable home("HOME", "/home/someone");
+  EXPECT_EQ(default_cache_directory(), fs::path("/tmp/fib-cache"));
+  ::setenv("FIB_CACHE_DIR", "", 1);
+  EXPECT_EQ(default_cache_directory(), fs::path("/xdg/fib"));
+  ::setenv("XDG_CACHE_HOME", "relative/xdg", 1);
+  EXPECT_EQ(default_cache_directory(), fs::path("/home/someone/.cache/fib"));
+  ::unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(default_cache_directory(), fs::path("/home/someone/.cache/fib"));
+  ::unsetenv("HOME");
+  EXPECT_EQ(default_cache_directory(), std::nullopt);
+}
+
+} // namespace
+} // namespace fib
