@@ -1,6 +1,7 @@
 // `fib validate`: individual files (FILE…), or a whole dataset (--dataset DIR) with the old
 // tool's report files.
 
+#include "cache_flags.hpp"
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "option_checks.hpp"
@@ -8,6 +9,7 @@
 #include "smoke_flags.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/model/cached_python_frontend.hpp>
 #include <fib/model/dataset_layout.hpp>
 #include <fib/validate/dataset.hpp>
 #include <fib/validate/files.hpp>
@@ -52,6 +54,9 @@ struct ValidateCommand {
   // Reference execution (both modes).
   bool exec = false;
   SmokeFlags smoke; // --smoke and the worker's options
+  // Both modes.
+  CacheFlags cache;
+  std::size_t jobs = 0; // dataset mode: worker processes, 0 = one per core
 };
 
 namespace {
@@ -280,9 +285,14 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
     plan->options.runner = &runner.emplace(runner_options(command));
   }
   plan->options.progress = terminal_progress();
+  plan->options.processes = command.jobs;
   StderrSink printed;
   CountingSink environment(printed);
-  const DatasetReport report = validate_dataset(plan->options, python, environment);
+  ResultCache cache = open_result_cache(command.cache, environment);
+  CachedPythonFrontend cached_python(python, cache);
+  plan->options.cache = &cache;
+  const DatasetReport report = validate_dataset(plan->options, cached_python, environment);
+  cache.commit(environment);
   if (auto failure = write_report_files(report, plan->files, plan->targets)) {
     return fail(*failure);
   }
@@ -332,7 +342,11 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
     options.runner = &runner.emplace(runner_options(command));
   }
   DiagnosticList diagnostics;
-  const ValidateSummary summary = validate_files(options, python, diagnostics);
+  StderrSink notes;
+  ResultCache cache = open_result_cache(command.cache, notes);
+  CachedPythonFrontend cached_python(python, cache);
+  const ValidateSummary summary = validate_files(options, cached_python, diagnostics);
+  cache.commit(notes);
   print_file_findings(command, diagnostics.items(), summary.files);
   return exit_status(counted(command, count_diagnostics(diagnostics.items())), command.strictness);
 }
@@ -340,7 +354,7 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
 // Options that only dataset mode reads; with paths they are a usage error rather than ignored.
 constexpr std::array k_dataset_only_options = {"--checks",      "--disable-gpu",   "--op-types",
                                                "--definitions", "--output-folder", "--outputs",
-                                               "--shard"};
+                                               "--shard",       "--jobs"};
 
 // Options given together that do not go together (a `cli.usage` diagnostic), in a fixed order.
 std::optional<Diagnostic> check_option_combination(const ValidateCommand& command) {
@@ -415,6 +429,9 @@ Subcommand register_validate(CLI::App& app) {
                   "Comma-separated: stdout, json, text (default: all three)");
   sub->add_option("--shard", command->shard,
                   "Check only shard K of N (K/N, 1-based; split by definition name)");
+  sub->add_option("-j,--jobs", command->jobs,
+                  "Dataset mode: worker processes (default 0: one per core; 1: none)");
+  add_cache_flags(sub, command->cache);
   sub->add_option_function<std::string>(
          "--log-level",
          [](const std::string& level) {

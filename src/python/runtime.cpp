@@ -136,6 +136,10 @@ Expected<Runtime::Impl*> Runtime::ensure_started() {
   return m_impl.get();
 }
 
+std::string Runtime::identity() const {
+  return std::string("CPython ") + Py_GetVersion();
+}
+
 void Runtime::prepare_fork() {
   if (m_impl) {
     PyOS_BeforeFork();

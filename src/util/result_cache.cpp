@@ -415,6 +415,44 @@ void ResultCache::put(const Sha256Digest& key, std::string value) {
   m_state->pending.insert_or_assign(key, std::move(value));
 }
 
+std::vector<std::pair<Sha256Digest, std::string>> ResultCache::take_pending() {
+  std::vector<std::pair<Sha256Digest, std::string>> out;
+  if (!m_state) {
+    return out;
+  }
+  const std::lock_guard lock(m_state->pending_mutex);
+  out.reserve(m_state->pending.size());
+  for (auto& [key, value] : m_state->pending) {
+    out.emplace_back(key, std::move(value));
+  }
+  m_state->pending.clear();
+  return out;
+}
+
+std::vector<std::size_t> ResultCache::used_packs() const {
+  std::vector<std::size_t> out;
+  if (!m_state) {
+    return out;
+  }
+  for (std::size_t i = 0; i < m_state->packs.size(); ++i) {
+    if (m_state->used[i].load(std::memory_order_relaxed)) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+void ResultCache::mark_used(const std::vector<std::size_t>& packs) {
+  if (!m_state) {
+    return;
+  }
+  for (const std::size_t i : packs) {
+    if (i < m_state->packs.size()) {
+      m_state->used[i].store(true, std::memory_order_relaxed);
+    }
+  }
+}
+
 void ResultCache::commit(DiagnosticSink& notes) {
   if (!m_state) {
     return;

@@ -7,6 +7,7 @@
 #include "util/byte_codec.hpp"
 #include "util/forked_pool.hpp"
 #include "util/parallel_for.hpp"
+#include "validate/dataset_cache.hpp"
 #include "validate/dataset_job.hpp"
 #include "validate/report_codec.hpp"
 
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -146,30 +148,37 @@ void prepare_chunk(const std::vector<std::string>& targets, const std::vector<Ta
   }
 }
 
-// Phase 1 (parallel, on up to `threads` threads): reads and parses every file of the chunk.
-void load_chunk(LoadedChunk& chunk, std::size_t threads) {
-  const std::size_t loads = chunk.definitions.size() + chunk.workloads.size() +
-                            chunk.solutions.size() + chunk.traces.size();
+// Phase 1 for one job: reads its files, takes its report from the cache when the cache has it,
+// else parses the files (and notes the blobs the checks will read, for storing the report).
+void load_job(DefinitionJob& job, const DatasetCache& cache, const std::filesystem::path& root) {
+  JobTexts texts = read_job_texts(job);
+  if (cache.store != nullptr) {
+    job.cache_key = job_cache_key(cache, job, texts);
+    if (take_cached_report(cache, job)) {
+      return;
+    }
+  }
+  load_definition(*job.definition, texts.definition);
+  if (job.workload != nullptr && texts.workload) {
+    load_trace_file(*job.workload, *texts.workload);
+  }
+  for (std::size_t i = 0; i < job.solutions.size(); ++i) {
+    load_solution(*job.solutions[i], texts.solutions[i]);
+  }
+  for (std::size_t i = 0; i < job.traces.size(); ++i) {
+    load_trace_file(*job.traces[i], texts.traces[i]);
+  }
+  job.definition_parsed = job.definition->parsed();
+  if (cache.store != nullptr) {
+    job.blobs = blob_fingerprints(job, root);
+  }
+}
+
+// Phase 1 (parallel, on up to `threads` threads): loads every job of the chunk.
+void load_chunk(LoadedChunk& chunk, const DatasetCache& cache, const std::filesystem::path& root,
+                std::size_t threads) {
   parallel_for(
-      loads,
-      [&](std::size_t i) {
-        if (i < chunk.definitions.size()) {
-          load_definition(chunk.definitions[i]);
-          return;
-        }
-        i -= chunk.definitions.size();
-        if (i < chunk.workloads.size()) {
-          load_trace_file(chunk.workloads[i]);
-          return;
-        }
-        i -= chunk.workloads.size();
-        if (i < chunk.solutions.size()) {
-          load_solution(chunk.solutions[i]);
-          return;
-        }
-        load_trace_file(chunk.traces[i - chunk.solutions.size()]);
-      },
-      threads);
+      chunk.jobs.size(), [&](std::size_t i) { load_job(chunk.jobs[i], cache, root); }, threads);
 }
 
 // Phase 2 (this thread): the Python-exact definition checks. After the first interpreter failure
@@ -178,7 +187,7 @@ void run_python_checks(LoadedChunk& chunk, PythonFrontend& python, bool& python_
                        DiagnosticSink& environment) {
   for (std::size_t i = 0; i < chunk.definitions.size(); ++i) {
     LoadedDefinition& d = chunk.definitions[i];
-    if (python_failed || !d.document || !d.document->root.is_object()) {
+    if (python_failed || chunk.jobs[i].from_cache || !d.document || !d.document->root.is_object()) {
       continue;
     }
     DiagnosticList sink;
@@ -206,6 +215,7 @@ struct DatasetRun {
   EvaluateOptions evaluate; // the benchmark's: warm-up 2, iterations 5, as the old tool
   bool python_failed = false;
   bool worker_unavailable_reported = false;
+  DatasetCache cache; // whole reports; no store when the run does not cache them
 };
 
 // Phase 3 (this thread: one worker for the whole run): the reference builds of the chunk, then
@@ -242,6 +252,9 @@ void run_worker_phases(LoadedChunk& chunk, DatasetRun& run, DiagnosticSink& envi
 
 // Phase 4: the enabled categories of one definition, in their fixed order, and its status.
 void run_categories(DefinitionJob& job, const DatasetRun& run) {
+  if (job.from_cache) {
+    return;
+  }
   for (const auto& [category, check] : k_category_checks) {
     if (run.enabled.contains(category)) {
       job.report[category] = check(job, run.context);
@@ -312,8 +325,8 @@ std::vector<TargetFiles> gather_files(const std::vector<std::string>& targets,
 }
 
 DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport& report,
-                     const std::filesystem::path& root) {
-  DatasetRun run{options, {}, CategoryContext{root, options.gpu}, {}};
+                     const std::filesystem::path& root, const PythonFrontend& python) {
+  DatasetRun run{options, {}, CategoryContext{root, options.gpu}, {}, false, false, {}};
   for (const std::string& c : report.config.checks) {
     if (auto category = parse_category(c)) {
       run.enabled.insert(*category);
@@ -323,6 +336,9 @@ DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport&
   run.evaluate.iterations = 5;
   run.evaluate.cache = default_build_cache();
   run.evaluate.dataset_root = options.root;
+  run.cache =
+      dataset_cache(options.cache, python.identity(), root, report.config.checks, options.gpu,
+                    options.runner != nullptr ? UsesWorker::yes : UsesWorker::no);
   return run;
 }
 
@@ -330,6 +346,9 @@ DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport&
 struct ChunkResult {
   std::vector<std::pair<std::string, DefinitionReport>> reports;
   std::size_t loaded = 0; // definitions whose file parsed
+  // From a worker process: the cache entries it made and the cache packs it used.
+  std::vector<std::pair<Sha256Digest, std::string>> cache_entries;
+  std::vector<std::size_t> used_packs;
 };
 
 // Validates the targets of `range`, on up to `threads` threads (0: one per core).
@@ -339,15 +358,24 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
                            std::size_t threads) {
   LoadedChunk chunk;
   prepare_chunk(targets, files, range.begin, range.end, chunk);
-  load_chunk(chunk, threads);
+  load_chunk(chunk, run.cache, run.context.root, threads);
   ChunkResult result;
-  result.loaded =
-      static_cast<std::size_t>(std::count_if(chunk.definitions.begin(), chunk.definitions.end(),
-                                             [](const LoadedDefinition& d) { return d.parsed(); }));
+  result.loaded = static_cast<std::size_t>(
+      std::count_if(chunk.jobs.begin(), chunk.jobs.end(),
+                    [](const DefinitionJob& job) { return job.definition_parsed; }));
   run_python_checks(chunk, python, run.python_failed, environment);
   run_worker_phases(chunk, run, environment);
+  // A report checked without Python differs from one with it: such reports are not kept.
+  const bool keep = !run.python_failed;
   parallel_for(
-      chunk.jobs.size(), [&](std::size_t i) { run_categories(chunk.jobs[i], run); }, threads);
+      chunk.jobs.size(),
+      [&](std::size_t i) {
+        run_categories(chunk.jobs[i], run);
+        if (keep) {
+          store_report(run.cache, chunk.jobs[i], run.context.root);
+        }
+      },
+      threads);
   result.reports.reserve(chunk.jobs.size());
   for (DefinitionJob& job : chunk.jobs) {
     result.reports.emplace_back(std::move(job.name), std::move(job.report));
@@ -370,6 +398,15 @@ std::string encode_chunk(const ChunkResult& result, const DiagnosticList& enviro
     out.str(name);
     encode_definition_report(report, out);
   }
+  out.u32(static_cast<std::uint32_t>(result.cache_entries.size()));
+  for (const auto& [key, value] : result.cache_entries) {
+    out.str(std::string_view(reinterpret_cast<const char*>(key.data()), key.size()));
+    out.str(value);
+  }
+  out.u32(static_cast<std::uint32_t>(result.used_packs.size()));
+  for (const std::size_t pack : result.used_packs) {
+    out.u64(pack);
+  }
   return out.take();
 }
 
@@ -391,6 +428,22 @@ std::optional<ChunkResult> decode_chunk(std::string_view bytes,
       result.reports.emplace_back(std::move(name), std::move(*report));
     }
   }
+  const std::uint32_t entries = in.u32();
+  for (std::uint32_t i = 0; in.ok() && i < entries; ++i) {
+    const std::string_view key = in.str();
+    const std::string_view value = in.str();
+    Sha256Digest digest{};
+    if (key.size() != digest.size()) {
+      in.fail();
+      break;
+    }
+    std::memcpy(digest.data(), key.data(), digest.size());
+    result.cache_entries.emplace_back(digest, std::string(value));
+  }
+  const std::uint32_t packs = in.u32();
+  for (std::uint32_t i = 0; in.ok() && i < packs; ++i) {
+    result.used_packs.push_back(static_cast<std::size_t>(in.u64()));
+  }
   if (!in.finished()) {
     return std::nullopt;
   }
@@ -409,6 +462,12 @@ struct ChunkSink {
   std::set<std::tuple<std::string, std::string, std::string>> reported;
 
   void take(ChunkResult result) {
+    if (options.cache != nullptr) {
+      for (auto& [key, value] : result.cache_entries) {
+        options.cache->put(key, std::move(value));
+      }
+      options.cache->mark_used(result.used_packs);
+    }
     loaded += result.loaded;
     done += result.reports.size();
     for (auto& [name, definition] : result.reports) {
@@ -449,8 +508,12 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<TargetFiles>& 
   std::vector<std::size_t> redo;
   const auto work = [&](std::size_t c) {
     DiagnosticList environment;
-    const ChunkResult result =
+    ChunkResult result =
         validate_chunk(sink.targets, files, chunks[c], run, python, environment, 1);
+    if (run.options.cache != nullptr) {
+      result.cache_entries = run.options.cache->take_pending();
+      result.used_packs = run.options.cache->used_packs();
+    }
     return encode_chunk(result, environment);
   };
   const auto on_result = [&](std::size_t c, std::string_view bytes) {
@@ -513,7 +576,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   const std::filesystem::path root = normalize_root(options.root);
   DatasetReport report;
   report.config = report_config(options, root);
-  DatasetRun run = start_run(options, report, root);
+  DatasetRun run = start_run(options, report, root, python);
   if (run.enabled.contains(Category::benchmark) && options.runner == nullptr) {
     spdlog::warn("the benchmark category is reported as skipped: no reference worker to run it");
   }

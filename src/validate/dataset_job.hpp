@@ -11,6 +11,7 @@
 #include <fib/model/definition.hpp>
 #include <fib/model/solution.hpp>
 #include <fib/model/trace.hpp>
+#include <fib/util/sha256.hpp>
 #include <fib/validate/dataset.hpp>
 #include <fib/validate/report.hpp>
 
@@ -25,6 +26,14 @@
 namespace fib::dataset_checks {
 
 // --- Interface ---
+
+// The state of a blob file a definition's checks read, as the result cache compares it: the full
+// path and a fingerprint of what stat() says (or of why it failed).
+struct BlobFingerprint {
+  std::string path;
+  std::string fingerprint;
+  bool operator==(const BlobFingerprint&) const = default;
+};
 
 // A definition file, read and parsed.
 struct LoadedDefinition {
@@ -79,6 +88,14 @@ struct DefinitionJob {
   std::optional<std::vector<CheckMessage>> baseline_build_messages;
   std::optional<CheckResult> benchmark;
   DefinitionReport report;
+  // Set when the result cache had the whole report (nothing was parsed or checked then).
+  bool from_cache = false;
+  // Whether the definition file parsed (before the Python checks), from loading or the cache.
+  bool definition_parsed = false;
+  // The cache key of the report (made from the files' bytes) and the blobs its checks looked at,
+  // when the run caches reports.
+  std::optional<Sha256Digest> cache_key;
+  std::vector<BlobFingerprint> blobs;
 };
 
 // What every category check reads besides its job.
@@ -124,6 +141,10 @@ void load_definition(LoadedDefinition& out);
 // Reads and parses a JSON Lines file; one bad line fails the whole file, as in the old tool.
 void load_trace_file(LoadedTraceFile& out);
 void load_solution(LoadedSolution& out);
+// The same, from the file's text as read_text_file gave it (or its read error).
+void load_definition(LoadedDefinition& out, const Expected<std::string>& text);
+void load_trace_file(LoadedTraceFile& out, const Expected<std::string>& text);
+void load_solution(LoadedSolution& out, const Expected<std::string>& text);
 
 // True when `d` is an error of a check the old tool has (origin legacy in the codes table).
 bool is_legacy_error(const Diagnostic& d);

@@ -61,8 +61,19 @@ std::string validation_error_text(std::string_view model, const std::vector<Diag
 }
 
 void load_definition(LoadedDefinition& out) {
+  load_definition(out, read_text_file(out.entry->file.path));
+}
+
+void load_trace_file(LoadedTraceFile& out) {
+  load_trace_file(out, read_text_file(out.file->path));
+}
+
+void load_solution(LoadedSolution& out) {
+  load_solution(out, read_text_file(out.file->path));
+}
+
+void load_definition(LoadedDefinition& out, const Expected<std::string>& text) {
   const auto& path = out.entry->file.path;
-  auto text = read_text_file(path);
   if (!text) {
     out.errors.push_back(text.error());
     return;
@@ -78,8 +89,7 @@ void load_definition(LoadedDefinition& out) {
   out.errors = legacy_errors(out.findings);
 }
 
-void load_trace_file(LoadedTraceFile& out) {
-  auto text = read_text_file(out.file->path);
+void load_trace_file(LoadedTraceFile& out, const Expected<std::string>& text) {
   if (!text) {
     out.error = LoadError{text.error().code, text.error().message};
     return;
@@ -105,8 +115,7 @@ void load_trace_file(LoadedTraceFile& out) {
   out.parsed = true;
 }
 
-void load_solution(LoadedSolution& out) {
-  auto text = read_text_file(out.file->path);
+void load_solution(LoadedSolution& out, const Expected<std::string>& text) {
   if (!text) {
     out.error = LoadError{text.error().code, text.error().message};
     return;

@@ -2,7 +2,9 @@
 
 #include "fib/validate/old_schema.hpp"
 
+#include "io/json_scan.hpp"
 #include "util/file_walk.hpp"
+#include "util/parallel_for.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace fib {
@@ -42,17 +45,61 @@ std::size_t last_directory(const std::vector<std::string>& parts, std::string_vi
   return std::string::npos;
 }
 
-std::optional<Json> read_object(const std::filesystem::path& file, std::uintmax_t max_bytes) {
-  auto text = read_text_file(file, max_bytes);
-  if (!text) {
-    return std::nullopt;
-  }
+std::optional<Json> parse_object(const std::string& text, const std::filesystem::path& file) {
   DiagnosticList ignored;
-  auto document = parse_json(*text, file, ignored);
+  auto document = parse_json(text, file, ignored, 1, LineIndex::skipped);
   if (!document || !document->root.is_object()) {
     return std::nullopt;
   }
   return std::move(document->root);
+}
+
+// False when the text cannot hold a definition of the old schema: its outermost object has an
+// `op_type` key (a parse would find it there too; invalid JSON is no sign either).
+bool may_be_old_definition(std::string_view text) {
+  bool has_op_type = false;
+  detail::scan_json_keys(text, [&](int depth, std::string_view key, std::size_t) {
+    has_op_type = depth == 1 && key == "op_type";
+    return !has_op_type;
+  });
+  return !has_op_type;
+}
+
+// False when no `language` key of the text has a string value with an upper-case letter or an
+// escape (and no key is written with escapes): then `spec.language` cannot be capitalised.
+bool may_have_capitalised_language(std::string_view text) {
+  bool maybe = false;
+  detail::scan_json_keys(text, [&](int, std::string_view key, std::size_t value) {
+    if (key.find('\\') != std::string_view::npos) {
+      maybe = true;
+    } else if (key == "language" && value < text.size() && text[value] == '"') {
+      const std::size_t end = detail::end_of_json_string(text, value);
+      const std::string_view literal = text.substr(value, end - value);
+      maybe = std::any_of(literal.begin(), literal.end(), [](char c) {
+        return c == '\\' || std::isupper(static_cast<unsigned char>(c)) != 0;
+      });
+    }
+    return !maybe;
+  });
+  return maybe;
+}
+
+// False when the line cannot be a trace record with "solution": "" in its outermost object: no
+// key `solution` there is followed by the empty string (the only way JSON writes one is `""`),
+// and no key there is written with escapes.
+bool may_have_empty_solution(std::string_view line) {
+  if (line.find("\"\"") == std::string_view::npos) {
+    return false;
+  }
+  bool maybe = false;
+  detail::scan_json_keys(line, [&](int depth, std::string_view key, std::size_t value) {
+    if (depth == 1) {
+      maybe = key.find('\\') != std::string_view::npos ||
+              (key == "solution" && line.substr(value, 2) == "\"\"");
+    }
+    return !maybe;
+  });
+  return maybe;
 }
 
 bool is_old_definition(const Json& object) {
@@ -82,7 +129,13 @@ std::size_t solution_string_lines(const std::filesystem::path& file) {
   }
   std::size_t count = 0;
   DiagnosticList ignored;
+  if (text->find("\"\"") == std::string::npos) {
+    return 0; // no line holds an empty string
+  }
   for (const JsonlLine& line : split_jsonl_lines(*text)) {
+    if (!may_have_empty_solution(line.text)) {
+      continue;
+    }
     auto document = parse_json(line.text, file, ignored, line.line);
     if (!document || !document->root.is_object()) {
       continue;
@@ -104,56 +157,81 @@ void note_example(OldSchemaSigns& signs, const std::filesystem::path& file) {
   }
 }
 
-// Looks at one listed file.
-void inspect(const std::filesystem::path& root, const std::filesystem::path& file,
-             OldSchemaSigns& signs) {
+// What one listed file shows of the old schema.
+struct FileSigns {
+  bool old_workload_name = false;
+  std::size_t solution_string_lines = 0;
+  bool definition_with_type = false;
+  std::optional<std::filesystem::path> nested_root; // of an old definition below the root
+  bool capitalised_language = false;
+  bool any() const {
+    return old_workload_name || solution_string_lines > 0 || definition_with_type ||
+           capitalised_language;
+  }
+};
+
+// Looks at one listed file. Definitions and solutions are parsed only when a quick look at their
+// text cannot rule the sign out.
+FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path& file) {
+  FileSigns signs;
   const std::vector<std::string> parts = components_below(root, file);
   if (parts.empty()) {
-    return;
+    return signs;
   }
   if (file.extension() == ".jsonl") {
     // Only the old layout's files are read again: a workloads/ file with such lines gets its own
     // errors from the workload category.
     const std::size_t workloads = last_directory(parts, "workloads");
     if (workloads == std::string::npos || workloads == 0 || parts[workloads - 1] != "traces") {
-      return;
+      return signs;
     }
-    const bool old_name = file.filename().string().ends_with(".workload.jsonl");
-    const std::size_t lines = solution_string_lines(file);
-    signs.old_workload_files += old_name ? 1 : 0;
-    signs.solution_string_lines += lines;
-    if (old_name || lines > 0) {
-      note_example(signs, file);
-    }
-    return;
+    signs.old_workload_name = file.filename().string().ends_with(".workload.jsonl");
+    signs.solution_string_lines = solution_string_lines(file);
+    return signs;
   }
   const std::size_t definitions = last_directory(parts, "definitions");
   const std::size_t solutions = last_directory(parts, "solutions");
   if (definitions == std::string::npos && solutions == std::string::npos) {
-    return;
-  }
-  const auto object = read_object(file, k_max_json_bytes);
-  if (!object) {
-    return;
+    return signs;
   }
   const bool is_definition = definitions != std::string::npos &&
                              (solutions == std::string::npos || definitions > solutions);
+  auto text = read_text_file(file, k_max_json_bytes);
+  if (!text ||
+      (is_definition ? !may_be_old_definition(*text) : !may_have_capitalised_language(*text))) {
+    return signs;
+  }
+  const auto object = parse_object(*text, file);
+  if (!object) {
+    return signs;
+  }
   if (is_definition && is_old_definition(*object)) {
-    ++signs.definitions_with_type;
-    note_example(signs, file);
+    signs.definition_with_type = true;
     if (definitions > 0) {
       std::filesystem::path nested = root;
       for (std::size_t i = 0; i < definitions; ++i) {
         nested /= parts[i];
       }
-      if (std::find(signs.nested_roots.begin(), signs.nested_roots.end(), nested) ==
-          signs.nested_roots.end()) {
-        signs.nested_roots.push_back(nested);
-      }
+      signs.nested_root = std::move(nested);
     }
   } else if (!is_definition && has_capitalised_language(*object)) {
-    ++signs.capitalised_languages;
+    signs.capitalised_language = true;
+  }
+  return signs;
+}
+
+void add_signs(OldSchemaSigns& signs, const FileSigns& file_signs,
+               const std::filesystem::path& file) {
+  signs.old_workload_files += file_signs.old_workload_name ? 1 : 0;
+  signs.solution_string_lines += file_signs.solution_string_lines;
+  signs.definitions_with_type += file_signs.definition_with_type ? 1 : 0;
+  signs.capitalised_languages += file_signs.capitalised_language ? 1 : 0;
+  if (file_signs.any()) {
     note_example(signs, file);
+  }
+  if (file_signs.nested_root && std::find(signs.nested_roots.begin(), signs.nested_roots.end(),
+                                          *file_signs.nested_root) == signs.nested_roots.end()) {
+    signs.nested_roots.push_back(*file_signs.nested_root);
   }
 }
 
@@ -167,8 +245,12 @@ OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root) {
   OldSchemaSigns signs;
   // Unlistable directories are the scan's to report (dataset_scan); here they only hide files.
   const detail::FilesBelow found = detail::list_files_below(root, {".json", ".jsonl"});
-  for (const std::filesystem::path& file : found.files) {
-    inspect(root, file, signs);
+  // Looked at in parallel, added up in the listing's order (the examples are the first files).
+  std::vector<FileSigns> per_file(found.files.size());
+  detail::parallel_for(found.files.size(),
+                       [&](std::size_t i) { per_file[i] = inspect(root, found.files[i]); });
+  for (std::size_t i = 0; i < found.files.size(); ++i) {
+    add_signs(signs, per_file[i], found.files[i]);
   }
   return signs;
 }

@@ -1,6 +1,7 @@
 #include "fib/validate/report.hpp"
 
 #include "io/schema_reader.hpp"
+#include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
 
@@ -32,23 +33,6 @@ CheckStatus status_of(CheckLevel level) {
     return CheckStatus::ok;
   }
   return CheckStatus::ok;
-}
-
-Json result_to_json(const CheckResult& result) {
-  Json out = Json::object();
-  out["status"] = std::string(to_string(result.status));
-  Json messages = Json::array();
-  for (const CheckMessage& m : result.messages) {
-    Json item = Json::object();
-    item["level"] = std::string(to_string(m.level));
-    item["message"] = m.message;
-    if (!m.code.empty()) {
-      item["code"] = std::string(m.code);
-    }
-    messages.push_back(std::move(item));
-  }
-  out["messages"] = std::move(messages);
-  return out;
 }
 
 std::string upper(std::string_view s) {
@@ -233,30 +217,172 @@ StatusCounts count_statuses(const DatasetReport& report) {
   return counts;
 }
 
-std::string render_report_json(const DatasetReport& report) {
-  Json out = Json::object();
-  Json config = Json::object();
-  config["dataset"] = report.config.dataset;
-  config["checks"] = report.config.checks;
-  config["disable_gpu"] = report.config.disable_gpu;
-  config["op_types"] = report.config.op_types;
-  config["definitions"] = report.config.definitions;
-  out["config"] = std::move(config);
-  Json definitions = Json::object();
-  for (const auto& [name, definition] : report.definitions) {
-    Json entry = Json::object();
-    entry["status"] = std::string(to_string(definition.status));
-    for (const Category category : k_category_order) {
-      const auto& result = definition[category];
-      entry[std::string(to_string(category))] = result ? result_to_json(*result) : Json(nullptr);
+namespace {
+
+// Writes the report JSON straight into a string, byte for byte what nlohmann's
+// dump(2, ' ', false, replace) writes for the same tree (the format the old tool's json.dump
+// gives), without building the tree.
+class ReportJsonWriter {
+public:
+  std::string take() { return std::move(m_out); }
+
+  void string(std::string_view text) {
+    if (plain(text)) {
+      m_out += '"';
+      m_out += text;
+      m_out += '"';
+    } else {
+      // Escapes and invalid UTF-8 (replaced by U+FFFD): nlohmann's own serializer decides.
+      m_out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
     }
-    definitions[name] = std::move(entry);
   }
-  out["definitions"] = std::move(definitions);
+  void boolean(bool value) { m_out += value ? "true" : "false"; }
+  void null() { m_out += "null"; }
+  void raw(std::string_view text) { m_out += text; }
+  void strings(const std::vector<std::string>& items) {
+    if (items.empty()) {
+      m_out += "[]";
+      return;
+    }
+    open('[');
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      item(i);
+      string(items[i]);
+    }
+    close(']');
+  }
+  // Starts an object or array (never empty ones: callers write "{}" / "[]" themselves).
+  void open(char bracket) {
+    m_out += bracket;
+    ++m_depth;
+  }
+  void close(char bracket) {
+    --m_depth;
+    newline();
+    m_out += bracket;
+  }
+  // Before the `index`-th member or element.
+  void item(std::size_t index) {
+    if (index > 0) {
+      m_out += ',';
+    }
+    newline();
+  }
+  void key(std::size_t index, std::string_view name) {
+    item(index);
+    string(name);
+    m_out += ": ";
+  }
+
+private:
+  // True when the text needs no escape and is valid UTF-8.
+  static bool plain(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c < 0x80) {
+        if (c < 0x20 || c == '"' || c == '\\') {
+          return false;
+        }
+        ++i;
+        continue;
+      }
+      const std::size_t length = detail::utf8_sequence_length(text, i);
+      if (length == 0) {
+        return false;
+      }
+      i += length;
+    }
+    return true;
+  }
+  void newline() {
+    m_out += '\n';
+    m_out.append(static_cast<std::size_t>(m_depth) * 2, ' ');
+  }
+
+  std::string m_out;
+  int m_depth = 0;
+};
+
+void write_check_result(ReportJsonWriter& out, const CheckResult& result) {
+  out.open('{');
+  out.key(0, "status");
+  out.string(to_string(result.status));
+  out.key(1, "messages");
+  if (result.messages.empty()) {
+    out.raw("[]");
+  } else {
+    out.open('[');
+    for (std::size_t i = 0; i < result.messages.size(); ++i) {
+      const CheckMessage& m = result.messages[i];
+      out.item(i);
+      out.open('{');
+      out.key(0, "level");
+      out.string(to_string(m.level));
+      out.key(1, "message");
+      out.string(m.message);
+      if (!m.code.empty()) {
+        out.key(2, "code");
+        out.string(m.code);
+      }
+      out.close('}');
+    }
+    out.close(']');
+  }
+  out.close('}');
+}
+
+void write_definitions(ReportJsonWriter& out, const DatasetReport& report) {
+  if (report.definitions.empty()) {
+    out.raw("{}");
+    return;
+  }
+  out.open('{');
+  std::size_t index = 0;
+  for (const auto& [name, definition] : report.definitions) {
+    out.key(index++, name);
+    out.open('{');
+    out.key(0, "status");
+    out.string(to_string(definition.status));
+    std::size_t member = 1;
+    for (const Category category : k_category_order) {
+      out.key(member++, to_string(category));
+      if (const auto& result = definition[category]) {
+        write_check_result(out, *result);
+      } else {
+        out.null();
+      }
+    }
+    out.close('}');
+  }
+  out.close('}');
+}
+
+} // namespace
+
+std::string render_report_json(const DatasetReport& report) {
+  ReportJsonWriter out;
+  out.open('{');
+  out.key(0, "config");
+  out.open('{');
+  out.key(0, "dataset");
+  out.string(report.config.dataset);
+  out.key(1, "checks");
+  out.strings(report.config.checks);
+  out.key(2, "disable_gpu");
+  out.boolean(report.config.disable_gpu);
+  out.key(3, "op_types");
+  out.strings(report.config.op_types);
+  out.key(4, "definitions");
+  out.strings(report.config.definitions);
+  out.close('}');
+  out.key(1, "definitions");
+  write_definitions(out, report);
   if (report.dataset && !report.dataset->messages.empty()) {
-    out["fib_dataset"] = result_to_json(*report.dataset);
+    out.key(2, "fib_dataset");
+    write_check_result(out, *report.dataset);
   }
-  return out.dump(2, ' ', false, Json::error_handler_t::replace);
+  out.close('}');
+  return out.take();
 }
 
 std::string render_report_text(const DatasetReport& report) {

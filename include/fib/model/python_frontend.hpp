@@ -133,6 +133,11 @@ public:
   virtual void prepare_fork() {}
   virtual void after_fork(ForkSide /*side*/) {}
 
+  // What gives this front-end's answers, precisely enough that equal identities give equal
+  // answers to equal questions (e.g. the CPython version string): it keys cached answers. Empty
+  // (the default): its answers must not be cached.
+  virtual std::string identity() const { return {}; }
+
   // Parses `source` as a module: its syntax error, or its last top-level plain `def run`.
   virtual Expected<ReferenceAnalysis> analyze_reference(std::string_view source) = 0;
 

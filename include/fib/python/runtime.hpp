@@ -46,6 +46,8 @@ public:
   // When the interpreter has started: what os.fork() does around fork() (PyOS_BeforeFork,
   // PyOS_AfterFork_Parent / PyOS_AfterFork_Child). Nothing otherwise: a child then starts its own
   // interpreter on first use.
+  // "CPython " and Py_GetVersion() of the linked interpreter (known before it starts).
+  std::string identity() const override;
   void prepare_fork() override;
   void after_fork(ForkSide side) override;
 

@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace fib {
 
@@ -83,6 +85,15 @@ public:
   // new entries. Never throws. Call it in the process that called open(): a child after fork()
   // may commit its own puts, but does not refresh the parent's packs.
   void commit(DiagnosticSink& notes);
+
+  // Hand-over from a child process made by fork() to the parent, which alone commits: the child
+  // takes its new entries out (those put() since open() or the last take, in key order) and the
+  // packs its finds used (indexes into the packs open() mapped, the same in every process that
+  // inherited this object); the parent put()s the entries and mark_used()s the packs. Indexes out
+  // of range are ignored.
+  std::vector<std::pair<Sha256Digest, std::string>> take_pending();
+  std::vector<std::size_t> used_packs() const;
+  void mark_used(const std::vector<std::size_t>& packs);
 
 private:
   explicit ResultCache(std::unique_ptr<detail::ResultCacheState> state);

@@ -4,6 +4,7 @@
 #include <fib/base/diagnostic.hpp>
 #include <fib/exec/worker_client.hpp>
 #include <fib/model/python_checks.hpp>
+#include <fib/util/result_cache.hpp>
 #include <fib/validate/report.hpp>
 
 #include <cstddef>
@@ -93,6 +94,10 @@ struct ValidateDatasetOptions {
   // than one runs the chunks in forked worker processes (one thread each), except when `runner`
   // is set: the reference worker's connection cannot be shared. Reports are the same either way.
   std::size_t processes = 0;
+  // The persistent result cache (may be null): whole definition reports when nothing runs in the
+  // reference worker, and the Python front-end's answers when it is a CachedPythonFrontend over
+  // the same cache. The caller commits it. Never changes a report.
+  ResultCache* cache = nullptr;
   // Called after each chunk of definitions is checked, with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -225,6 +225,83 @@ TEST(DatasetReportRender, JsonFieldOrderNullsAndNoTrailingNewline) {
   EXPECT_EQ(render_report_json(report), expected);
 }
 
+// The report JSON as a tree dumped by nlohmann (how fib wrote it before the direct writer).
+Json tree_of(const CheckResult& result) {
+  Json out = Json::object();
+  out["status"] = std::string(to_string(result.status));
+  Json messages = Json::array();
+  for (const CheckMessage& m : result.messages) {
+    Json item = Json::object();
+    item["level"] = std::string(to_string(m.level));
+    item["message"] = m.message;
+    if (!m.code.empty()) {
+      item["code"] = std::string(m.code);
+    }
+    messages.push_back(std::move(item));
+  }
+  out["messages"] = std::move(messages);
+  return out;
+}
+
+std::string dumped_tree(const DatasetReport& report) {
+  Json out = Json::object();
+  out["config"] = Json{{"dataset", report.config.dataset},
+                       {"checks", report.config.checks},
+                       {"disable_gpu", report.config.disable_gpu},
+                       {"op_types", report.config.op_types},
+                       {"definitions", report.config.definitions}};
+  Json definitions = Json::object();
+  for (const auto& [name, definition] : report.definitions) {
+    Json entry = Json::object();
+    entry["status"] = std::string(to_string(definition.status));
+    for (const Category category : k_category_order) {
+      const auto& result = definition[category];
+      entry[std::string(to_string(category))] = result ? tree_of(*result) : Json(nullptr);
+    }
+    definitions[name] = std::move(entry);
+  }
+  out["definitions"] = std::move(definitions);
+  if (report.dataset && !report.dataset->messages.empty()) {
+    out["fib_dataset"] = tree_of(*report.dataset);
+  }
+  return out.dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+// The direct writer gives nlohmann's bytes for text that needs escapes or is not UTF-8: quotes,
+// backslashes, control bytes, DEL, non-ASCII, truncated and overlong sequences, surrogates.
+TEST(DatasetReportRender, JsonWriterMatchesTheTreeDumpByteForByte) {
+  const std::vector<std::string> texts = {"plain",
+                                          "",
+                                          "quote \" and \\ backslash",
+                                          "tab\tnew\nline\rcr\x01\x1f\x7f",
+                                          "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                                          "bad \xc3",
+                                          "bad \xff\xfe end",
+                                          "overlong \xc0\xaf",
+                                          "surrogate \xed\xa0\x80",
+                                          "above \xf4\x90\x80\x80",
+                                          "/abs/path/\xe9.json"};
+  DatasetReport report;
+  report.config.dataset = texts[6];
+  report.config.checks = {"layout", texts[3]};
+  report.config.op_types = {texts[4]};
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    DefinitionReport definition;
+    CheckResult result;
+    result.add(CheckLevel::error, codes::k_reference_syntax, texts[i]);
+    result.add(CheckMessage{CheckLevel::info, texts[(i + 1) % texts.size()], ""});
+    definition[Category::layout] = CheckResult{};
+    definition[Category::definition] = result;
+    definition.update_status();
+    report.definitions.emplace(texts[i] + std::to_string(i), definition);
+  }
+  EXPECT_EQ(render_report_json(report), dumped_tree(report));
+  report.dataset = CheckResult{};
+  report.dataset->add(codes::k_dataset_orphan, texts[5]);
+  EXPECT_EQ(render_report_json(report), dumped_tree(report));
+  EXPECT_EQ(render_report_json(DatasetReport{}), dumped_tree(DatasetReport{}));
+}
+
 TEST(DatasetReportRender, JsonEmptyDefinitions) {
   DatasetReport report;
   report.config.dataset = "d";
