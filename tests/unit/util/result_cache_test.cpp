@@ -328,6 +328,27 @@ TEST(ResultCache, UpkeepIsSkippedWhileAnotherHoldsTheLock) {
   }
 }
 
+TEST(ResultCache, MappedPacksOutliveTheirDeletion) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  for (int round = 0; round < 16; ++round) {
+    ASSERT_TRUE(commit_range(options, round * 10, round * 10 + 10).empty());
+  }
+  DiagnosticList notes;
+  const ResultCache reader = ResultCache::open(options, notes);
+  const auto mapped = pack_names(dir.path());
+  ASSERT_EQ(mapped.size(), 16u);
+  // Another writer's commit compacts: every pack the reader mapped is deleted.
+  ASSERT_TRUE(commit_range(options, 160, 170).empty());
+  for (const std::string& name : mapped) {
+    EXPECT_FALSE(fs::exists(dir.path() / "v1" / name));
+  }
+  for (int n = 0; n < 160; ++n) {
+    ASSERT_EQ(found(reader, n), value_of(n)) << n;
+  }
+  EXPECT_TRUE(notes.items().empty());
+}
+
 // N processes put and commit distinct keys into one cache at the same time, for several rounds
 // (enough commits for compactions to run while others write).
 TEST(ResultCache, ConcurrentProcessesNeverCorruptTheCache) {
