@@ -78,7 +78,8 @@ Expected<DirectoryHandle> open_cache_directory(const fs::path& root, std::string
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) {
-    return unexpected(cache_note(code, path, "cannot create the directory", ec.message()));
+    return unexpected(
+        cache_note(code, path, fmt::format("cannot create {}", root.string()), ec.message()));
   }
   const int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0) {
@@ -94,7 +95,7 @@ Expected<DirectoryHandle> open_cache_directory(const fs::path& root, std::string
     const int error = errno;
     if (error == ENOTDIR || error == ELOOP) {
       return unexpected(
-          cache_note(code, path, "cannot open the directory", "it exists and is not a directory"));
+          cache_note(code, path, "cannot open the directory", "it is a link or not a directory"));
     }
     if (error != ENOENT) {
       return unexpected(cache_note(code, path, "cannot open the directory", std::strerror(error)));
