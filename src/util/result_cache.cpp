@@ -10,12 +10,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -56,6 +58,8 @@ using detail::ResultCacheState;
 constexpr std::string_view k_version_directory = "v1";
 // More packs than this are merged into one at commit.
 constexpr std::size_t k_most_packs = 16;
+// The age after which an unlocked temporary in the cache directory is a dead commit's.
+constexpr std::chrono::seconds k_abandoned_after{3600};
 
 // A note of `code` (cache.unavailable or cache.unwritable) about `path`: what failed and why.
 Diagnostic cache_note(std::string_view code, const fs::path& path, std::string_view what,
@@ -78,7 +82,8 @@ Expected<DirectoryHandle> open_cache_directory(const fs::path& root, std::string
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) {
-    return unexpected(cache_note(code, path, "cannot create the directory", ec.message()));
+    return unexpected(
+        cache_note(code, path, fmt::format("cannot create {}", root.string()), ec.message()));
   }
   const int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0) {
@@ -94,7 +99,7 @@ Expected<DirectoryHandle> open_cache_directory(const fs::path& root, std::string
     const int error = errno;
     if (error == ENOTDIR || error == ELOOP) {
       return unexpected(
-          cache_note(code, path, "cannot open the directory", "it exists and is not a directory"));
+          cache_note(code, path, "cannot open the directory", "it is a link or not a directory"));
     }
     if (error != ENOENT) {
       return unexpected(cache_note(code, path, "cannot open the directory", std::strerror(error)));
@@ -108,11 +113,11 @@ Expected<DirectoryHandle> open_cache_directory(const fs::path& root, std::string
 }
 
 struct Listing {
-  std::vector<std::string> names; // the entries named like packs, sorted
+  std::vector<std::string> names; // the entries whose name passed the filter, sorted
   int error = 0;                  // errno when the directory could not be listed
 };
 
-Listing list_pack_names(int directory_fd) {
+Listing list_names(int directory_fd, bool (*wanted)(std::string_view name)) {
   Listing listing;
   const int fd = ::openat(directory_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* directory = fd < 0 ? nullptr : ::fdopendir(fd);
@@ -130,13 +135,17 @@ Listing list_pack_names(int directory_fd) {
       listing.error = errno;
       break;
     }
-    if (detail::is_pack_name(entry->d_name)) {
+    if (wanted(entry->d_name)) {
       listing.names.emplace_back(entry->d_name);
     }
   }
   ::closedir(directory);
   std::sort(listing.names.begin(), listing.names.end());
   return listing;
+}
+
+Listing list_pack_names(int directory_fd) {
+  return list_names(directory_fd, &detail::is_pack_name);
 }
 
 // Maps the packs `names` of the directory, newest first (by stamp, then name). Damaged and
@@ -214,6 +223,33 @@ std::vector<PackFile> pack_files_by_use(int directory_fd) {
            std::tie(b.mtime.tv_sec, b.mtime.tv_nsec, b.name);
   });
   return files;
+}
+
+// Removes the temporaries of commits that died before their pack took its name (atomic_file.hpp
+// names them `.fib-XXXXXX`) once they are older than k_abandoned_after and unlocked. Not
+// StaleTemporarySweeper: its "older than this run" test can meet the temporary of another
+// process in the instant between its creation and its lock, and in the cache directory several
+// processes write at the same time; an hour-old temporary is certainly no live write's.
+void remove_abandoned_temporaries(int directory_fd) {
+  const std::time_t cutoff = std::time(nullptr) - k_abandoned_after.count();
+  for (const std::string& name : list_names(directory_fd, &is_atomic_write_temporary).names) {
+    struct stat named {};
+    if (::fstatat(directory_fd, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(named.st_mode) || named.st_mtim.tv_sec >= cutoff) {
+      continue;
+    }
+    const int fd = ::openat(directory_fd, name.c_str(),
+                            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      continue;
+    }
+    struct stat opened {};
+    if (::fstat(fd, &opened) == 0 && opened.st_dev == named.st_dev &&
+        opened.st_ino == named.st_ino && ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      ::unlinkat(directory_fd, name.c_str(), 0);
+    }
+    ::close(fd);
+  }
 }
 
 // Deletes the least recently used packs, never `newest`, until the packs fit in `max_bytes`.
@@ -311,7 +347,6 @@ void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
   if (detail::encoded_pack_size(entries.size(), value_bytes) > state.max_bytes) {
     return; // a pack above the bound would be deleted on the next open: not worth writing
   }
-  StaleTemporarySweeper().remove_stale_in(*directory);
   const auto written = write_pack(*directory, stamp_now(), entries);
   if (!written) {
     notes.report(cache_note(codes::k_cache_unwritable, state.directory, "cannot write a new pack",
@@ -324,6 +359,7 @@ void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
   if (!lock) {
     return;
   }
+  remove_abandoned_temporaries(directory->fd());
   evict_least_recently_used(directory->fd(), *written, state.max_bytes);
   compact(*directory, state.max_bytes);
 }
