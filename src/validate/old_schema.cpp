@@ -48,7 +48,7 @@ std::optional<Json> read_object(const std::filesystem::path& file, std::uintmax_
     return std::nullopt;
   }
   DiagnosticList ignored;
-  auto document = parse_json(*text, file, ignored);
+  auto document = parse_json(*text, file, ignored, 1, LineIndex::skipped);
   if (!document || !document->root.is_object()) {
     return std::nullopt;
   }
@@ -83,7 +83,7 @@ std::size_t solution_string_lines(const std::filesystem::path& file) {
   std::size_t count = 0;
   DiagnosticList ignored;
   for (const JsonlLine& line : split_jsonl_lines(*text)) {
-    auto document = parse_json(line.text, file, ignored, line.line);
+    auto document = parse_json(line.text, file, ignored, line.line, LineIndex::skipped);
     if (!document || !document->root.is_object()) {
       continue;
     }
