@@ -242,15 +242,22 @@ std::string render_report_json(const DatasetReport& report) {
   config["op_types"] = report.config.op_types;
   config["definitions"] = report.config.definitions;
   out["config"] = std::move(config);
+  // Members are appended, not looked up: the names are unique (map keys, category names), and
+  // ordered_json's operator[] scans every key, quadratic in the number of definitions.
   Json definitions = Json::object();
+  auto& definition_members = definitions.get_ref<Json::object_t&>();
+  definition_members.reserve(report.definitions.size());
   for (const auto& [name, definition] : report.definitions) {
     Json entry = Json::object();
-    entry["status"] = std::string(to_string(definition.status));
+    auto& entry_members = entry.get_ref<Json::object_t&>();
+    entry_members.reserve(1 + k_category_order.size());
+    entry_members.emplace_back("status", std::string(to_string(definition.status)));
     for (const Category category : k_category_order) {
       const auto& result = definition[category];
-      entry[std::string(to_string(category))] = result ? result_to_json(*result) : Json(nullptr);
+      entry_members.emplace_back(std::string(to_string(category)),
+                                 result ? result_to_json(*result) : Json(nullptr));
     }
-    definitions[name] = std::move(entry);
+    definition_members.emplace_back(name, std::move(entry));
   }
   out["definitions"] = std::move(definitions);
   if (report.dataset && !report.dataset->messages.empty()) {
