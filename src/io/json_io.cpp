@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -371,21 +372,21 @@ private:
     }
   }
 
-  static void append_utf8(std::string& out, std::uint32_t cp) {
+  static void write_utf8(char*& out, std::uint32_t cp) {
     if (cp < 0x80) {
-      out += static_cast<char>(cp);
+      *out++ = static_cast<char>(cp);
     } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
+      *out++ = static_cast<char>(0xC0 | (cp >> 6));
+      *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
+      *out++ = static_cast<char>(0xE0 | (cp >> 12));
+      *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
+      *out++ = static_cast<char>(0xF0 | (cp >> 18));
+      *out++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     }
   }
 
@@ -462,7 +463,29 @@ private:
 
   bool parse_string(std::string& out, const std::string& pointer) {
     ++m_pos; // opening quote
-    bool reserved = false;
+    // Most strings are one plain run: copied at once.
+    const std::size_t run_end = detail::find_string_special(m_text, m_pos);
+    if (run_end < m_text.size() && m_text[run_end] == '"') {
+      out.append(m_text.data() + m_pos, run_end - m_pos);
+      m_pos = run_end + 1;
+      return true;
+    }
+    // The others are decoded into room for the rest of the raw string, then cut to size: each
+    // step writes at most the bytes it reads (an escape is longer than what it stands for).
+    const std::size_t start = out.size();
+    out.resize(start + (raw_string_end() - m_pos));
+    char* written = out.data() + start;
+    const bool ok = decode_string(written, pointer);
+    out.resize(static_cast<std::size_t>(written - out.data()));
+    if (out.capacity() > 2 * out.size() + 64) {
+      out.shrink_to_fit(); // mostly escapes: do not keep the room
+    }
+    return ok;
+  }
+
+  // Decodes the string m_pos is in (past its opening quote) into `out`, up to and past its closing
+  // quote. `out` advances by what is written.
+  bool decode_string(char*& out, const std::string& pointer) {
     while (true) {
       if (m_pos >= m_text.size()) {
         return fail(pointer, "unterminated string");
@@ -476,68 +499,16 @@ private:
         return fail(pointer, "control character in a string");
       }
       if (c == '\\') {
-        if (!reserved) {
-          // Escapes mean appending piece by piece: room for the rest at once (decoding never
-          // lengthens the text).
-          out.reserve(out.size() + (raw_string_end() - m_pos));
-          reserved = true;
-        }
-        if (m_pos + 1 >= m_text.size()) {
-          return fail(pointer, "unterminated escape");
-        }
-        const char e = m_text[m_pos + 1];
-        m_pos += 2;
-        switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          std::uint32_t cp = 0;
-          if (!parse_hex4(cp)) {
-            return fail(pointer, "invalid \\u escape");
-          }
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            std::uint32_t low = 0;
-            if (!consume_literal("\\u") || !parse_hex4(low) || low < 0xDC00 || low > 0xDFFF) {
-              return fail(pointer, "lone surrogate in a \\u escape");
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return fail(pointer, "lone surrogate in a \\u escape");
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          return fail(pointer, "invalid escape in a string");
+        if (!decode_escape(out, pointer)) {
+          return false;
         }
         continue;
       }
       if (c < 0x80) {
         // Copy the whole run of plain ASCII characters at once.
         const std::size_t end = detail::find_string_special(m_text, m_pos + 1);
-        out.append(m_text.substr(m_pos, end - m_pos));
+        std::memcpy(out, m_text.data() + m_pos, end - m_pos);
+        out += end - m_pos;
         m_pos = end;
         continue;
       }
@@ -545,8 +516,59 @@ private:
       if (length == 0) {
         return fail(pointer, "invalid UTF-8 in a string");
       }
-      out.append(m_text.substr(m_pos, length));
+      std::memcpy(out, m_text.data() + m_pos, length);
+      out += length;
       m_pos += length;
+    }
+  }
+
+  // The escape at m_pos (a backslash), written to `out`.
+  bool decode_escape(char*& out, const std::string& pointer) {
+    if (m_pos + 1 >= m_text.size()) {
+      return fail(pointer, "unterminated escape");
+    }
+    const char e = m_text[m_pos + 1];
+    m_pos += 2;
+    switch (e) {
+    case '"':
+    case '\\':
+    case '/':
+      *out++ = e;
+      return true;
+    case 'b':
+      *out++ = '\b';
+      return true;
+    case 'f':
+      *out++ = '\f';
+      return true;
+    case 'n':
+      *out++ = '\n';
+      return true;
+    case 'r':
+      *out++ = '\r';
+      return true;
+    case 't':
+      *out++ = '\t';
+      return true;
+    case 'u': {
+      std::uint32_t cp = 0;
+      if (!parse_hex4(cp)) {
+        return fail(pointer, "invalid \\u escape");
+      }
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        std::uint32_t low = 0;
+        if (!consume_literal("\\u") || !parse_hex4(low) || low < 0xDC00 || low > 0xDFFF) {
+          return fail(pointer, "lone surrogate in a \\u escape");
+        }
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return fail(pointer, "lone surrogate in a \\u escape");
+      }
+      write_utf8(out, cp);
+      return true;
+    }
+    default:
+      return fail(pointer, "invalid escape in a string");
     }
   }
 
