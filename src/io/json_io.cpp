@@ -11,10 +11,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <system_error>
+#include <utility>
 
 namespace fib {
 namespace {
@@ -24,8 +24,9 @@ namespace {
 class Parser {
 public:
   Parser(std::string_view text, JsonDocument& doc, DiagnosticSink& sink, int first_line,
-         LineIndex index)
-      : m_text(text), m_doc(doc), m_sink(sink), m_line(first_line), m_index(index) {}
+         LineIndex index, const std::vector<std::string_view>* kept_members = nullptr)
+      : m_text(text), m_doc(doc), m_sink(sink), m_line(first_line), m_index(index),
+        m_kept_members(kept_members) {}
 
   bool parse_document() {
     skip_whitespace();
@@ -144,6 +145,10 @@ private:
     case '[':
       return parse_array(out, pointer, depth);
     case '"': {
+      if (m_dropping) {
+        m_dropped_text.clear(); // checked, then forgotten
+        return parse_string(m_dropped_text, pointer);
+      }
       std::string value;
       if (!parse_string(value, pointer)) {
         return false;
@@ -194,7 +199,9 @@ private:
     if (!count_container(pointer)) {
       return false;
     }
-    out = Json::object();
+    if (!m_dropping) {
+      out = Json::object();
+    }
     ++m_pos; // '{'
     skip_whitespace();
     if (m_pos < m_text.size() && m_text[m_pos] == '}') {
@@ -222,24 +229,8 @@ private:
       }
       ++m_pos;
       skip_whitespace();
-      // Without a line index nothing needs per-value pointers: building them is most of the cost.
-      const std::string member =
-          m_index == LineIndex::recorded ? child_pointer(pointer, key) : std::string();
-      const std::size_t existing = find_member(first, key, index);
-      if (existing != k_no_member && m_index == LineIndex::recorded &&
-          member.size() <= k_max_recorded_pointer) {
-        m_doc.replaced[member] = m_order;
-      }
-      Json value;
-      if (!parse_value(value, member, depth + 1)) {
+      if (!parse_member(std::move(key), key_line, pointer, depth, first, index)) {
         return false;
-      }
-      record(member, key_line);
-      if (existing != k_no_member) {
-        report_duplicate(key, member, key_line);
-        m_members[existing].second = std::move(value);
-      } else {
-        add_member(first, std::move(key), std::move(value), index);
       }
       skip_whitespace();
       if (m_pos >= m_text.size()) {
@@ -255,11 +246,47 @@ private:
       }
       if (m_text[m_pos] == '}') {
         ++m_pos;
-        take_members(out, first);
+        if (!m_dropping) {
+          take_members(out, first);
+        }
         return true;
       }
       return fail(pointer, "expected ',' or '}' after an object member");
     }
+  }
+
+  // The value of the member `key` (m_pos is at it), onto m_members unless it is dropped.
+  bool parse_member(std::string key, int key_line, const std::string& pointer, std::size_t depth,
+                    std::size_t first, std::unordered_map<std::string, std::size_t>& index) {
+    if (m_dropping ||
+        (depth == 0 && m_kept_members != nullptr &&
+         std::find(m_kept_members->begin(), m_kept_members->end(), key) == m_kept_members->end())) {
+      const bool was_dropping = std::exchange(m_dropping, true);
+      Json dropped;
+      const bool ok = parse_value(dropped, pointer, depth + 1);
+      m_dropping = was_dropping;
+      return ok;
+    }
+    // Without a line index nothing needs per-value pointers: building them is most of the cost.
+    const std::string member =
+        m_index == LineIndex::recorded ? child_pointer(pointer, key) : std::string();
+    const std::size_t existing = find_member(first, key, index);
+    if (existing != k_no_member && m_index == LineIndex::recorded &&
+        member.size() <= k_max_recorded_pointer) {
+      m_doc.replaced[member] = m_order;
+    }
+    Json value;
+    if (!parse_value(value, member, depth + 1)) {
+      return false;
+    }
+    record(member, key_line);
+    if (existing != k_no_member) {
+      report_duplicate(key, member, key_line);
+      m_members[existing].second = std::move(value);
+    } else {
+      add_member(first, std::move(key), std::move(value), index);
+    }
+    return true;
   }
 
   static constexpr std::size_t k_no_member = static_cast<std::size_t>(-1);
@@ -323,7 +350,9 @@ private:
     if (!count_container(pointer)) {
       return false;
     }
-    out = Json::array();
+    if (!m_dropping) {
+      out = Json::array();
+    }
     ++m_pos; // '['
     skip_whitespace();
     if (m_pos < m_text.size() && m_text[m_pos] == ']') {
@@ -345,7 +374,9 @@ private:
                        recorded_item ? ArrayItem::recorded : ArrayItem::unrecorded)) {
         return false;
       }
-      m_items.push_back(std::move(value));
+      if (!m_dropping) {
+        m_items.push_back(std::move(value));
+      }
       ++index;
       skip_whitespace();
       if (m_pos >= m_text.size()) {
@@ -361,11 +392,13 @@ private:
       }
       if (m_text[m_pos] == ']') {
         ++m_pos;
-        auto& items = out.get_ref<Json::array_t&>();
-        items.reserve(m_items.size() - first);
-        std::move(m_items.begin() + static_cast<std::ptrdiff_t>(first), m_items.end(),
-                  std::back_inserter(items));
-        m_items.resize(first);
+        if (!m_dropping) {
+          auto& items = out.get_ref<Json::array_t&>();
+          items.reserve(m_items.size() - first);
+          std::move(m_items.begin() + static_cast<std::ptrdiff_t>(first), m_items.end(),
+                    std::back_inserter(items));
+          m_items.resize(first);
+        }
         return true;
       }
       return fail(pointer, "expected ',' or ']' after an array item");
@@ -665,6 +698,11 @@ private:
   // The members and items of the objects and arrays being parsed (see parse_object).
   std::vector<std::pair<std::string, Json>> m_members;
   std::vector<Json> m_items;
+  // The members of an object root to keep (nullptr: all of them). The others, and everything in
+  // them, are parsed with m_dropping set: checked as ever, but nothing is built.
+  const std::vector<std::string_view>* m_kept_members = nullptr;
+  bool m_dropping = false;
+  std::string m_dropped_text;
 
 public:
   // Duplicate keys seen past k_max_reported_duplicate_keys (not reported one by one).
@@ -721,6 +759,18 @@ Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::
     summary.file = file;
     summary.line = first_line;
     sink.report(std::move(summary));
+  }
+  return doc;
+}
+
+Expected<JsonDocument> parse_json_members(std::string_view text, const std::filesystem::path& file,
+                                          const std::vector<std::string_view>& kept) {
+  JsonDocument doc;
+  doc.file = file;
+  DiagnosticList ignored;
+  Parser parser(text, doc, ignored, 1, LineIndex::skipped, &kept);
+  if (!parser.parse_document()) {
+    return unexpected(parser.take_error());
   }
   return doc;
 }

@@ -14,6 +14,8 @@
 #include <cctype>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace fib {
 namespace {
@@ -42,13 +44,14 @@ std::size_t last_directory(const std::vector<std::string>& parts, std::string_vi
   return std::string::npos;
 }
 
-std::optional<Json> read_object(const std::filesystem::path& file, std::uintmax_t max_bytes) {
+// The members `kept` of the object in `file` (checked whole), or nullopt when it is not one.
+std::optional<Json> read_object(const std::filesystem::path& file, std::uintmax_t max_bytes,
+                                const std::vector<std::string_view>& kept) {
   auto text = read_text_file(file, max_bytes);
   if (!text) {
     return std::nullopt;
   }
-  DiagnosticList ignored;
-  auto document = parse_json(*text, file, ignored, 1, LineIndex::skipped);
+  auto document = parse_json_members(*text, file, kept);
   if (!document || !document->root.is_object()) {
     return std::nullopt;
   }
@@ -132,12 +135,16 @@ void inspect(const std::filesystem::path& root, const std::filesystem::path& fil
   if (definitions == std::string::npos && solutions == std::string::npos) {
     return;
   }
-  const auto object = read_object(file, k_max_json_bytes);
+  const bool is_definition = definitions != std::string::npos &&
+                             (solutions == std::string::npos || definitions > solutions);
+  // Only the members looked at are built: a definition's `type` and `op_type`, a solution's `spec`.
+  static const std::vector<std::string_view> k_definition_members = {"type", "op_type"};
+  static const std::vector<std::string_view> k_solution_members = {"spec"};
+  const auto object = read_object(file, k_max_json_bytes,
+                                  is_definition ? k_definition_members : k_solution_members);
   if (!object) {
     return;
   }
-  const bool is_definition = definitions != std::string::npos &&
-                             (solutions == std::string::npos || definitions > solutions);
   if (is_definition && is_old_definition(*object)) {
     ++signs.definitions_with_type;
     note_example(signs, file);

@@ -342,6 +342,43 @@ TEST(JsonIo, DuplicateKeysOfBigObjectsKeepTheFirstPlaceAndTheLastValue) {
   EXPECT_EQ(sink.items()[1].pointer, "/k35");
 }
 
+TEST(JsonIo, ParseJsonMembersKeepsOnlyTheNamedMembersOfAnObjectRoot) {
+  const std::vector<std::string_view> kept = {"a", "c"};
+  auto doc = parse_json_members(
+      R"({"a": 1, "b": {"x": [1, "s\n", {"y": null}], "a": 2}, "c": "t", "a": [3]})", "doc.json",
+      kept);
+  ASSERT_TRUE(doc.has_value());
+  EXPECT_EQ(doc->root, Json::parse(R"({"a": [3], "c": "t"})"));
+  EXPECT_TRUE(doc->lines.empty());
+
+  // Another root is kept whole.
+  auto array = parse_json_members(R"([1, {"b": 2}])", "doc.json", kept);
+  ASSERT_TRUE(array.has_value());
+  EXPECT_EQ(array->root, Json::parse(R"([1, {"b": 2}])"));
+}
+
+TEST(JsonIo, ParseJsonMembersFailsAsParseJsonDoesInDroppedMembers) {
+  const std::vector<std::string_view> kept = {"a"};
+  const std::vector<std::string> bad = {R"({"b": {"x": [1, 2,]}, "a": 1})",
+                                        "{\"b\": \"tab\there\", \"a\": 1}",
+                                        R"({"b": "\ud800", "a": 1})",
+                                        R"({"b": 01, "a": 1})",
+                                        R"({"b": {"x" 1}, "a": 1})",
+                                        R"({"a": 1, "b": [tru]})",
+                                        R"({"a": 1, "b": "open)",
+                                        std::string(R"({"b": )") + std::string(300, '[') +
+                                            std::string(300, ']') + "}"};
+  for (const std::string& text : bad) {
+    DiagnosticList sink;
+    auto whole = parse_json(text, "doc.json", sink, 1, LineIndex::skipped);
+    auto members = parse_json_members(text, "doc.json", kept);
+    ASSERT_FALSE(whole.has_value()) << text;
+    ASSERT_FALSE(members.has_value()) << text;
+    EXPECT_EQ(members.error().code, whole.error().code) << text;
+    EXPECT_EQ(members.error().message, whole.error().message) << text;
+  }
+}
+
 TEST(JsonIo, ReadTextFileRefusesAFifoWithoutWaitingForAWriter) {
   TempDir dir;
   const auto fifo = dir.path() / "pipe.json";
