@@ -102,18 +102,19 @@ DiagnosticCounts count_diagnostics(const std::vector<Diagnostic>& diagnostics) {
 }
 
 std::string pointer_append(std::string_view pointer, std::string_view token) {
-  std::string out(pointer);
-  out.reserve(pointer.size() + token.size() + 1);
+  std::string out;
+  out.reserve(pointer.size() + token.size() + 1); // one allocation unless the token is escaped
+  out += pointer;
   out += '/';
-  for (const char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
+  std::size_t plain = 0; // the start of the run not yet copied
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' || token[i] == '/') {
+      out += token.substr(plain, i - plain);
+      out += token[i] == '~' ? "~0" : "~1";
+      plain = i + 1;
     }
   }
+  out += token.substr(plain);
   return out;
 }
 

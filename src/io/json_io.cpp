@@ -1,15 +1,20 @@
 #include "fib/io/json_io.hpp"
 
+#include "io/byte_scan.hpp"
+
 #include <fib/base/codes.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <system_error>
+#include <utility>
 
 namespace fib {
 namespace {
@@ -19,8 +24,9 @@ namespace {
 class Parser {
 public:
   Parser(std::string_view text, JsonDocument& doc, DiagnosticSink& sink, int first_line,
-         LineIndex index)
-      : m_text(text), m_doc(doc), m_sink(sink), m_line(first_line), m_index(index) {}
+         LineIndex index, const std::vector<std::string_view>* kept_members = nullptr)
+      : m_text(text), m_doc(doc), m_sink(sink), m_line(first_line), m_index(index),
+        m_kept_members(kept_members) {}
 
   bool parse_document() {
     skip_whitespace();
@@ -139,6 +145,10 @@ private:
     case '[':
       return parse_array(out, pointer, depth);
     case '"': {
+      if (m_dropping) {
+        m_dropped_text.clear(); // checked, then forgotten
+        return parse_string(m_dropped_text, pointer);
+      }
       std::string value;
       if (!parse_string(value, pointer)) {
         return false;
@@ -189,15 +199,20 @@ private:
     if (!count_container(pointer)) {
       return false;
     }
-    out = Json::object();
-    auto& members = out.get_ref<Json::object_t&>();
-    std::unordered_map<std::string, std::size_t> index;
+    if (!m_dropping) {
+      out = Json::object();
+    }
     ++m_pos; // '{'
     skip_whitespace();
     if (m_pos < m_text.size() && m_text[m_pos] == '}') {
       ++m_pos;
       return true;
     }
+    // The members gather on top of m_members (a nested object stacks its own above them and takes
+    // them off before this one goes on), then move into `out` at once: one exact allocation, and
+    // no copies (growing an ordered_json object copies its members, keys being const).
+    const std::size_t first = m_members.size();
+    std::unordered_map<std::string, std::size_t> index; // filled only for big objects
     while (true) {
       skip_whitespace();
       if (m_pos >= m_text.size() || m_text[m_pos] != '"') {
@@ -214,36 +229,8 @@ private:
       }
       ++m_pos;
       skip_whitespace();
-      // Without a line index nothing needs per-value pointers: building them is most of the cost.
-      const std::string member =
-          m_index == LineIndex::recorded ? child_pointer(pointer, key) : std::string();
-      const auto existing = index.find(key);
-      if (existing != index.end() && m_index == LineIndex::recorded &&
-          member.size() <= k_max_recorded_pointer) {
-        m_doc.replaced[member] = m_order;
-      }
-      Json value;
-      if (!parse_value(value, member, depth + 1)) {
+      if (!parse_member(std::move(key), key_line, pointer, depth, first, index)) {
         return false;
-      }
-      record(member, key_line);
-      if (existing != index.end()) {
-        if (++m_duplicates <= k_max_reported_duplicate_keys) {
-          Diagnostic warning =
-              make_diagnostic(codes::k_json_duplicate_key,
-                              fmt::format("duplicate key '{}': the last value wins, as in Python",
-                                          text_excerpt(key)));
-          warning.file = m_doc.file;
-          warning.pointer = reported_pointer(member);
-          warning.line = key_line;
-          m_sink.report(std::move(warning));
-        }
-        (members.begin() + static_cast<std::ptrdiff_t>(existing->second))->second =
-            std::move(value);
-      } else {
-        // Appended directly: ordered_json's own insert scans every key, O(n^2) for big objects.
-        index.emplace(key, members.size());
-        members.emplace_back(std::move(key), std::move(value));
       }
       skip_whitespace();
       if (m_pos >= m_text.size()) {
@@ -259,23 +246,121 @@ private:
       }
       if (m_text[m_pos] == '}') {
         ++m_pos;
+        if (!m_dropping) {
+          take_members(out, first);
+        }
         return true;
       }
       return fail(pointer, "expected ',' or '}' after an object member");
     }
   }
 
+  // The value of the member `key` (m_pos is at it), onto m_members unless it is dropped.
+  bool parse_member(std::string key, int key_line, const std::string& pointer, std::size_t depth,
+                    std::size_t first, std::unordered_map<std::string, std::size_t>& index) {
+    if (m_dropping ||
+        (depth == 0 && m_kept_members != nullptr &&
+         std::find(m_kept_members->begin(), m_kept_members->end(), key) == m_kept_members->end())) {
+      const bool was_dropping = std::exchange(m_dropping, true);
+      Json dropped;
+      const bool ok = parse_value(dropped, pointer, depth + 1);
+      m_dropping = was_dropping;
+      return ok;
+    }
+    // Without a line index nothing needs per-value pointers: building them is most of the cost.
+    const std::string member =
+        m_index == LineIndex::recorded ? child_pointer(pointer, key) : std::string();
+    const std::size_t existing = find_member(first, key, index);
+    if (existing != k_no_member && m_index == LineIndex::recorded &&
+        member.size() <= k_max_recorded_pointer) {
+      m_doc.replaced[member] = m_order;
+    }
+    Json value;
+    if (!parse_value(value, member, depth + 1)) {
+      return false;
+    }
+    record(member, key_line);
+    if (existing != k_no_member) {
+      report_duplicate(key, member, key_line);
+      m_members[existing].second = std::move(value);
+    } else {
+      add_member(first, std::move(key), std::move(value), index);
+    }
+    return true;
+  }
+
+  static constexpr std::size_t k_no_member = static_cast<std::size_t>(-1);
+  // Objects up to this many members find a repeated key by scanning them; bigger ones index their
+  // keys, so a huge object stays linear.
+  static constexpr std::size_t k_scanned_members = 32;
+
+  // Where `key` already is among the members of the object that starts at m_members[first], or
+  // k_no_member.
+  std::size_t find_member(std::size_t first, const std::string& key,
+                          const std::unordered_map<std::string, std::size_t>& index) const {
+    if (!index.empty()) {
+      const auto it = index.find(key);
+      return it == index.end() ? k_no_member : it->second;
+    }
+    for (std::size_t i = first; i < m_members.size(); ++i) {
+      if (m_members[i].first == key) {
+        return i;
+      }
+    }
+    return k_no_member;
+  }
+
+  void add_member(std::size_t first, std::string key, Json value,
+                  std::unordered_map<std::string, std::size_t>& index) {
+    if (!index.empty()) {
+      index.emplace(key, m_members.size());
+    } else if (m_members.size() - first == k_scanned_members) {
+      for (std::size_t i = first; i < m_members.size(); ++i) {
+        index.emplace(m_members[i].first, i);
+      }
+      index.emplace(key, m_members.size());
+    }
+    m_members.emplace_back(std::move(key), std::move(value));
+  }
+
+  // Moves the members from m_members[first] on into `out` (an empty object), in order.
+  void take_members(Json& out, std::size_t first) {
+    auto& members = out.get_ref<Json::object_t&>();
+    members.reserve(m_members.size() - first);
+    for (std::size_t i = first; i < m_members.size(); ++i) {
+      members.emplace_back(std::move(m_members[i].first), std::move(m_members[i].second));
+    }
+    m_members.resize(first);
+  }
+
+  void report_duplicate(const std::string& key, const std::string& member, int key_line) {
+    if (++m_duplicates > k_max_reported_duplicate_keys) {
+      return;
+    }
+    Diagnostic warning = make_diagnostic(
+        codes::k_json_duplicate_key,
+        fmt::format("duplicate key '{}': the last value wins, as in Python", text_excerpt(key)));
+    warning.file = m_doc.file;
+    warning.pointer = reported_pointer(member);
+    warning.line = key_line;
+    m_sink.report(std::move(warning));
+  }
+
   bool parse_array(Json& out, const std::string& pointer, std::size_t depth) {
     if (!count_container(pointer)) {
       return false;
     }
-    out = Json::array();
+    if (!m_dropping) {
+      out = Json::array();
+    }
     ++m_pos; // '['
     skip_whitespace();
     if (m_pos < m_text.size() && m_text[m_pos] == ']') {
       ++m_pos;
       return true;
     }
+    // The items gather on top of m_items, as an object's members do on m_members.
+    const std::size_t first = m_items.size();
     std::size_t index = 0;
     while (true) {
       skip_whitespace();
@@ -289,7 +374,9 @@ private:
                        recorded_item ? ArrayItem::recorded : ArrayItem::unrecorded)) {
         return false;
       }
-      out.push_back(std::move(value));
+      if (!m_dropping) {
+        m_items.push_back(std::move(value));
+      }
       ++index;
       skip_whitespace();
       if (m_pos >= m_text.size()) {
@@ -305,27 +392,34 @@ private:
       }
       if (m_text[m_pos] == ']') {
         ++m_pos;
+        if (!m_dropping) {
+          auto& items = out.get_ref<Json::array_t&>();
+          items.reserve(m_items.size() - first);
+          std::move(m_items.begin() + static_cast<std::ptrdiff_t>(first), m_items.end(),
+                    std::back_inserter(items));
+          m_items.resize(first);
+        }
         return true;
       }
       return fail(pointer, "expected ',' or ']' after an array item");
     }
   }
 
-  static void append_utf8(std::string& out, std::uint32_t cp) {
+  static void write_utf8(char*& out, std::uint32_t cp) {
     if (cp < 0x80) {
-      out += static_cast<char>(cp);
+      *out++ = static_cast<char>(cp);
     } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
+      *out++ = static_cast<char>(0xC0 | (cp >> 6));
+      *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
+      *out++ = static_cast<char>(0xE0 | (cp >> 12));
+      *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
+      *out++ = static_cast<char>(0xF0 | (cp >> 18));
+      *out++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (cp & 0x3F));
     }
   }
 
@@ -387,8 +481,44 @@ private:
     return length;
   }
 
+  // The position of the quote that closes the string m_pos is in (or the end of the text), with
+  // nothing checked: only to size the result.
+  std::size_t raw_string_end() const {
+    std::size_t pos = m_pos;
+    while (true) {
+      pos = detail::find_string_special(m_text, pos);
+      if (pos >= m_text.size() || m_text[pos] == '"') {
+        return std::min(pos, m_text.size());
+      }
+      pos += m_text[pos] == '\\' ? 2 : 1;
+    }
+  }
+
   bool parse_string(std::string& out, const std::string& pointer) {
     ++m_pos; // opening quote
+    // Most strings are one plain run: copied at once.
+    const std::size_t run_end = detail::find_string_special(m_text, m_pos);
+    if (run_end < m_text.size() && m_text[run_end] == '"') {
+      out.append(m_text.data() + m_pos, run_end - m_pos);
+      m_pos = run_end + 1;
+      return true;
+    }
+    // The others are decoded into room for the rest of the raw string, then cut to size: each
+    // step writes at most the bytes it reads (an escape is longer than what it stands for).
+    const std::size_t start = out.size();
+    out.resize(start + (raw_string_end() - m_pos));
+    char* written = out.data() + start;
+    const bool ok = decode_string(written, pointer);
+    out.resize(static_cast<std::size_t>(written - out.data()));
+    if (out.capacity() > 2 * out.size() + 64) {
+      out.shrink_to_fit(); // mostly escapes: do not keep the room
+    }
+    return ok;
+  }
+
+  // Decodes the string m_pos is in (past its opening quote) into `out`, up to and past its closing
+  // quote. `out` advances by what is written.
+  bool decode_string(char*& out, const std::string& pointer) {
     while (true) {
       if (m_pos >= m_text.size()) {
         return fail(pointer, "unterminated string");
@@ -402,69 +532,16 @@ private:
         return fail(pointer, "control character in a string");
       }
       if (c == '\\') {
-        if (m_pos + 1 >= m_text.size()) {
-          return fail(pointer, "unterminated escape");
-        }
-        const char e = m_text[m_pos + 1];
-        m_pos += 2;
-        switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          std::uint32_t cp = 0;
-          if (!parse_hex4(cp)) {
-            return fail(pointer, "invalid \\u escape");
-          }
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            std::uint32_t low = 0;
-            if (!consume_literal("\\u") || !parse_hex4(low) || low < 0xDC00 || low > 0xDFFF) {
-              return fail(pointer, "lone surrogate in a \\u escape");
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return fail(pointer, "lone surrogate in a \\u escape");
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          return fail(pointer, "invalid escape in a string");
+        if (!decode_escape(out, pointer)) {
+          return false;
         }
         continue;
       }
       if (c < 0x80) {
         // Copy the whole run of plain ASCII characters at once.
-        std::size_t end = m_pos + 1;
-        while (end < m_text.size()) {
-          const auto next = static_cast<unsigned char>(m_text[end]);
-          if (next == '"' || next == '\\' || next < 0x20 || next >= 0x80) {
-            break;
-          }
-          ++end;
-        }
-        out.append(m_text.substr(m_pos, end - m_pos));
+        const std::size_t end = detail::find_string_special(m_text, m_pos + 1);
+        std::memcpy(out, m_text.data() + m_pos, end - m_pos);
+        out += end - m_pos;
         m_pos = end;
         continue;
       }
@@ -472,8 +549,59 @@ private:
       if (length == 0) {
         return fail(pointer, "invalid UTF-8 in a string");
       }
-      out.append(m_text.substr(m_pos, length));
+      std::memcpy(out, m_text.data() + m_pos, length);
+      out += length;
       m_pos += length;
+    }
+  }
+
+  // The escape at m_pos (a backslash), written to `out`.
+  bool decode_escape(char*& out, const std::string& pointer) {
+    if (m_pos + 1 >= m_text.size()) {
+      return fail(pointer, "unterminated escape");
+    }
+    const char e = m_text[m_pos + 1];
+    m_pos += 2;
+    switch (e) {
+    case '"':
+    case '\\':
+    case '/':
+      *out++ = e;
+      return true;
+    case 'b':
+      *out++ = '\b';
+      return true;
+    case 'f':
+      *out++ = '\f';
+      return true;
+    case 'n':
+      *out++ = '\n';
+      return true;
+    case 'r':
+      *out++ = '\r';
+      return true;
+    case 't':
+      *out++ = '\t';
+      return true;
+    case 'u': {
+      std::uint32_t cp = 0;
+      if (!parse_hex4(cp)) {
+        return fail(pointer, "invalid \\u escape");
+      }
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        std::uint32_t low = 0;
+        if (!consume_literal("\\u") || !parse_hex4(low) || low < 0xDC00 || low > 0xDFFF) {
+          return fail(pointer, "lone surrogate in a \\u escape");
+        }
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return fail(pointer, "lone surrogate in a \\u escape");
+      }
+      write_utf8(out, cp);
+      return true;
+    }
+    default:
+      return fail(pointer, "invalid escape in a string");
     }
   }
 
@@ -567,6 +695,14 @@ private:
   Diagnostic m_error;
   std::size_t m_duplicates = 0;
   std::size_t m_containers = 0;
+  // The members and items of the objects and arrays being parsed (see parse_object).
+  std::vector<std::pair<std::string, Json>> m_members;
+  std::vector<Json> m_items;
+  // The members of an object root to keep (nullptr: all of them). The others, and everything in
+  // them, are parsed with m_dropping set: checked as ever, but nothing is built.
+  const std::vector<std::string_view>* m_kept_members = nullptr;
+  bool m_dropping = false;
+  std::string m_dropped_text;
 
 public:
   // Duplicate keys seen past k_max_reported_duplicate_keys (not reported one by one).
@@ -576,41 +712,6 @@ public:
                : 0;
   }
 };
-
-// Length of the line break at `pos` per str.splitlines(), or 0.
-std::size_t line_break_length(std::string_view text, std::size_t pos) {
-  const auto c = static_cast<unsigned char>(text[pos]);
-  if (c == '\r') {
-    return pos + 1 < text.size() && text[pos + 1] == '\n' ? 2 : 1;
-  }
-  if (c == '\n' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E) {
-    return 1;
-  }
-  if (c == 0xC2 && pos + 1 < text.size() && static_cast<unsigned char>(text[pos + 1]) == 0x85) {
-    return 2;
-  }
-  if (c == 0xE2 && pos + 2 < text.size() && static_cast<unsigned char>(text[pos + 1]) == 0x80 &&
-      (static_cast<unsigned char>(text[pos + 2]) == 0xA8 ||
-       static_cast<unsigned char>(text[pos + 2]) == 0xA9)) {
-    return 3;
-  }
-  return 0;
-}
-
-// Python's str.strip() for the ASCII whitespace and U+00A0 seen in real files.
-std::string_view strip(std::string_view s) {
-  const auto is_space = [](unsigned char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0B || c == 0x0C ||
-           (c >= 0x1C && c <= 0x1F);
-  };
-  while (!s.empty() && is_space(static_cast<unsigned char>(s.front()))) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && is_space(static_cast<unsigned char>(s.back()))) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 } // namespace
 
@@ -662,87 +763,16 @@ Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::
   return doc;
 }
 
-std::vector<JsonlLine> split_jsonl_lines(std::string_view text) {
-  std::vector<JsonlLine> lines;
-  int number = 1;
-  std::size_t start = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t brk = line_break_length(text, pos);
-    if (brk == 0) {
-      ++pos;
-      continue;
-    }
-    if (auto stripped = strip(text.substr(start, pos - start)); !stripped.empty()) {
-      lines.push_back({number, stripped});
-    }
-    pos += brk;
-    start = pos;
-    ++number;
+Expected<JsonDocument> parse_json_members(std::string_view text, const std::filesystem::path& file,
+                                          const std::vector<std::string_view>& kept) {
+  JsonDocument doc;
+  doc.file = file;
+  DiagnosticList ignored;
+  Parser parser(text, doc, ignored, 1, LineIndex::skipped, &kept);
+  if (!parser.parse_document()) {
+    return unexpected(parser.take_error());
   }
-  if (auto stripped = strip(text.substr(start)); !stripped.empty()) {
-    lines.push_back({number, stripped});
-  }
-  return lines;
-}
-
-Expected<std::string> read_text_file(const std::filesystem::path& file, std::uintmax_t max_bytes) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(file, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory) {
-    // A symlink loop, a permission problem on a parent directory, …
-    Diagnostic d = make_diagnostic(codes::k_io_read, fmt::format("cannot read: {}", ec.message()));
-    d.file = file;
-    return unexpected(std::move(d));
-  }
-  if (ec || !std::filesystem::exists(status)) {
-    Diagnostic d = make_diagnostic(codes::k_io_not_found, "no such file");
-    d.file = file;
-    return unexpected(std::move(d));
-  }
-  if (std::filesystem::is_directory(status)) {
-    Diagnostic d = make_diagnostic(codes::k_io_read, "cannot read: is a directory");
-    d.file = file;
-    return unexpected(std::move(d));
-  }
-  if (!std::filesystem::is_regular_file(status)) {
-    // FIFOs block, devices never end: only plain files are read.
-    Diagnostic d = make_diagnostic(codes::k_io_read,
-                                   "cannot read: not a regular file (a FIFO, socket or device)");
-    d.file = file;
-    return unexpected(std::move(d));
-  }
-  const std::uintmax_t size = std::filesystem::file_size(file, ec);
-  if (!ec && size > max_bytes) {
-    Diagnostic d = make_diagnostic(
-        codes::k_io_too_large,
-        fmt::format("file is {} bytes, more than the limit of {} bytes", size, max_bytes));
-    d.file = file;
-    return unexpected(std::move(d));
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    Diagnostic d = make_diagnostic(codes::k_io_read, "cannot open the file for reading");
-    d.file = file;
-    return unexpected(std::move(d));
-  }
-  std::string content;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    content.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (content.size() > max_bytes) {
-      Diagnostic d = make_diagnostic(
-          codes::k_io_too_large, fmt::format("file is more than the limit of {} bytes", max_bytes));
-      d.file = file;
-      return unexpected(std::move(d));
-    }
-  }
-  if (in.bad()) {
-    Diagnostic d = make_diagnostic(codes::k_io_read, "read error");
-    d.file = file;
-    return unexpected(std::move(d));
-  }
-  return content;
+  return doc;
 }
 
 std::string json_excerpt(const Json& value) {

@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 namespace fib {
 namespace {
@@ -55,6 +56,31 @@ std::optional<ScalarInput> parse_scalar_value(Reader& r, const Json& value,
   return std::nullopt;
 }
 
+// An axis value Reader::integer takes as it is (with nothing to report): an integer >= 0 that
+// fits in 64 signed bits.
+std::optional<std::int64_t> plain_extent(const Json& value) {
+  if (value.is_number_unsigned()) {
+    const auto u = value.get<std::uint64_t>();
+    return u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+               ? std::optional<std::int64_t>(static_cast<std::int64_t>(u))
+               : std::nullopt;
+  }
+  if (value.is_number_integer()) {
+    const auto i = value.get<std::int64_t>();
+    return i >= 0 ? std::optional<std::int64_t>(i) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// {"type": "random"} and nothing else: parse_input's answer is RandomInput, with nothing to report.
+bool is_plain_random(const Json& value) {
+  if (!value.is_object() || value.size() != 1) {
+    return false;
+  }
+  const auto& [key, type] = *value.get_ref<const Json::object_t&>().begin();
+  return key == k_key_type && type.is_string() && type.get_ref<const std::string&>() == "random";
+}
+
 InputSpec parse_input(Reader& r, const Json& value, const std::string& pointer) {
   if (!value.is_object()) {
     r.report(codes::k_schema_type, pointer,
@@ -64,13 +90,12 @@ InputSpec parse_input(Reader& r, const Json& value, const std::string& pointer) 
     return RandomInput{};
   }
   const Json* type = r.member(value, pointer, k_key_type, Presence::optional);
-  const std::string type_pointer = pointer_append(pointer, k_key_type);
-  const std::string value_pointer = pointer_append(pointer, k_key_value);
   const auto read_scalar = [&](Reader& reader) -> std::optional<ScalarInput> {
     const Json* raw = reader.member(value, pointer, k_key_value, Presence::required);
     if (raw == nullptr) {
       return std::nullopt;
     }
+    const std::string value_pointer = pointer_append(pointer, k_key_value);
     auto scalar = parse_scalar_value(reader, *raw, value_pointer);
     if (!scalar) {
       reader.report(codes::k_schema_type, value_pointer,
@@ -113,7 +138,7 @@ InputSpec parse_input(Reader& r, const Json& value, const std::string& pointer) 
       auto input = read_safetensors(r);
       return input ? InputSpec{*input} : InputSpec{SafetensorsInput{}};
     }
-    r.report(codes::k_schema_choice, type_pointer,
+    r.report(codes::k_schema_choice, pointer_append(pointer, k_key_type),
              fmt::format("Input should be 'random', 'scalar' or 'safetensors', got {}",
                          json_excerpt(*type)));
     return RandomInput{};
@@ -166,21 +191,31 @@ Workload parse_workload(const JsonDocument& document, const Json& object,
   if (!r.expect_object(object, pointer)) {
     return workload;
   }
+  // Pointers are built only where something is reported: the plain values (most of them) are
+  // taken as they are.
   if (const Json* axes = r.member(object, pointer, k_key_axes, Presence::required)) {
-    const std::string axes_pointer = pointer_append(pointer, k_key_axes);
-    if (r.expect_object(*axes, axes_pointer)) {
+    if (!axes->is_object()) {
+      r.expect_object(*axes, pointer_append(pointer, k_key_axes));
+    } else {
       for (const auto& [name, value] : axes->items()) {
-        const auto v = r.integer(value, pointer_append(axes_pointer, name), 0);
-        workload.axes.emplace_back(name, v.value_or(0));
+        const auto v = plain_extent(value);
+        workload.axes.emplace_back(
+            name, v ? *v
+                    : r.integer(value, pointer_append(pointer_append(pointer, k_key_axes), name), 0)
+                          .value_or(0));
       }
     }
   }
   if (const Json* inputs = r.member(object, pointer, k_key_inputs, Presence::required)) {
-    const std::string inputs_pointer = pointer_append(pointer, k_key_inputs);
-    if (r.expect_object(*inputs, inputs_pointer)) {
+    if (!inputs->is_object()) {
+      r.expect_object(*inputs, pointer_append(pointer, k_key_inputs));
+    } else {
       for (const auto& [name, value] : inputs->items()) {
-        workload.inputs.emplace_back(name,
-                                     parse_input(r, value, pointer_append(inputs_pointer, name)));
+        workload.inputs.emplace_back(
+            name, is_plain_random(value)
+                      ? InputSpec{RandomInput{}}
+                      : parse_input(r, value,
+                                    pointer_append(pointer_append(pointer, k_key_inputs), name)));
       }
     }
   }

@@ -45,9 +45,10 @@ std::size_t last_directory(const std::vector<std::string>& parts, std::string_vi
   return std::string::npos;
 }
 
-std::optional<Json> parse_object(const std::string& text, const std::filesystem::path& file) {
-  DiagnosticList ignored;
-  auto document = parse_json(text, file, ignored, 1, LineIndex::skipped);
+// The members `kept` of the object `text` holds (checked whole), or nullopt when it is not one.
+std::optional<Json> parse_object(const std::string& text, const std::filesystem::path& file,
+                                 const std::vector<std::string_view>& kept) {
+  auto document = parse_json_members(text, file, kept);
   if (!document || !document->root.is_object()) {
     return std::nullopt;
   }
@@ -136,7 +137,7 @@ std::size_t solution_string_lines(const std::filesystem::path& file) {
     if (!may_have_empty_solution(line.text)) {
       continue;
     }
-    auto document = parse_json(line.text, file, ignored, line.line);
+    auto document = parse_json(line.text, file, ignored, line.line, LineIndex::skipped);
     if (!document || !document->root.is_object()) {
       continue;
     }
@@ -201,7 +202,11 @@ FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path
       (is_definition ? !may_be_old_definition(*text) : !may_have_capitalised_language(*text))) {
     return signs;
   }
-  const auto object = parse_object(*text, file);
+  // Only the members looked at are built: a definition's `type` and `op_type`, a solution's `spec`.
+  static const std::vector<std::string_view> k_definition_members = {"type", "op_type"};
+  static const std::vector<std::string_view> k_solution_members = {"spec"};
+  const auto object =
+      parse_object(*text, file, is_definition ? k_definition_members : k_solution_members);
   if (!object) {
     return signs;
   }

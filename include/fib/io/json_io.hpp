@@ -83,6 +83,13 @@ Expected<JsonDocument> parse_json(std::string_view text, const std::filesystem::
                                   DiagnosticSink& sink, int first_line = 1,
                                   LineIndex index = LineIndex::recorded);
 
+// Parses `text` with the checks and errors of parse_json (no line index), but of an object root
+// keeps only the members named in `kept`: the others are checked and dropped, which costs far less
+// than building them. For a look at a few keys of documents that may be big. Duplicate keys are
+// not reported.
+Expected<JsonDocument> parse_json_members(std::string_view text, const std::filesystem::path& file,
+                                          const std::vector<std::string_view>& kept);
+
 // One non-blank line of a JSON Lines file.
 struct JsonlLine {
   int line;              // 1-based physical line number; blank lines count

@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <string>
+#include <vector>
+
+#include <sys/stat.h>
 
 namespace fib {
 namespace {
@@ -240,6 +244,149 @@ TEST(JsonIo, ReadTextFileReportsMissingDirectoryAndTooLarge) {
 TEST(JsonIo, PointerAppendEscapesTildeAndSlash) {
   EXPECT_EQ(pointer_append("/inputs", "a/b~c"), "/inputs/a~1b~0c");
   EXPECT_EQ(pointer_append("", std::size_t{3}), "/3");
+  EXPECT_EQ(pointer_append("/a", "/~x~/"), "/a/~1~0x~0~1");
+  EXPECT_EQ(pointer_append("/a", ""), "/a/");
+}
+
+// The splitter and the string reader skip plain bytes by blocks: every line break and every
+// special byte of a string is tried at every offset of a block.
+TEST(JsonIo, SplitsLongLinesAtEveryBreakAndOffset) {
+  const std::vector<std::string> breaks = {"\n",       "\r",           "\r\n",        "\x0b",
+                                           "\x0c",     "\x1c",         "\x1d",        "\x1e",
+                                           "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9"};
+  for (const std::string& brk : breaks) {
+    for (std::size_t offset = 0; offset < 40; ++offset) {
+      const std::string first(offset + 1, 'a');
+      const std::string second = "\t" + std::string(33, 'b') + "\xc3\xa9\t ";
+      const std::string text = first + brk + second + brk + brk + "c";
+      const auto lines = split_jsonl_lines(text);
+      ASSERT_EQ(lines.size(), 3u) << offset;
+      EXPECT_EQ(lines[0].line, 1);
+      EXPECT_EQ(lines[0].text, first);
+      EXPECT_EQ(lines[1].line, 2);
+      EXPECT_EQ(lines[1].text, std::string(33, 'b') + "\xc3\xa9");
+      EXPECT_EQ(lines[2].line, 4);
+      EXPECT_EQ(lines[2].text, "c");
+    }
+  }
+  // Bytes that only start a break (\xc2, \xe2) are no break on their own.
+  const std::string text =
+      std::string(20, 'x') + "\xc2\xa0" + std::string(20, 'y') + "\xe2\x80\x8b";
+  const auto lines = split_jsonl_lines(text);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].text, text);
+}
+
+TEST(JsonIo, DecodesLongStringsWithEscapesAtEveryOffset) {
+  for (std::size_t offset = 0; offset < 40; ++offset) {
+    DiagnosticList sink;
+    const std::string plain(offset, 'a');
+    const std::string text = "[\"" + plain + "\\n" + std::string(20, 'b') + "\\\"\xc3\xa9\\u00e9" +
+                             plain + "\\ud83d\\ude00\", \"" + plain + "\"]";
+    auto doc = parse(text, sink);
+    ASSERT_TRUE(doc.has_value()) << offset;
+    EXPECT_EQ(doc->root[0], plain + "\n" + std::string(20, 'b') + "\"\xc3\xa9\xc3\xa9" + plain +
+                                "\xf0\x9f\x98\x80");
+    EXPECT_EQ(doc->root[1], plain);
+  }
+}
+
+TEST(JsonIo, ReportsTheColumnOfABadByteDeepInALongString) {
+  for (std::size_t offset = 0; offset < 40; ++offset) {
+    DiagnosticList sink;
+    const std::string before(offset, 'a');
+    auto control = parse("\"" + before + "\\n" + before + "\x01\"", sink);
+    ASSERT_FALSE(control.has_value());
+    EXPECT_EQ(control.error().code, codes::k_json_parse);
+    EXPECT_NE(control.error().message.find(
+                  fmt::format("control character in a string at line 1 column {}", 2 * offset + 4)),
+              std::string::npos)
+        << control.error().message;
+    auto utf8 = parse("\"" + before + "\xc3(\"", sink);
+    ASSERT_FALSE(utf8.has_value());
+    EXPECT_NE(utf8.error().message.find(
+                  fmt::format("invalid UTF-8 in a string at line 1 column {}", offset + 2)),
+              std::string::npos)
+        << utf8.error().message;
+    auto unterminated = parse("\"" + before + "\\t" + before, sink);
+    ASSERT_FALSE(unterminated.has_value());
+    EXPECT_NE(unterminated.error().message.find(
+                  fmt::format("unterminated string at line 1 column {}", 2 * offset + 4)),
+              std::string::npos)
+        << unterminated.error().message;
+  }
+}
+
+// Objects past 32 members find repeated keys through an index, smaller ones by a scan: both keep
+// the first key's place and the last value.
+TEST(JsonIo, DuplicateKeysOfBigObjectsKeepTheFirstPlaceAndTheLastValue) {
+  std::string text = "{";
+  for (int i = 0; i < 40; ++i) {
+    text += fmt::format("\"k{}\": {}, ", i, i);
+  }
+  text += R"("k3": "three", "k35": "thirty-five", "k0": [0]})";
+  DiagnosticList sink;
+  auto doc = parse(text, sink);
+  ASSERT_TRUE(doc.has_value());
+  ASSERT_EQ(doc->root.size(), 40u);
+  auto it = doc->root.begin();
+  EXPECT_EQ(it.key(), "k0");
+  EXPECT_EQ(*it, Json::array({0}));
+  EXPECT_EQ(doc->root["k3"], "three");
+  EXPECT_EQ(doc->root["k35"], "thirty-five");
+  EXPECT_EQ(std::next(doc->root.begin(), 35).key(), "k35");
+  EXPECT_EQ(sink.items().size(), 3u);
+  for (const Diagnostic& d : sink.items()) {
+    EXPECT_EQ(d.code, codes::k_json_duplicate_key);
+  }
+  EXPECT_EQ(sink.items()[1].pointer, "/k35");
+}
+
+TEST(JsonIo, ParseJsonMembersKeepsOnlyTheNamedMembersOfAnObjectRoot) {
+  const std::vector<std::string_view> kept = {"a", "c"};
+  auto doc = parse_json_members(
+      R"({"a": 1, "b": {"x": [1, "s\n", {"y": null}], "a": 2}, "c": "t", "a": [3]})", "doc.json",
+      kept);
+  ASSERT_TRUE(doc.has_value());
+  EXPECT_EQ(doc->root, Json::parse(R"({"a": [3], "c": "t"})"));
+  EXPECT_TRUE(doc->lines.empty());
+
+  // Another root is kept whole.
+  auto array = parse_json_members(R"([1, {"b": 2}])", "doc.json", kept);
+  ASSERT_TRUE(array.has_value());
+  EXPECT_EQ(array->root, Json::parse(R"([1, {"b": 2}])"));
+}
+
+TEST(JsonIo, ParseJsonMembersFailsAsParseJsonDoesInDroppedMembers) {
+  const std::vector<std::string_view> kept = {"a"};
+  const std::vector<std::string> bad = {R"({"b": {"x": [1, 2,]}, "a": 1})",
+                                        "{\"b\": \"tab\there\", \"a\": 1}",
+                                        R"({"b": "\ud800", "a": 1})",
+                                        R"({"b": 01, "a": 1})",
+                                        R"({"b": {"x" 1}, "a": 1})",
+                                        R"({"a": 1, "b": [tru]})",
+                                        R"({"a": 1, "b": "open)",
+                                        std::string(R"({"b": )") + std::string(300, '[') +
+                                            std::string(300, ']') + "}"};
+  for (const std::string& text : bad) {
+    DiagnosticList sink;
+    auto whole = parse_json(text, "doc.json", sink, 1, LineIndex::skipped);
+    auto members = parse_json_members(text, "doc.json", kept);
+    ASSERT_FALSE(whole.has_value()) << text;
+    ASSERT_FALSE(members.has_value()) << text;
+    EXPECT_EQ(members.error().code, whole.error().code) << text;
+    EXPECT_EQ(members.error().message, whole.error().message) << text;
+  }
+}
+
+TEST(JsonIo, ReadTextFileRefusesAFifoWithoutWaitingForAWriter) {
+  TempDir dir;
+  const auto fifo = dir.path() / "pipe.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto read = read_text_file(fifo);
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().code, codes::k_io_read);
+  EXPECT_EQ(read.error().message, "cannot read: not a regular file (a FIFO, socket or device)");
 }
 
 } // namespace
