@@ -123,7 +123,8 @@ void inject_fault_before_rename() {
 // The atomic write itself. `exists` is set when Overwrite::forbidden met an existing name.
 Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path& target,
                                          std::string_view name, std::string_view content,
-                                         Overwrite overwrite, FileMode mode, bool& exists) {
+                                         Overwrite overwrite, FileMode mode, bool& exists,
+                                         Durability durability = Durability::synced) {
   exists = false;
   std::string temp_name;
   const int fd = create_temporary(dirfd, temp_name);
@@ -147,7 +148,7 @@ Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path&
     }
     written += static_cast<std::size_t>(n);
   }
-  if (::fsync(temp.fd()) != 0) {
+  if (durability == Durability::synced && ::fsync(temp.fd()) != 0) {
     return unexpected(write_error(target, "fsync failed", errno));
   }
   if (!temp.close()) {
@@ -177,7 +178,7 @@ Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path&
     temp.release_name();
   }
   // Makes the new name durable. File systems that cannot sync a directory (EINVAL) are accepted.
-  if (::fsync(dirfd) != 0 && errno != EINVAL) {
+  if (durability == Durability::synced && ::fsync(dirfd) != 0 && errno != EINVAL) {
     return unexpected(write_error(target, "fsync of the directory failed", errno));
   }
   return target;
@@ -327,10 +328,11 @@ Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directo
 Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& directory,
                                                          std::string_view name,
                                                          std::string_view content,
-                                                         Overwrite overwrite, FileMode mode) {
+                                                         Overwrite overwrite, FileMode mode,
+                                                         Durability durability) {
   bool exists = false;
   return write_in(directory.fd(), directory.path() / std::string(name), name, content, overwrite,
-                  mode, exists);
+                  mode, exists, durability);
 }
 
 Expected<DirectoryHandle> open_parent_directory_below(const std::filesystem::path& root,

@@ -198,7 +198,9 @@ Expected<std::string> write_pack(const DirectoryHandle& directory, std::uint64_t
                                  std::span<const PackEntry> entries) {
   const std::string content = detail::encode_pack(stamp, entries);
   std::string name = unique_pack_name();
-  FIB_TRY(write_file_atomically_in(directory, name, content, Overwrite::forbidden));
+  // Not synced: a pack torn by a power loss fails its checks and is deleted, like any damage.
+  FIB_TRY(write_file_atomically_in(directory, name, content, Overwrite::forbidden, std::nullopt,
+                                   Durability::unsynced));
   return name;
 }
 

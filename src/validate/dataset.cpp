@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -215,8 +216,30 @@ struct DatasetRun {
   EvaluateOptions evaluate; // the benchmark's: warm-up 2, iterations 5, as the old tool
   bool python_failed = false;
   bool worker_unavailable_reported = false;
-  DatasetCache cache; // whole reports; no store when the run does not cache them
+  DatasetCache cache;              // whole reports; no store when the run does not cache them
+  bool interpreter_probed = false; // the interpreter was asked to start (once per process)
 };
+
+// Phase 1 of the first chunk: the loading runs on other threads while this one starts the
+// embedded interpreter (the Python checks run on this thread), so that its start-up overlaps the
+// reading. A failed start is remembered by the front-end and reported by the Python phase.
+void load_chunk_starting_python(LoadedChunk& chunk, DatasetRun& run, PythonFrontend& python,
+                                std::size_t threads) {
+  run.interpreter_probed = true;
+  std::exception_ptr failure;
+  std::thread loader([&] {
+    try {
+      load_chunk(chunk, run.cache, run.context.root, threads);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  (void)python.check_expression("0");
+  loader.join();
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+}
 
 // Phase 3 (this thread: one worker for the whole run): the reference builds of the chunk, then
 // its baseline builds and benchmarks, as far as asked for and possible.
@@ -326,7 +349,7 @@ std::vector<TargetFiles> gather_files(const std::vector<std::string>& targets,
 
 DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport& report,
                      const std::filesystem::path& root, const PythonFrontend& python) {
-  DatasetRun run{options, {}, CategoryContext{root, options.gpu}, {}, false, false, {}};
+  DatasetRun run{options, {}, CategoryContext{root, options.gpu}, {}, false, false, {}, false};
   for (const std::string& c : report.config.checks) {
     if (auto category = parse_category(c)) {
       run.enabled.insert(*category);
@@ -358,7 +381,11 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
                            std::size_t threads) {
   LoadedChunk chunk;
   prepare_chunk(targets, files, range.begin, range.end, chunk);
-  load_chunk(chunk, run.cache, run.context.root, threads);
+  if (run.interpreter_probed) {
+    load_chunk(chunk, run.cache, run.context.root, threads);
+  } else {
+    load_chunk_starting_python(chunk, run, python, threads);
+  }
   ChunkResult result;
   result.loaded = static_cast<std::size_t>(
       std::count_if(chunk.jobs.begin(), chunk.jobs.end(),
@@ -484,11 +511,15 @@ struct ChunkSink {
   }
 };
 
-// How many worker processes validate the chunks: none (this process does) when the run uses the
-// reference worker (one connection, which processes cannot share), when there is only one chunk,
-// or when one process is asked for.
-std::size_t worker_processes(const ValidateDatasetOptions& options, std::size_t chunks) {
-  if (options.runner != nullptr || chunks < 2) {
+// How many worker processes validate the `chunks` (forked-size chunks): none (this process does)
+// when the run uses the reference worker (one connection, which processes cannot share), when
+// there is only one chunk, or when one process is asked for. By default (one per core) also none
+// when the targets fit in one chunk of this process: starting processes would cost more than the
+// few milliseconds of checks they could share.
+std::size_t worker_processes(const ValidateDatasetOptions& options, std::size_t chunks,
+                             std::size_t in_process_chunks) {
+  if (options.runner != nullptr || chunks < 2 ||
+      (options.processes == 0 && in_process_chunks < 2)) {
     return 0;
   }
   const std::size_t cores = std::max<unsigned>(1, std::thread::hardware_concurrency());
@@ -505,6 +536,7 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<TargetFiles>& 
   // Started here, once, so that the workers share the interpreter instead of each starting one.
   // A failure is remembered by the front-end; each worker reports it when it needs Python.
   (void)python.check_expression("0");
+  run.interpreter_probed = true;
   std::vector<std::size_t> redo;
   const auto work = [&](std::size_t c) {
     DiagnosticList environment;
@@ -550,7 +582,9 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
                              DiagnosticSink& environment) {
   ChunkSink sink{targets, run.options, report, environment, 0, 0, {}};
   const std::vector<ChunkRange> small_chunks = plan_chunks(files, k_chunk_forked);
-  if (const std::size_t workers = worker_processes(run.options, small_chunks.size()); workers > 0) {
+  const std::vector<ChunkRange> chunks = plan_chunks(files, k_chunk_in_process);
+  if (const std::size_t workers = worker_processes(run.options, small_chunks.size(), chunks.size());
+      workers > 0) {
     for (const std::size_t c :
          validate_chunks_forked(files, small_chunks, workers, run, python, sink)) {
       DiagnosticList chunk_environment;
@@ -563,7 +597,7 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
     }
     return sink.loaded;
   }
-  for (const ChunkRange& range : plan_chunks(files, k_chunk_in_process)) {
+  for (const ChunkRange& range : chunks) {
     sink.take(validate_chunk(targets, files, range, run, python, environment, 0));
   }
   return sink.loaded;

@@ -86,15 +86,20 @@ open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMi
 Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
                                                   std::string_view name, std::uintmax_t max_bytes);
 
+// Whether a write waits until the data is on disk (fsync of the file, then of its directory).
+// Unsynced writes are still atomic against a killed process (the rename is all or nothing), but a
+// power loss may leave an empty or torn file under the new name: only for data that is checked
+// when read and may be lost (the result cache).
+enum class Durability { synced, unsynced };
+
 // write_file_atomically for the entry `name` of `directory`: the temporary `.fib-XXXXXX` is created
 // there with O_EXCL|O_NOFOLLOW and renamed (Overwrite::allowed) or linked (Overwrite::forbidden:
 // `io.write` "already exists" when the name is taken) onto `name`; renaming replaces a link named
 // `name` instead of writing through it. Returns the path of the written file.
-Expected<std::filesystem::path> write_file_atomically_in(const DirectoryHandle& directory,
-                                                         std::string_view name,
-                                                         std::string_view content,
-                                                         Overwrite overwrite,
-                                                         FileMode mode = std::nullopt);
+Expected<std::filesystem::path>
+write_file_atomically_in(const DirectoryHandle& directory, std::string_view name,
+                         std::string_view content, Overwrite overwrite,
+                         FileMode mode = std::nullopt, Durability durability = Durability::synced);
 
 // The directory that holds the file `root / relative`, for writing it: every directory of
 // `relative` below `root` is opened with open_subdirectory (links refused, `io.unsafe-path`;
