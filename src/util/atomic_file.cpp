@@ -108,7 +108,9 @@ private:
   int m_lock_fd = -1;
 };
 
-void inject_fault_before_rename() {
+} // namespace
+
+void detail::inject_fault_before_rename() {
   const char* fault = std::getenv(k_fault_injection_variable.data());
   if (fault == nullptr) {
     return;
@@ -119,6 +121,8 @@ void inject_fault_before_rename() {
     ::kill(::getpid(), SIGSTOP);
   }
 }
+
+namespace {
 
 // The atomic write itself. `exists` is set when Overwrite::forbidden met an existing name.
 Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path& target,
@@ -154,7 +158,7 @@ Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path&
   if (!temp.close()) {
     return unexpected(write_error(target, "close failed", errno));
   }
-  inject_fault_before_rename();
+  detail::inject_fault_before_rename();
   const std::string target_name(name);
   if (overwrite == Overwrite::forbidden) {
     // linkat(2) fails if the name exists: the check and the write are one step.

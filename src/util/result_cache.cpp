@@ -193,11 +193,52 @@ std::string unique_pack_name() {
                      stamp_now(), noise);
 }
 
+// Writes `content` as the new file `name` of `directory` through an unnamed temporary
+// (O_TMPFILE) linked into place whole: a kill at any moment leaves either nothing or the whole
+// pack, never a named temporary. False when the file system has no unnamed temporaries (or the
+// write failed before anything was named): the caller falls back to a named one.
+bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string& name,
+                             std::string_view content) {
+#if defined(O_TMPFILE)
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  const int fd = ::openat(directory.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+                          static_cast<mode_t>(0644 & ~mask));
+  if (fd < 0) {
+    return false;
+  }
+  bool ok = true;
+  for (std::size_t written = 0; ok && written < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    ok = n > 0;
+    written += ok ? static_cast<std::size_t>(n) : 0;
+  }
+  const std::string self = fmt::format("/proc/self/fd/{}", fd);
+  if (ok) {
+    detail::inject_fault_before_rename();
+  }
+  ok = ok && ::linkat(AT_FDCWD, self.c_str(), directory.fd(), name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  ::close(fd);
+  return ok;
+#else
+  (void)directory;
+  (void)name;
+  (void)content;
+  return false;
+#endif
+}
+
 // Writes `entries` (sorted by key) as a new pack; its name, or the error.
 Expected<std::string> write_pack(const DirectoryHandle& directory, std::uint64_t stamp,
                                  std::span<const PackEntry> entries) {
   const std::string content = detail::encode_pack(stamp, entries);
   std::string name = unique_pack_name();
+  if (write_unnamed_then_link(directory, name, content)) {
+    return name;
+  }
   // Not synced: a pack torn by a power loss fails its checks and is deleted, like any damage.
   FIB_TRY(write_file_atomically_in(directory, name, content, Overwrite::forbidden, std::nullopt,
                                    Durability::unsynced));

@@ -59,6 +59,14 @@ SKIPPED = 77
 DELAY_FACTOR = 1.3
 DEFAULT_KILLS = 4
 TEMPORARY = re.compile(r"^\.fib-[A-Za-z0-9]{6}$")
+# A pack of fib's result cache: named and stamped by the run that wrote it, so a snapshot records
+# whether it is whole (header and trailer magic in place) instead of its bytes.
+CACHE_PACK = re.compile(r"^pack-[0-9a-f]{8}-[0-9a-f]{16}-[0-9a-f]{16}\.bin$")
+
+
+def pack_digest(data):
+    whole = len(data) >= 56 and data[:8] == b"fibcache" and data[-8:] == b"fibindex"
+    return "whole cache pack" if whole else "torn cache pack"
 
 
 # --- State of a directory tree ---------------------------------------------------------------
@@ -79,7 +87,10 @@ def snapshot(root):
             elif stat.S_ISREG(info.st_mode):
                 with open(path, "rb") as f:
                     data = f.read()
-                state[relative] = ("file", mode, hashlib.sha1(data).hexdigest(), len(data))
+                if CACHE_PACK.match(name):
+                    state[relative] = ("file", mode, pack_digest(data), 0)
+                else:
+                    state[relative] = ("file", mode, hashlib.sha1(data).hexdigest(), len(data))
             else:
                 state[relative] = ("other", mode)
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]

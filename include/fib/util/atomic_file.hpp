@@ -86,6 +86,13 @@ open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMi
 Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
                                                   std::string_view name, std::uintmax_t max_bytes);
 
+namespace detail {
+// The point of an atomic write between its complete temporary and the step that names it, where
+// tests make the process die or stop ($FIB_FAULT_INJECTION kill-before-rename or
+// stop-before-rename); nothing happens otherwise. Other writers with the same shape call it too.
+void inject_fault_before_rename();
+} // namespace detail
+
 // Whether a write waits until the data is on disk (fsync of the file, then of its directory).
 // Unsynced writes are still atomic against a killed process (the rename is all or nothing), but a
 // power loss may leave an empty or torn file under the new name: only for data that is checked

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -410,7 +412,11 @@ TEST(ResultCache, AKillDuringCommitLosesOnlyTheNewEntries) {
     EXPECT_EQ(found(cache, 10), value_of(10));
     EXPECT_EQ(found(cache, 60), std::nullopt);
   }
-  // The dead commit's temporary is removed by a later commit once it is an hour old.
+  // The pack is written through an unnamed temporary: the dead commit left no file at all.
+  EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
+  // A named temporary (from a file system without unnamed ones) is removed by a later commit
+  // once it is an hour old.
+  { std::ofstream(dir.path() / "v1" / ".fib-AbC123") << "partial"; }
   const auto temporaries = testing::temporaries_below(dir.path());
   ASSERT_EQ(temporaries.size(), 1u);
   ASSERT_TRUE(commit_range(options, 50, 60).empty());

@@ -1,0 +1,230 @@
+// The result cache never changes a report: cold, warm, after a change of a file or a blob, with a
+// damaged cache, in one process or several. And a warm run asks Python nothing.
+
+#include "dataset_fixture.hpp"
+
+#include <fib/model/cached_python_frontend.hpp>
+#include <fib/util/result_cache.hpp>
+
+#include <fstream>
+
+namespace fib {
+namespace {
+
+using namespace dataset_testing;
+
+// Counts the questions that reach the real interpreter.
+class CountingPython final : public PythonFrontend {
+public:
+  Expected<ReferenceAnalysis> analyze_reference(std::string_view source) override {
+    ++references;
+    return testing::python().analyze_reference(source);
+  }
+  Expected<std::optional<PythonSyntaxError>> check_expression(std::string_view source) override {
+    ++expressions;
+    return testing::python().check_expression(source);
+  }
+  Expected<SourceStructure> analyze_structure(std::string_view source) override {
+    return testing::python().analyze_structure(source);
+  }
+  Expected<HelperResolution> resolve_helpers(const HelperQuery& query) override {
+    return testing::python().resolve_helpers(query);
+  }
+  std::string identity() const override { return testing::python().identity(); }
+  int references = 0;
+  int expressions = 0;
+};
+
+// A dataset of `count` definitions with Python findings, load failures, workload errors, a
+// missing blob and a solution, spread over several chunks.
+void write_varied(Dataset& ds, int count) {
+  for (int i = 0; i < count; ++i) {
+    const std::string name = fmt::format("def{:03}", i);
+    DefSpec spec;
+    spec.name = name;
+    if (i % 7 == 0) {
+      spec.reference = R"(def run(A, s:\n    return A\n)";
+    } else if (i % 7 == 1) {
+      spec.reference = R"(def run(A):\n    return A\n)";
+    } else if (i % 7 == 2) {
+      spec.extra = R"(, "constraints": ["M >", "M > 0"])";
+    }
+    ds.definition(name, i % 11 == 5 ? std::string("{not json") : definition_json(spec));
+    ds.workloads(
+        name,
+        {wl("w1", i % 3 == 0 ? R"({"M": 0})" : R"({"M": 2})", k_inputs, name),
+         wl("w2", R"({"M": 2})",
+            R"({"A": {"type": "safetensors", "path": "blob/w.safetensors", "tensor_key": "A"}, "s": {"type": "scalar", "value": 1}})",
+            name)});
+    ds.solution("alice", name, "s1", solution_json("s1", name, "alice"));
+    ds.traces("alice", name, {tr("w1", R"("s1")", passed_evaluation(), name)});
+  }
+}
+
+struct CachedRun {
+  DatasetReport report;
+  int references = 0;
+  int expressions = 0;
+};
+
+// One validation with the cache at `directory`, committed as fib does.
+CachedRun run_with_cache(const Dataset& ds, const std::filesystem::path& directory,
+                         std::size_t processes) {
+  DiagnosticList notes;
+  ResultCache cache = ResultCache::open(ResultCacheOptions{directory}, notes);
+  EXPECT_TRUE(cache.enabled());
+  CountingPython counting;
+  CachedPythonFrontend python(counting, cache);
+  ValidateDatasetOptions options = ds.options();
+  options.cache = &cache;
+  options.processes = processes;
+  DiagnosticList environment;
+  CachedRun run;
+  run.report = validate_dataset(options, python, environment);
+  cache.commit(notes);
+  EXPECT_FALSE(environment.has_errors());
+  EXPECT_TRUE(notes.items().empty()) << notes.items().front().message;
+  run.references = counting.references;
+  run.expressions = counting.expressions;
+  return run;
+}
+
+std::string uncached_json(const Dataset& ds) {
+  ValidateDatasetOptions options = ds.options();
+  options.processes = 1;
+  return render_report_json(ds.validate(options));
+}
+
+TEST(DatasetCache, ColdAndWarmReportsAreTheUncachedOnesAndWarmAsksPythonNothing) {
+  for (const std::size_t processes : {1u, 3u}) {
+    SCOPED_TRACE(fmt::format("{} processes", processes));
+    Dataset ds;
+    write_varied(ds, 80);
+    const std::string expected = uncached_json(ds);
+    TempDir cache;
+    const auto packs = [&] {
+      return std::distance(std::filesystem::directory_iterator(cache.path() / "v1"),
+                           std::filesystem::directory_iterator());
+    };
+    const CachedRun cold = run_with_cache(ds, cache.path(), processes);
+    EXPECT_EQ(render_report_json(cold.report), expected);
+    EXPECT_EQ(packs(), 1) << "the cold run's entries (from every process) in one pack";
+    const CachedRun warm = run_with_cache(ds, cache.path(), processes);
+    EXPECT_EQ(render_report_json(warm.report), expected);
+    EXPECT_EQ(render_report_text(warm.report), render_report_text(cold.report));
+    EXPECT_EQ(packs(), 1) << "a warm run misses nothing, so it writes no pack";
+    if (processes == 1) { // the questions of worker processes are not counted here
+      EXPECT_GT(cold.references, 60);
+      EXPECT_EQ(warm.references, 0);
+      EXPECT_EQ(warm.expressions, 0);
+    }
+  }
+}
+
+TEST(DatasetCache, AChangedFileIsCheckedAgain) {
+  Dataset ds;
+  write_varied(ds, 20);
+  TempDir cache;
+  run_with_cache(ds, cache.path(), 1);
+  // A new trace line for def003 naming an unknown workload, and def004's reference broken.
+  ds.traces("alice", "def003",
+            {tr("w1", R"("s1")", passed_evaluation(), "def003"),
+             tr("nope", R"("s1")", passed_evaluation(), "def003")});
+  DefSpec spec;
+  spec.name = "def004";
+  spec.reference = R"(def run(A, s)\n    return A\n)";
+  ds.definition("def004", definition_json(spec));
+  const CachedRun warm = run_with_cache(ds, cache.path(), 1);
+  EXPECT_EQ(render_report_json(warm.report), uncached_json(ds));
+  EXPECT_EQ(warm.references, 1) << "only def004's new reference reaches Python";
+  EXPECT_EQ(warm.report.definitions.at("def004").status, CheckStatus::error);
+}
+
+TEST(DatasetCache, ABlobThatAppearsOrChangesIsCheckedAgain) {
+  Dataset ds;
+  write_varied(ds, 5);
+  TempDir cache;
+  const CachedRun missing = run_with_cache(ds, cache.path(), 1);
+  const std::string blob_missing = "w2: blob missing at blob/w.safetensors";
+  const auto has = [](const DatasetReport& report, const std::string& text) {
+    for (const auto& m : messages(report, "def001", Category::workload)) {
+      if (m.find(text) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(has(missing.report, blob_missing));
+  ds.file("blob/w.safetensors",
+          safetensors_file({{"A", "F32", {2, 4}, f32_bytes({1, 2, 3, 4, 5, 6, 7, 8})}}));
+  const CachedRun present = run_with_cache(ds, cache.path(), 1);
+  EXPECT_FALSE(has(present.report, blob_missing));
+  EXPECT_EQ(render_report_json(present.report), uncached_json(ds));
+  ds.file("blob/w.safetensors",
+          safetensors_file({{"A", "F32", {3, 4}, f32_bytes(std::vector<float>(12, 1.0f))}}));
+  const CachedRun changed = run_with_cache(ds, cache.path(), 1);
+  EXPECT_EQ(render_report_json(changed.report), uncached_json(ds));
+  EXPECT_NE(render_report_json(changed.report), render_report_json(present.report))
+      << "the blob's new shape changes the report";
+}
+
+TEST(DatasetCache, DamagedPacksAreNeverTrusted) {
+  Dataset ds;
+  write_varied(ds, 20);
+  const std::string expected = uncached_json(ds);
+  TempDir cache;
+  run_with_cache(ds, cache.path(), 1);
+  std::vector<std::filesystem::path> packs;
+  for (const auto& entry : std::filesystem::directory_iterator(cache.path() / "v1")) {
+    packs.push_back(entry.path());
+  }
+  ASSERT_EQ(packs.size(), 1u);
+  {
+    std::fstream pack(packs[0], std::ios::in | std::ios::out | std::ios::binary);
+    pack.seekp(static_cast<std::streamoff>(std::filesystem::file_size(packs[0]) / 2));
+    pack.put('\x5a');
+  }
+  const CachedRun damaged_value = run_with_cache(ds, cache.path(), 1);
+  EXPECT_EQ(render_report_json(damaged_value.report), expected);
+  std::filesystem::resize_file(packs[0], 100);
+  const CachedRun truncated = run_with_cache(ds, cache.path(), 2);
+  EXPECT_EQ(render_report_json(truncated.report), expected);
+  const CachedRun rewritten = run_with_cache(ds, cache.path(), 1);
+  EXPECT_EQ(render_report_json(rewritten.report), expected);
+  EXPECT_EQ(rewritten.references, 0) << "the entries were written again";
+}
+
+TEST(CachedPythonFrontend, AnswersComeBackFromTheCacheAndFailuresAreNotKept) {
+  TempDir directory;
+  DiagnosticList notes;
+  {
+    ResultCache cache = ResultCache::open(ResultCacheOptions{directory.path()}, notes);
+    CountingPython counting;
+    CachedPythonFrontend python(counting, cache);
+    ASSERT_TRUE(python.analyze_reference("def run(a, b=1):\n    pass\n"));
+    ASSERT_TRUE(python.check_expression("M >"));
+    cache.commit(notes);
+    EXPECT_EQ(counting.references, 1);
+    EXPECT_EQ(counting.expressions, 1);
+  }
+  ResultCache cache = ResultCache::open(ResultCacheOptions{directory.path()}, notes);
+  CountingPython counting;
+  CachedPythonFrontend python(counting, cache);
+  const auto analysis = python.analyze_reference("def run(a, b=1):\n    pass\n");
+  ASSERT_TRUE(analysis && analysis->run);
+  EXPECT_EQ(analysis->run->positional_total, 2);
+  EXPECT_EQ(analysis->run->positional_required, 1);
+  EXPECT_EQ(analysis->run->positional_names, (std::vector<std::string>{"a", "b"}));
+  const auto error = python.check_expression("M >");
+  ASSERT_TRUE(error && *error);
+  EXPECT_EQ((*error)->text, testing::python().check_expression("M >").value()->text);
+  EXPECT_EQ(counting.references + counting.expressions, 0);
+  // A front-end without an identity is never cached; nor is a failure.
+  NoPython none;
+  CachedPythonFrontend uncached(none, cache);
+  EXPECT_FALSE(uncached.check_expression("1"));
+  EXPECT_TRUE(notes.items().empty());
+}
+
+} // namespace
+} // namespace fib
