@@ -126,6 +126,8 @@ def run_case(fib, case, scratch) -> int:
     with open(os.path.join(case, "cmd"), encoding="utf-8") as f:
         argv = [a.replace(SCRATCH, scratch) for a in shlex.split(f.read())]
     env = dict(os.environ)
+    # Each case starts with an empty result cache of its own (a case's env file may override it).
+    env["FIB_CACHE_DIR"] = os.path.join(scratch, "fib-cache")
     env_file = os.path.join(case, "env")
     if os.path.exists(env_file):
         with open(env_file, encoding="utf-8") as f:
