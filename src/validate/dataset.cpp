@@ -152,22 +152,27 @@ void prepare_chunk(const std::vector<std::string>& targets, const std::vector<Ta
 // Phase 1 for one job: reads its files, takes its report from the cache when the cache has it,
 // else parses the files (and notes the blobs the checks will read, for storing the report).
 void load_job(DefinitionJob& job, const DatasetCache& cache, const std::filesystem::path& root) {
-  JobTexts texts = read_job_texts(job);
+  JobFiles files = probe_job_files(cache, job);
   if (cache.store != nullptr) {
-    job.cache_key = job_cache_key(cache, job, texts);
+    job.cache_key = job_cache_key(cache, job, files);
     if (take_cached_report(cache, job)) {
       return;
     }
+    // The key of what is parsed: from the bytes read now (a file may have changed since its
+    // digest was remembered).
+    read_job_files(cache, files);
+    job.cache_key = job_cache_key(cache, job, files);
+    remember_digests(cache, files);
   }
-  load_definition(*job.definition, texts.definition);
-  if (job.workload != nullptr && texts.workload) {
-    load_trace_file(*job.workload, *texts.workload);
+  load_definition(*job.definition, *files.definition.text);
+  if (job.workload != nullptr && files.workload) {
+    load_trace_file(*job.workload, *files.workload->text);
   }
   for (std::size_t i = 0; i < job.solutions.size(); ++i) {
-    load_solution(*job.solutions[i], texts.solutions[i]);
+    load_solution(*job.solutions[i], *files.solutions[i].text);
   }
   for (std::size_t i = 0; i < job.traces.size(); ++i) {
-    load_trace_file(*job.traces[i], texts.traces[i]);
+    load_trace_file(*job.traces[i], *files.traces[i].text);
   }
   job.definition_parsed = job.definition->parsed();
   if (cache.store != nullptr) {
@@ -631,7 +636,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   CheckResult dataset_level = check_dataset_level(scan);
   // A tree of the old schema is said once, first, with counts (not once per file).
   if (auto old_schema =
-          old_schema_message(find_old_schema_signs(root), root,
+          old_schema_message(find_old_schema_signs(root, options.cache), root,
                              loaded > 0 ? DefinitionsLoaded::some : DefinitionsLoaded::none)) {
     CheckResult first;
     first.add(std::move(*old_schema));

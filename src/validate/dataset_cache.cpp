@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <set>
 
@@ -29,21 +30,6 @@ void add_field(Sha256& hash, std::string_view bytes) {
   detail::ByteWriter size;
   size.u64(bytes.size());
   hash.update(size.bytes()).update(bytes);
-}
-
-void add_file(Sha256& hash, Role role, const std::filesystem::path& path,
-              const Expected<std::string>& text) {
-  detail::ByteWriter head;
-  head.u8(static_cast<std::uint8_t>(role));
-  head.u8(text ? 1 : 0);
-  hash.update(head.bytes());
-  add_field(hash, path.native());
-  if (text) {
-    add_field(hash, *text);
-  } else {
-    add_field(hash, text.error().code);
-    add_field(hash, text.error().message);
-  }
 }
 
 // What stat() says about `path`: identity, size and both times, or the errno it failed with.
@@ -72,6 +58,18 @@ void collect_blob_paths(const LoadedTraceFile* file, const std::filesystem::path
 
 } // namespace
 
+std::string BlobFingerprints::of(const std::string& path) {
+  {
+    const std::lock_guard lock(m_mutex);
+    if (const auto it = m_taken.find(path); it != m_taken.end()) {
+      return it->second;
+    }
+  }
+  std::string taken = fingerprint(path);
+  const std::lock_guard lock(m_mutex);
+  return m_taken.emplace(path, std::move(taken)).first->second;
+}
+
 DatasetCache dataset_cache(ResultCache* store, const std::string& python_identity,
                            const std::filesystem::path& root,
                            const std::vector<std::string>& enabled_checks, GpuChecks gpu,
@@ -90,37 +88,171 @@ DatasetCache dataset_cache(ResultCache* store, const std::string& python_identit
     prefix.str(check);
   }
   prefix.u8(gpu == GpuChecks::enabled ? 1 : 0);
-  return DatasetCache{store, prefix.take()};
+  return DatasetCache{store, prefix.take(), wall_clock_ns(), std::make_shared<BlobFingerprints>()};
 }
 
-JobTexts read_job_texts(const DefinitionJob& job) {
-  JobTexts texts{read_text_file(job.definition->entry->file.path), std::nullopt, {}, {}};
+namespace {
+
+// Files changed this close before the run started are not remembered (see remember_digests).
+constexpr std::int64_t k_racy_ns = std::int64_t{2'000'000'000};
+
+struct FileStat {
+  std::string fingerprint;     // empty when stat() failed
+  std::int64_t changed_ns = 0; // the later of the modification and status-change times
+};
+
+FileStat stat_file(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return {};
+  }
+  const auto ns = [](const timespec& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
+  return FileStat{fmt::format("{} {} {} {} {} {}", st.st_dev, st.st_ino, st.st_mode, st.st_size,
+                              ns(st.st_mtim), ns(st.st_ctim)),
+                  std::max(ns(st.st_mtim), ns(st.st_ctim))};
+}
+
+Sha256Digest memo_key(const std::filesystem::path& path, const std::string& fingerprint) {
+  Sha256 hash;
+  add_field(hash, "fib file digest v1");
+  add_field(hash, path.native());
+  add_field(hash, fingerprint);
+  return hash.finish();
+}
+
+} // namespace
+
+std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
+                                              const std::filesystem::path& path) {
+  const FileStat st = stat_file(path);
+  if (st.fingerprint.empty()) {
+    return std::nullopt;
+  }
+  const auto stored = store.find(memo_key(path, st.fingerprint));
+  Sha256Digest digest{};
+  if (!stored || stored->size() != digest.size()) {
+    return std::nullopt;
+  }
+  std::memcpy(digest.data(), stored->data(), digest.size());
+  return digest;
+}
+
+bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
+                     const std::filesystem::path& path, const Sha256Digest& digest) {
+  const FileStat st = stat_file(path);
+  if (st.fingerprint.empty() || st.changed_ns >= run_start_ns - k_racy_ns) {
+    return false;
+  }
+  store.put(memo_key(path, st.fingerprint),
+            std::string(reinterpret_cast<const char*>(digest.data()), digest.size()));
+  return true;
+}
+
+std::int64_t wall_clock_ns() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+}
+
+namespace {
+
+void read_file(const DatasetCache& cache, JobFile& file) {
+  file.text = read_text_file(file.path);
+  file.digest = cache.store != nullptr && *file.text
+                    ? std::optional<Sha256Digest>(sha256(**file.text))
+                    : std::nullopt;
+}
+
+JobFile probe_file(const DatasetCache& cache, const std::filesystem::path& path) {
+  JobFile file{path, std::nullopt, std::nullopt};
+  if (cache.store != nullptr) {
+    file.digest = remembered_digest(*cache.store, path);
+  }
+  if (!file.digest) {
+    read_file(cache, file);
+  }
+  return file;
+}
+
+template <class Files, class Visit> void for_each_file(Files& files, Visit&& visit) {
+  visit(files.definition);
+  if (files.workload) {
+    visit(*files.workload);
+  }
+  for (auto& f : files.solutions) {
+    visit(f);
+  }
+  for (auto& f : files.traces) {
+    visit(f);
+  }
+}
+
+void add_job_file(Sha256& hash, Role role, const JobFile& file) {
+  detail::ByteWriter head;
+  head.u8(static_cast<std::uint8_t>(role));
+  head.u8(file.digest ? 1 : 0);
+  hash.update(head.bytes());
+  add_field(hash, file.path.native());
+  if (file.digest) {
+    hash.update(
+        std::string_view(reinterpret_cast<const char*>(file.digest->data()), file.digest->size()));
+  } else if (file.text && !*file.text) {
+    add_field(hash, file.text->error().code);
+    add_field(hash, file.text->error().message);
+  }
+}
+
+} // namespace
+
+JobFiles probe_job_files(const DatasetCache& cache, const DefinitionJob& job) {
+  JobFiles files{probe_file(cache, job.definition->entry->file.path), std::nullopt, {}, {}};
   if (job.workload != nullptr) {
-    texts.workload = read_text_file(job.workload->file->path);
+    files.workload = probe_file(cache, job.workload->file->path);
   }
   for (const LoadedSolution* s : job.solutions) {
-    texts.solutions.push_back(read_text_file(s->file->path));
+    files.solutions.push_back(probe_file(cache, s->file->path));
   }
   for (const LoadedTraceFile* t : job.traces) {
-    texts.traces.push_back(read_text_file(t->file->path));
+    files.traces.push_back(probe_file(cache, t->file->path));
   }
-  return texts;
+  return files;
+}
+
+void read_job_files(const DatasetCache& cache, JobFiles& files) {
+  for_each_file(files, [&](JobFile& file) {
+    if (!file.text) {
+      read_file(cache, file);
+    }
+  });
+}
+
+void remember_digests(const DatasetCache& cache, const JobFiles& files) {
+  if (cache.store == nullptr) {
+    return;
+  }
+  for_each_file(files, [&](const JobFile& file) {
+    if (!file.digest || !file.text || !*file.text) {
+      return;
+    }
+    remember_digest(*cache.store, cache.run_start_ns, file.path, *file.digest);
+  });
 }
 
 Sha256Digest job_cache_key(const DatasetCache& cache, const DefinitionJob& job,
-                           const JobTexts& texts) {
+                           const JobFiles& files) {
   Sha256 hash;
   add_field(hash, cache.key_prefix);
   add_field(hash, job.name);
-  add_file(hash, Role::definition, job.definition->entry->file.path, texts.definition);
-  if (job.workload != nullptr && texts.workload) {
-    add_file(hash, Role::workload, job.workload->file->path, *texts.workload);
+  add_job_file(hash, Role::definition, files.definition);
+  if (files.workload) {
+    add_job_file(hash, Role::workload, *files.workload);
   }
-  for (std::size_t i = 0; i < job.solutions.size(); ++i) {
-    add_file(hash, Role::solution, job.solutions[i]->file->path, texts.solutions[i]);
+  for (const JobFile& f : files.solutions) {
+    add_job_file(hash, Role::solution, f);
   }
-  for (std::size_t i = 0; i < job.traces.size(); ++i) {
-    add_file(hash, Role::trace, job.traces[i]->file->path, texts.traces[i]);
+  for (const JobFile& f : files.traces) {
+    add_job_file(hash, Role::trace, f);
   }
   detail::ByteWriter duplicate;
   duplicate.u8(static_cast<std::uint8_t>(Role::duplicate));
@@ -147,7 +279,7 @@ bool take_cached_report(const DatasetCache& cache, DefinitionJob& job) {
   for (std::uint32_t i = 0; i < blobs; ++i) {
     const std::string path(in.str());
     const std::string_view recorded = in.str();
-    if (!in.ok() || fingerprint(path) != recorded) {
+    if (!in.ok() || cache.blobs->of(path) != recorded) {
       return false;
     }
   }

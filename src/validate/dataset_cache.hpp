@@ -6,8 +6,12 @@
 
 #include <fib/util/result_cache.hpp>
 
+#include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace fib::dataset_checks {
@@ -16,9 +20,22 @@ namespace fib::dataset_checks {
 
 // What the keys of one run share: the format, fib's build, the Python front-end's identity, the
 // dataset root and the enabled categories. A null `store` caches nothing.
+// The blob fingerprints one run has taken, by path: the copies of a dataset's definitions often
+// name the same blobs, and the run judges each blob as it was when first looked at.
+class BlobFingerprints {
+public:
+  std::string of(const std::string& path);
+
+private:
+  std::mutex m_mutex;
+  std::unordered_map<std::string, std::string> m_taken;
+};
+
 struct DatasetCache {
   ResultCache* store = nullptr;
   std::string key_prefix;
+  std::int64_t run_start_ns = 0; // wall clock, for the digest memo's racy-file rule
+  std::shared_ptr<BlobFingerprints> blobs;
 };
 
 enum class UsesWorker { no, yes };
@@ -31,20 +48,48 @@ DatasetCache dataset_cache(ResultCache* store, const std::string& python_identit
                            const std::vector<std::string>& enabled_checks, GpuChecks gpu,
                            UsesWorker uses_worker);
 
-// The bytes of a job's files, read once: for the key, then for parsing.
-struct JobTexts {
-  Expected<std::string> definition;
-  std::optional<Expected<std::string>> workload;
-  std::vector<Expected<std::string>> solutions;
-  std::vector<Expected<std::string>> traces;
+// One file of a job: the digest of its bytes and, once read, its text (or its read error).
+struct JobFile {
+  std::filesystem::path path;
+  std::optional<Sha256Digest> digest; // from the digest memo, or of the text
+  std::optional<Expected<std::string>> text;
 };
 
-JobTexts read_job_texts(const DefinitionJob& job);
+struct JobFiles {
+  JobFile definition;
+  std::optional<JobFile> workload;
+  std::vector<JobFile> solutions;
+  std::vector<JobFile> traces;
+};
 
-// The key of a job's report: the prefix, then each file's role, path and bytes (or read error),
+// The job's files. With a cache, a file whose stat() fingerprint (device, inode, mode, size,
+// modification and status-change times) is in the digest memo is not read: its digest comes from
+// the memo. Every other file is read (and, with a cache, hashed).
+JobFiles probe_job_files(const DatasetCache& cache, const DefinitionJob& job);
+
+// Reads the files probe_job_files did not read, and hashes them (with a cache): after this every
+// file has its text, and every digest is of the bytes actually read.
+void read_job_files(const DatasetCache& cache, JobFiles& files);
+
+// Keeps in the digest memo the digests of the files read, except those changed in the two
+// seconds before the run started (a later change within the file system's timestamp granularity
+// could keep the fingerprint: such files are hashed again next time, as git does).
+void remember_digests(const DatasetCache& cache, const JobFiles& files);
+
+// The digest memo by itself: the digest remembered for `path` as it is now (its stat()
+// fingerprint), and remembering the digest of bytes just read from it (not for a file changed in
+// the two seconds before `run_start_ns`: false then, and nothing is remembered).
+std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
+                                              const std::filesystem::path& path);
+bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
+                     const std::filesystem::path& path, const Sha256Digest& digest);
+// The wall clock now, in nanoseconds (a run's start for remember_digest).
+std::int64_t wall_clock_ns();
+
+// The key of a job's report: the prefix, then each file's role, path and digest (or read error),
 // and the definition's duplicate-name state.
 Sha256Digest job_cache_key(const DatasetCache& cache, const DefinitionJob& job,
-                           const JobTexts& texts);
+                           const JobFiles& files);
 
 // Tries the cache: on a hit whose blobs are unchanged, sets the job's report, from_cache and
 // definition_parsed and returns true.

@@ -5,9 +5,12 @@
 #include "io/json_scan.hpp"
 #include "util/file_walk.hpp"
 #include "util/parallel_for.hpp"
+#include "validate/dataset_cache.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/util/build_identity.hpp>
+#include <fib/util/sha256.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,6 +23,9 @@
 
 namespace fib {
 namespace {
+
+using dataset_checks::remember_digest;
+using dataset_checks::remembered_digest;
 
 constexpr std::uintmax_t k_max_json_bytes = std::uintmax_t{4} << 20;
 constexpr std::uintmax_t k_max_jsonl_bytes = std::uintmax_t{64} << 20;
@@ -173,7 +179,37 @@ struct FileSigns {
 
 // Looks at one listed file. Definitions and solutions are parsed only when a quick look at their
 // text cannot rule the sign out.
-FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path& file) {
+// The root of an old definition's tree when its `definitions` directory is below the root.
+std::optional<std::filesystem::path> nested_root(const std::filesystem::path& root,
+                                                 const std::vector<std::string>& parts,
+                                                 std::size_t definitions) {
+  if (definitions == 0) {
+    return std::nullopt;
+  }
+  std::filesystem::path nested = root;
+  for (std::size_t i = 0; i < definitions; ++i) {
+    nested /= parts[i];
+  }
+  return nested;
+}
+
+// What the cache keeps a file's sign under: the digest of its bytes and its kind.
+Sha256Digest sign_key(const Sha256Digest& digest, bool is_definition) {
+  Sha256 hash;
+  hash.update("fib old-schema sign v1\n").update(build_identity()).update("\n");
+  hash.update(is_definition ? "definition\n" : "solution\n");
+  hash.update(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+  return hash.finish();
+}
+
+// The cache as inspect uses it.
+struct SignCache {
+  ResultCache* store = nullptr;
+  std::int64_t run_start_ns = 0;
+};
+
+FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path& file,
+                  const SignCache& cache) {
   FileSigns signs;
   const std::vector<std::string> parts = components_below(root, file);
   if (parts.empty()) {
@@ -197,9 +233,36 @@ FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path
   }
   const bool is_definition = definitions != std::string::npos &&
                              (solutions == std::string::npos || definitions > solutions);
+  // With a cache: the content's sign, kept under the digest of the bytes.
+  if (cache.store != nullptr) {
+    if (const auto digest = remembered_digest(*cache.store, file)) {
+      if (const auto stored = cache.store->find(sign_key(*digest, is_definition));
+          stored && stored->size() == 1) {
+        if ((*stored)[0] == '1') {
+          signs.definition_with_type = is_definition;
+          signs.capitalised_language = !is_definition;
+          signs.nested_root = is_definition ? nested_root(root, parts, definitions) : std::nullopt;
+        }
+        return signs;
+      }
+    }
+  }
   auto text = read_text_file(file, k_max_json_bytes);
-  if (!text ||
-      (is_definition ? !may_be_old_definition(*text) : !may_have_capitalised_language(*text))) {
+  if (!text) {
+    return signs;
+  }
+  const auto keep = [&](bool sign) {
+    if (cache.store == nullptr) {
+      return;
+    }
+    // A sign is found through the file's remembered digest only: kept only when that is.
+    const Sha256Digest digest = sha256(*text);
+    if (remember_digest(*cache.store, cache.run_start_ns, file, digest)) {
+      cache.store->put(sign_key(digest, is_definition), sign ? "1" : "0");
+    }
+  };
+  if (is_definition ? !may_be_old_definition(*text) : !may_have_capitalised_language(*text)) {
+    keep(false);
     return signs;
   }
   // Only the members looked at are built: a definition's `type` and `op_type`, a solution's `spec`.
@@ -208,20 +271,16 @@ FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path
   const auto object =
       parse_object(*text, file, is_definition ? k_definition_members : k_solution_members);
   if (!object) {
+    keep(false);
     return signs;
   }
   if (is_definition && is_old_definition(*object)) {
     signs.definition_with_type = true;
-    if (definitions > 0) {
-      std::filesystem::path nested = root;
-      for (std::size_t i = 0; i < definitions; ++i) {
-        nested /= parts[i];
-      }
-      signs.nested_root = std::move(nested);
-    }
+    signs.nested_root = nested_root(root, parts, definitions);
   } else if (!is_definition && has_capitalised_language(*object)) {
     signs.capitalised_language = true;
   }
+  keep(signs.definition_with_type || signs.capitalised_language);
   return signs;
 }
 
@@ -246,14 +305,16 @@ std::string counted(std::size_t n, std::string_view one, std::string_view many) 
 
 } // namespace
 
-OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root) {
+OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store) {
+  const SignCache cache{store != nullptr && store->enabled() ? store : nullptr,
+                        dataset_checks::wall_clock_ns()};
   OldSchemaSigns signs;
   // Unlistable directories are the scan's to report (dataset_scan); here they only hide files.
   const detail::FilesBelow found = detail::list_files_below(root, {".json", ".jsonl"});
   // Looked at in parallel, added up in the listing's order (the examples are the first files).
   std::vector<FileSigns> per_file(found.files.size());
   detail::parallel_for(found.files.size(),
-                       [&](std::size_t i) { per_file[i] = inspect(root, found.files[i]); });
+                       [&](std::size_t i) { per_file[i] = inspect(root, found.files[i], cache); });
   for (std::size_t i = 0; i < found.files.size(); ++i) {
     add_signs(signs, per_file[i], found.files[i]);
   }

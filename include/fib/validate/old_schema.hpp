@@ -9,6 +9,8 @@
 #include <fib/validate/report.hpp>
 
 #include <cstddef>
+#include <fib/util/result_cache.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <vector>
@@ -40,7 +42,10 @@ struct OldSchemaSigns {
 // followed; fib's own reports/ are skipped). Only .json files below a `definitions` or
 // `solutions` directory (at most 4 MiB each) and .jsonl files below `traces/workloads/` (at most
 // 64 MiB each) are read; unreadable or unparsable files are left to the other checks.
-OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root);
+// With a result cache, what a definition or solution file shows is kept under the digest of its
+// bytes (found through the digest memo without reading an unchanged file), and reused.
+OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root,
+                                     ResultCache* cache = nullptr);
 
 // Whether validation read any definition of the tree: it decides the message's level.
 enum class DefinitionsLoaded { none, some };

@@ -147,5 +147,38 @@ TEST(OldSchema, CorpusTrees) {
   EXPECT_FALSE(find_old_schema_signs(corpus / "dataset").any());
 }
 
+// With the result cache, the corpus trees (files old enough for the digest memo) give the same
+// signs cold and warm, and the warm look reads the signs from the cache.
+TEST(OldSchema, SameSignsColdAndWarmFromTheCache) {
+  const auto corpus = testing::corpus_dir();
+  if (corpus.empty()) {
+    GTEST_SKIP() << "no ../shared/corpus";
+  }
+  const auto same = [](const OldSchemaSigns& a, const OldSchemaSigns& b) {
+    return a.definitions_with_type == b.definitions_with_type &&
+           a.capitalised_languages == b.capitalised_languages &&
+           a.old_workload_files == b.old_workload_files &&
+           a.solution_string_lines == b.solution_string_lines && a.examples == b.examples &&
+           a.nested_roots == b.nested_roots;
+  };
+  testing::TempDir directory;
+  for (const auto& tree :
+       {corpus / "legacy-2025-08", corpus / "variants" / "xslingcn__flashinfer-trace",
+        corpus / "dataset"}) {
+    SCOPED_TRACE(tree.string());
+    const OldSchemaSigns uncached = find_old_schema_signs(tree);
+    DiagnosticList notes;
+    {
+      ResultCache cold = ResultCache::open(ResultCacheOptions{directory.path()}, notes);
+      EXPECT_TRUE(same(find_old_schema_signs(tree, &cold), uncached));
+      cold.commit(notes);
+    }
+    ResultCache warm = ResultCache::open(ResultCacheOptions{directory.path()}, notes);
+    EXPECT_TRUE(same(find_old_schema_signs(tree, &warm), uncached));
+    EXPECT_FALSE(warm.used_packs().empty()) << "the warm look found the signs in the cache";
+    EXPECT_TRUE(notes.items().empty());
+  }
+}
+
 } // namespace
 } // namespace fib
