@@ -7,6 +7,7 @@
 # Embedded into fib at build time (cmake/FibEmbed.cmake) and run in a fresh namespace; it is
 # also importable as a plain module, which is how tests/python/test_helper.py tests it.
 import _ast
+import gc as _gc
 
 _ONLY_AST = _ast.PyCF_ONLY_AST
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
@@ -22,9 +23,19 @@ def _syntax(e):
         text = str(e) or type(e).__name__
     return ('syntax', text, text, 0, 0)
 
+def _parse(src, mode):
+    # The cyclic garbage collector is paused while CPython builds the tree: the tree holds no
+    # cycles (reference counting frees it), and collections triggered by its thousands of young
+    # nodes would only traverse them again and again.
+    _gc.disable()
+    try:
+        return compile(src, '<unknown>', mode, _ONLY_AST)
+    finally:
+        _gc.enable()
+
 def analyze_reference(src):
     try:
-        tree = compile(src, '<unknown>', 'exec', _ONLY_AST)
+        tree = _parse(src, 'exec')
     except _PARSE_ERRORS as e:
         return _syntax(e)
     run = None
@@ -42,7 +53,7 @@ def analyze_reference(src):
 
 def check_expression(src):
     try:
-        compile(src, '<unknown>', 'eval', _ONLY_AST)
+        _parse(src, 'eval')
     except _PARSE_ERRORS as e:
         return _syntax(e)
     return None
