@@ -46,8 +46,28 @@ mode_t current_umask() {
   return mask;
 }
 
-// Creates the temporary file in `dirfd` with a random `.fib-XXXXXX` name, never following a link.
-int create_temporary(int dirfd, std::string& name) {
+// The temporary of one atomic write: a descriptor for the data and a second descriptor of the same
+// open file that holds the flock(2) marking the temporary as live (atomic_file.hpp, "Stale
+// temporaries"); `lock_fd` is -1 where the file system has no flock(2).
+struct CreatedTemporary {
+  int fd = -1;
+  int lock_fd = -1;
+};
+
+// True when `name` in `dirfd` is still the file open as `fd` (a sweep may have removed the name in
+// the instant between its creation and its lock).
+bool name_leads_to(int dirfd, const std::string& name, int fd) {
+  struct stat named {};
+  struct stat opened {};
+  return ::fstatat(dirfd, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+         ::fstat(fd, &opened) == 0 && named.st_dev == opened.st_dev &&
+         named.st_ino == opened.st_ino;
+}
+
+// Creates the temporary file in `dirfd` with a random `.fib-XXXXXX` name, never following a link,
+// and locks it before it counts as created: a sweep that took the unlocked name for a dead write's
+// and removed it, or holds it locked to remove it, sends the writer on to another name.
+CreatedTemporary create_temporary(int dirfd, std::string& name) {
   static constexpr std::string_view k_alphabet =
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   std::random_device random;
@@ -58,25 +78,43 @@ int create_temporary(int dirfd, std::string& name) {
     }
     const int fd =
         ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0 || errno != EEXIST) {
-      return fd;
+    if (fd < 0) {
+      if (errno == EEXIST) {
+        continue;
+      }
+      return {};
     }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) {
+        ::close(fd); // a sweep holds it and removes the name
+        continue;
+      }
+      return {fd, -1}; // no flock(2) here: no sweep can lock it either
+    }
+    if (!name_leads_to(dirfd, name, fd)) {
+      ::close(fd); // swept before the lock
+      continue;
+    }
+    const int lock_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (lock_fd < 0) {
+      const int error = errno;
+      ::close(fd);
+      ::unlinkat(dirfd, name.c_str(), 0);
+      errno = error;
+      return {};
+    }
+    return {fd, lock_fd};
   }
   errno = EEXIST;
-  return -1;
+  return {};
 }
 
-// Owns the temporary file: closes it and removes its name unless released. A second descriptor of
-// the same open file holds the flock(2) that marks the temporary as live (atomic_file.hpp, "Stale
-// temporaries") until the write is over, after the data descriptor was closed.
+// Owns the temporary file: closes it and removes its name unless released. The lock descriptor is
+// closed last, after the data descriptor and after the name was renamed away or removed.
 class TempFile {
 public:
-  TempFile(int dirfd, std::string name, int fd)
-      : m_dirfd(dirfd), m_name(std::move(name)), m_fd(fd) {
-    if (::flock(m_fd, LOCK_EX | LOCK_NB) == 0) {
-      m_lock_fd = ::fcntl(m_fd, F_DUPFD_CLOEXEC, 0);
-    }
-  }
+  TempFile(int dirfd, std::string name, CreatedTemporary created)
+      : m_dirfd(dirfd), m_name(std::move(name)), m_fd(created.fd), m_lock_fd(created.lock_fd) {}
   ~TempFile() {
     if (m_fd >= 0) {
       ::close(m_fd);
@@ -105,7 +143,7 @@ private:
   int m_dirfd;
   std::string m_name;
   int m_fd;
-  int m_lock_fd = -1;
+  int m_lock_fd;
 };
 
 } // namespace
@@ -131,11 +169,11 @@ Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path&
                                          Durability durability = Durability::synced) {
   exists = false;
   std::string temp_name;
-  const int fd = create_temporary(dirfd, temp_name);
-  if (fd < 0) {
+  const CreatedTemporary created = create_temporary(dirfd, temp_name);
+  if (created.fd < 0) {
     return unexpected(write_error(target, "cannot create a temporary file", errno));
   }
-  TempFile temp(dirfd, std::move(temp_name), fd);
+  TempFile temp(dirfd, std::move(temp_name), created);
   const mode_t bits = mode ? static_cast<mode_t>(*mode & std::filesystem::perms::mask)
                            : static_cast<mode_t>(0644 & ~current_umask());
   if (::fchmod(temp.fd(), bits) != 0) {

@@ -269,10 +269,11 @@ std::vector<PackFile> pack_files_by_use(int directory_fd) {
 }
 
 // Removes the temporaries of commits that died before their pack took its name (atomic_file.hpp
-// names them `.fib-XXXXXX`) once they are older than k_abandoned_after and unlocked. Not
-// StaleTemporarySweeper: its "older than this run" test can meet the temporary of another
-// process in the instant between its creation and its lock, and in the cache directory several
-// processes write at the same time; an hour-old temporary is certainly no live write's.
+// names them `.fib-XXXXXX`) once they are older than k_abandoned_after and unlocked. The lock
+// test alone suffices for this build's writers (they lock a temporary before they use it,
+// atomic_file.hpp), but the cache directory is shared by every fib build of the user, and an
+// earlier build's writer left its fresh temporary unlocked for an instant; an hour-old temporary
+// is certainly no live write's.
 void remove_abandoned_temporaries(int directory_fd) {
   const std::time_t cutoff = std::time(nullptr) - k_abandoned_after.count();
   for (const std::string& name : list_names(directory_fd, &is_atomic_write_temporary).names) {

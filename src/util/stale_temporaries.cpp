@@ -20,11 +20,6 @@ bool is_ascii_alphanumeric(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-bool is_before(const struct timespec& time, const std::timespec& limit) {
-  return time.tv_sec < limit.tv_sec ||
-         (time.tv_sec == limit.tv_sec && time.tv_nsec < limit.tv_nsec);
-}
-
 // The names in `dirfd` that have the temporaries' form; empty when it cannot be listed.
 std::vector<std::string> temporary_names_in(int dirfd) {
   std::vector<std::string> names;
@@ -47,10 +42,10 @@ std::vector<std::string> temporary_names_in(int dirfd) {
 }
 
 // Removes the temporary `name` of `dirfd` if it is stale; true when it was removed.
-bool remove_if_stale(int dirfd, const std::string& name, const std::timespec& started) {
+bool remove_if_stale(int dirfd, const std::string& name) {
   struct stat before {};
   if (::fstatat(dirfd, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0 ||
-      !S_ISREG(before.st_mode) || !is_before(before.st_mtim, started)) {
+      !S_ISREG(before.st_mode)) {
     return false;
   }
   const int fd =
@@ -62,8 +57,7 @@ bool remove_if_stale(int dirfd, const std::string& name, const std::timespec& st
   bool removed = false;
   // Still the same regular file, and no live writer holds its lock.
   if (::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode) && opened.st_dev == before.st_dev &&
-      opened.st_ino == before.st_ino && is_before(opened.st_mtim, started) &&
-      ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      opened.st_ino == before.st_ino && ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
     struct stat named {};
     // The name still leads to that file (unlinkat never follows a link; this only keeps a
     // replacement under the same name from being removed instead).
@@ -91,11 +85,6 @@ bool is_atomic_write_temporary(std::string_view name) {
   return true;
 }
 
-StaleTemporarySweeper::StaleTemporarySweeper() {
-  // The clock the kernel stamps files with: a file created after this instant is never older.
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &m_started);
-}
-
 std::size_t StaleTemporarySweeper::remove_stale_in(const DirectoryHandle& directory) {
   struct stat info {};
   if (directory.fd() < 0 || ::fstat(directory.fd(), &info) != 0 ||
@@ -104,7 +93,7 @@ std::size_t StaleTemporarySweeper::remove_stale_in(const DirectoryHandle& direct
   }
   std::size_t removed = 0;
   for (const std::string& name : temporary_names_in(directory.fd())) {
-    removed += remove_if_stale(directory.fd(), name, m_started) ? 1 : 0;
+    removed += remove_if_stale(directory.fd(), name) ? 1 : 0;
   }
   m_removed += removed;
   return removed;

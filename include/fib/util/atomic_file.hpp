@@ -9,7 +9,6 @@
 #include <fib/base/expected.hpp>
 
 #include <cstdint>
-#include <ctime>
 
 #include <filesystem>
 #include <optional>
@@ -127,32 +126,31 @@ Expected<std::filesystem::path> write_file_atomically_below(const std::filesyste
 // --- Stale temporaries ---
 //
 // The temporary of an atomic write is named `.fib-` followed by exactly six ASCII letters or
-// digits, and while its write is in progress the writing process holds an exclusive flock(2) on
-// it (released when the process ends, however it ends). A temporary is *stale* when
+// digits. The writer takes an exclusive flock(2) on it right after creating it and holds it until
+// the new file has its name (released when the process ends, however it ends). Only then, and only
+// if the name still leads to its file, does the writer use it; when a sweep removed the name in
+// the instant between its creation and its lock (or holds it locked to remove it), the writer
+// starts again with another name. A temporary is *stale* when
 //   - its name has exactly that form (the worker's own `<target>.fib-<pid>` files never do),
-//   - it is a regular file (looked at without following a link),
-//   - its modification time is before the start of the run that looks at it (measured with the
-//     coarse real-time clock the kernel stamps files with, so a file created after the start is
-//     never older than it), and
+//   - it is a regular file (looked at without following a link), and
 //   - no process holds its lock (flock(2) with LOCK_NB succeeds).
-// A concurrent fib's live temporary fails the last test (and, in the instant between its creation
-// and its lock, the third), so it is never removed.
+// A concurrent fib's live temporary fails the last test, so it is never removed, and a killed
+// write's temporary is stale at once, whatever its age (no clock is compared: the kernel's file
+// stamps and a process's clock readings need not agree to the tick). On a file system without
+// flock(2) nothing can be locked, and so nothing is ever removed.
 
 // True for a name of the atomic writer's temporaries (`.fib-` and six ASCII letters or digits).
 // Readers of a directory fib writes into skip regular files with such a name.
 bool is_atomic_write_temporary(std::string_view name);
 
-// Removes the stale temporaries of the directories a run writes into. Construct one at the start
-// of the run (that instant is "the start of the run" above) and call remove_stale_in before
-// writing into a directory; each directory (by device and inode) is looked at once per sweeper.
-// Removal is unlinkat(2) of the name only (never following a link, never touching anything but a
-// regular file with that name); entries that cannot be opened or locked are left alone, and so are
-// listing errors (the sweep is best effort: the write that follows reports its own errors). Not
-// for concurrent use from several threads.
+// Removes the stale temporaries of the directories a run writes into. Construct one per run and
+// call remove_stale_in before writing into a directory; each directory (by device and inode) is
+// looked at once per sweeper. Removal is unlinkat(2) of the name only (never following a link,
+// never touching anything but a regular file with that name); entries that cannot be opened or
+// locked are left alone, and so are listing errors (the sweep is best effort: the write that
+// follows reports its own errors). Not for concurrent use from several threads.
 class StaleTemporarySweeper {
 public:
-  StaleTemporarySweeper();
-
   // Sweeps `directory`; returns the number of temporaries removed.
   std::size_t remove_stale_in(const DirectoryHandle& directory);
   // Sweeps the directory that holds `file` (the parent path, or `.`; links on the way followed,
@@ -166,7 +164,6 @@ public:
   std::size_t removed() const { return m_removed; }
 
 private:
-  std::timespec m_started{};
   std::set<std::pair<std::uintmax_t, std::uintmax_t>> m_swept;
   std::size_t m_removed = 0;
 };
