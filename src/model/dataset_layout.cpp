@@ -3,6 +3,8 @@
 
 #include "fib/model/dataset_layout.hpp"
 
+#include "util/file_walk.hpp"
+
 #include <fib/util/atomic_file.hpp>
 
 #include <algorithm>
@@ -165,7 +167,7 @@ private:
     }
     for (const fs::directory_entry& entry : entries) {
       std::error_code status_ec;
-      const fs::file_status status = entry.symlink_status(status_ec);
+      const fs::file_status status = detail::listed_status(entry, status_ec);
       if (status_ec == std::errc::no_such_file_or_directory) {
         // Gone since the listing (another process's atomic write renamed its temporary file
         // away): not part of the tree any more, and no failure to list it.
@@ -203,7 +205,10 @@ private:
     const bool depth_ok = m_rules.depth == DepthRule::any || components.size() == m_layout.depth;
     if (!name_ok || !depth_ok) {
       std::error_code ec;
-      if (m_rules.unmatched == Unmatched::skipped_entry && !fs::is_directory(path, ec)) {
+      // Only a link needs a look at what it leads to.
+      const bool is_directory =
+          fs::is_directory(status) || (fs::is_symlink(status) && fs::is_directory(path, ec));
+      if (m_rules.unmatched == Unmatched::skipped_entry && !is_directory) {
         m_out.skipped.push_back(
             {path, name_ok ? SkipReason::wrong_depth : SkipReason::wrong_extension});
       }
@@ -214,7 +219,8 @@ private:
       break;
     case TypeRule::regular_or_link_to: {
       std::error_code ec;
-      if (!fs::is_regular_file(path, ec)) {
+      if (!fs::is_regular_file(status) &&
+          !(fs::is_symlink(status) && fs::is_regular_file(path, ec))) {
         return;
       }
       break;

@@ -27,13 +27,15 @@ public:
     fs::directory_iterator it(directory, ec);
     for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
       std::error_code type_ec;
-      const fs::file_status status = it->symlink_status(type_ec);
+      const fs::file_status status = listed_status(*it, type_ec);
       if (type_ec) {
         continue; // gone since the listing
       }
       if (fs::is_directory(status)) {
         subdirectories.push_back(it->path());
-      } else if (wanted(it->path()) && it->is_regular_file(type_ec)) {
+      } else if (wanted(it->path()) &&
+                 (fs::is_regular_file(status) ||
+                  (fs::is_symlink(status) && it->is_regular_file(type_ec)))) { // a link to one
         m_out.files.push_back(it->path());
       }
     }
@@ -65,6 +67,24 @@ private:
 };
 
 } // namespace
+
+fs::file_status listed_status(const fs::directory_entry& entry, std::error_code& ec) {
+  ec.clear();
+  // Each of these answers from the listed type when it is known (and not a link).
+  if (entry.is_symlink(ec)) {
+    return fs::file_status(fs::file_type::symlink);
+  }
+  if (!ec && entry.is_directory(ec)) {
+    return fs::file_status(fs::file_type::directory);
+  }
+  if (!ec && entry.is_regular_file(ec)) {
+    return fs::file_status(fs::file_type::regular);
+  }
+  if (ec) {
+    return fs::file_status(fs::file_type::none);
+  }
+  return entry.symlink_status(ec);
+}
 
 FilesBelow list_files_below(const std::filesystem::path& directory,
                             std::initializer_list<std::string_view> extensions) {

@@ -11,6 +11,14 @@
 
 namespace fib::detail {
 
+// The status of a listed entry without following a link, as
+// std::filesystem::directory_entry::symlink_status gives it, but with the type the listing
+// already gave (readdir's d_type, kept by the entry) instead of a system call where the file
+// system gave one; only the type is filled in then. An entry that is gone since the listing may
+// still show its listed type (a later open reports it). Never throws.
+std::filesystem::file_status listed_status(const std::filesystem::directory_entry& entry,
+                                           std::error_code& ec);
+
 struct FilesBelow {
   std::vector<std::filesystem::path> files; // sorted by path
   // One `io.read` (file = that directory) for each directory, `directory` itself included, that

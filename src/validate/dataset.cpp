@@ -156,6 +156,9 @@ void load_job(DefinitionJob& job, const DatasetCache& cache, const std::filesyst
   if (cache.store != nullptr) {
     job.cache_key = job_cache_key(cache, job, files);
     if (take_cached_report(cache, job)) {
+      // The files read for this key (their digests were not remembered: they had changed just
+      // before an earlier run) are remembered now, so that the next run reads none of them.
+      remember_digests(cache, files);
       return;
     }
     // The key of what is parsed: from the bytes read now (a file may have changed since its
@@ -527,8 +530,7 @@ std::size_t worker_processes(const ValidateDatasetOptions& options, std::size_t 
       (options.processes == 0 && in_process_chunks < 2)) {
     return 0;
   }
-  const std::size_t cores = std::max<unsigned>(1, std::thread::hardware_concurrency());
-  const std::size_t wanted = options.processes == 0 ? cores : options.processes;
+  const std::size_t wanted = options.processes == 0 ? detail::core_count() : options.processes;
   return wanted < 2 ? 0 : std::min(wanted, chunks);
 }
 

@@ -17,10 +17,13 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace fib::dataset_checks {
@@ -98,10 +101,24 @@ struct DefinitionJob {
   std::vector<BlobFingerprint> blobs;
 };
 
+// Whether blob files exist, looked up at most once per path in a run: the inputs of a workload
+// often share one file, and the layout and workload categories both ask. The run judges each
+// blob as it was when first looked at. Thread-safe.
+class BlobPresence {
+public:
+  // std::filesystem::exists of `full` (false when it cannot be looked up).
+  bool exists(const std::filesystem::path& full);
+
+private:
+  std::mutex m_mutex;
+  std::unordered_map<std::string, bool> m_known;
+};
+
 // What every category check reads besides its job.
 struct CategoryContext {
   std::filesystem::path root; // the dataset root, as normalize_root gives it
   GpuChecks gpu = GpuChecks::enabled;
+  std::shared_ptr<BlobPresence> blobs = std::make_shared<BlobPresence>(); // the run's
 };
 
 // The one signature of a category check: its result, or nullopt when the category did not run

@@ -99,8 +99,7 @@ void check_trace_files(const DefinitionJob& job, const std::string& def_dir, Che
 }
 
 // Every safetensors input of every line, including inputs the definition lacks.
-void check_blobs_exist(const DefinitionJob& job, const std::filesystem::path& root,
-                       CheckResult& r) {
+void check_blobs_exist(const DefinitionJob& job, const CategoryContext& context, CheckResult& r) {
   if (job.workload == nullptr || !job.workload->parsed || !job.definition->loaded()) {
     return;
   }
@@ -108,8 +107,7 @@ void check_blobs_exist(const DefinitionJob& job, const std::filesystem::path& ro
   for (const TraceLine& line : job.workload->lines) {
     for (const auto& [input, spec] : line.trace.workload.inputs) {
       const auto* blob = std::get_if<SafetensorsInput>(&spec);
-      std::error_code ec;
-      if (blob == nullptr || std::filesystem::exists(root / blob->path, ec)) {
+      if (blob == nullptr || context.blobs->exists(context.root / blob->path)) {
         continue;
       }
       // The old tool repeats this once per input; fib reports each missing blob once.
@@ -136,7 +134,7 @@ std::optional<CheckResult> check_layout(const DefinitionJob& job, const Category
   check_workload_file(job, def_dir, r);
   check_solution_files(job, def_dir, r);
   check_trace_files(job, def_dir, r);
-  check_blobs_exist(job, context.root, r);
+  check_blobs_exist(job, context, r);
   return r;
 }
 

@@ -47,9 +47,10 @@ bool is_integral(DType dtype) {
 // Checks the lines of one workload file against one definition, collecting into `r`.
 class WorkloadChecker {
 public:
-  WorkloadChecker(const Definition& definition, const std::filesystem::path& root, CheckResult& r,
+  WorkloadChecker(const Definition& definition, const std::filesystem::path& root,
+                  BlobPresence& blobs, CheckResult& r,
                   WorkloadLines lines = WorkloadLines::workload_file)
-      : m_def(definition), m_root(root), m_r(r), m_lines(lines),
+      : m_def(definition), m_root(root), m_blobs(blobs), m_r(r), m_lines(lines),
         m_tallies(definition.constraints.size()) {
     const std::vector<std::string> var_axes = definition.var_axes();
     m_var_axes.insert(var_axes.begin(), var_axes.end());
@@ -190,8 +191,7 @@ private:
   bool check_blob(const std::string& uuid, const std::string& name, const TensorSpec& spec,
                   const SafetensorsInput& blob, const ConcreteShape& expected) {
     const std::filesystem::path full = m_root / blob.path;
-    std::error_code ec;
-    if (!std::filesystem::exists(full, ec)) {
+    if (!m_blobs.exists(full)) {
       std::string message = fmt::format("{}: blob missing at {}", uuid, blob.path);
       if (m_missing_blobs.insert(message).second) {
         m_r.add(codes::k_blob_not_found, std::move(message));
@@ -291,6 +291,9 @@ private:
 
   std::optional<std::vector<double>> blob_values(const SafetensorsInput& blob) {
     const std::filesystem::path full = m_root / blob.path;
+    if (!m_blobs.exists(full)) {
+      return std::nullopt; // its header cannot be read either
+    }
     const auto& header = cached_header(m_headers, full);
     if (!header) {
       return std::nullopt;
@@ -302,6 +305,7 @@ private:
 
   const Definition& m_def;
   const std::filesystem::path& m_root;
+  BlobPresence& m_blobs;
   CheckResult& m_r;
   WorkloadLines m_lines;
   std::set<std::string> m_var_axes;
@@ -322,7 +326,8 @@ std::vector<std::vector<CheckMessage>> workload_line_errors(const Definition& de
                                                             WorkloadLines lines) {
   std::vector<std::vector<CheckMessage>> errors;
   CheckResult r;
-  WorkloadChecker checker(definition, root, r, lines);
+  BlobPresence blobs;
+  WorkloadChecker checker(definition, root, blobs, r, lines);
   for (const TraceLine& line : file.lines) {
     const std::size_t before = r.messages.size();
     checker.check(line);
@@ -353,7 +358,7 @@ std::optional<CheckResult> check_workload(const DefinitionJob& job,
           "cannot validate workloads: definition failed to load");
     return r;
   }
-  WorkloadChecker checker(job.definition->definition, context.root, r);
+  WorkloadChecker checker(job.definition->definition, context.root, *context.blobs, r);
   for (const TraceLine& line : job.workload->lines) {
     checker.check(line);
   }

@@ -6,7 +6,11 @@
 #include <fib/model/cached_python_frontend.hpp>
 #include <fib/util/result_cache.hpp>
 
+#include "validate/dataset_cache.hpp"
+
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 namespace fib {
 namespace {
@@ -119,6 +123,29 @@ TEST(DatasetCache, ColdAndWarmReportsAreTheUncachedOnesAndWarmAsksPythonNothing)
       EXPECT_EQ(warm.expressions, 0);
     }
   }
+}
+
+// A file changed just before a run is read and hashed, but its digest is not remembered (its
+// stat fingerprint could still change unseen). A later warm run, when the file has been quiet for
+// long enough, remembers it, so that the run after it reads nothing.
+TEST(DatasetCache, AWarmRunRemembersTheDigestsOfTheFilesItHadToRead) {
+  Dataset ds;
+  write_varied(ds, 6);
+  TempDir cache;
+  const auto workload = ds.root() / "workloads" / "op" / "def001.jsonl";
+  ASSERT_TRUE(std::filesystem::exists(workload));
+  const auto remembered = [&] {
+    DiagnosticList notes;
+    const ResultCache store = ResultCache::open(ResultCacheOptions{cache.path()}, notes);
+    return dataset_checks::remembered_digest(store, workload).has_value();
+  };
+  const CachedRun cold = run_with_cache(ds, cache.path(), 1);
+  EXPECT_FALSE(remembered()) << "written just before the cold run";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100)); // past the racy window
+  const CachedRun warm = run_with_cache(ds, cache.path(), 1);
+  EXPECT_EQ(warm.references, 0);
+  EXPECT_EQ(render_report_json(warm.report), render_report_json(cold.report));
+  EXPECT_TRUE(remembered()) << "remembered by the warm run that read it";
 }
 
 TEST(DatasetCache, AChangedFileIsCheckedAgain) {
