@@ -97,14 +97,21 @@ bool name_matches(NameRule rule, std::string_view name, std::string_view extensi
   return false;
 }
 
+// The entries of `directory` in byte order of their names (for siblings that is the order of
+// their paths, compared component-wise, without splitting every path at each comparison).
 std::vector<fs::directory_entry> sorted_listing(const fs::path& directory, std::error_code& ec) {
-  std::vector<fs::directory_entry> entries;
+  std::vector<std::pair<std::string, fs::directory_entry>> named;
   fs::directory_iterator it(directory, ec);
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    entries.push_back(*it);
+    named.emplace_back(it->path().filename().native(), *it);
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  std::sort(named.begin(), named.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<fs::directory_entry> entries;
+  entries.reserve(named.size());
+  for (auto& [name, entry] : named) {
+    entries.push_back(std::move(entry));
+  }
   return entries;
 }
 
@@ -303,10 +310,9 @@ std::optional<std::string> dataset_root_problem(const fs::path& root) {
 TreeScan scan_tree(const fs::path& root, DatasetTree tree, ScanMode mode) {
   TreeScan out;
   const TreeLayout& layout = layout_of(tree);
+  // Depth first, each directory's entries in sorted order, an entry before what is below it:
+  // that is the sorted path order already (component-wise), for entries and skipped alike.
   TreeWalker(layout, mode, out).walk(root / layout.directory);
-  const auto by_path = [](const auto& a, const auto& b) { return a.path < b.path; };
-  std::sort(out.entries.begin(), out.entries.end(), by_path);
-  std::sort(out.skipped.begin(), out.skipped.end(), by_path);
   return out;
 }
 

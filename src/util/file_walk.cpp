@@ -8,7 +8,11 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <string>
 #include <system_error>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace fib::detail {
 namespace {
@@ -20,11 +24,13 @@ public:
   FileLister(std::initializer_list<std::string_view> extensions, FilesBelow& out)
       : m_extensions(extensions), m_out(out) {}
 
-  // Lists `directory` and, recursively, every subdirectory that is not a symbolic link.
+  // Lists `directory` and, recursively, every subdirectory that is not a symbolic link. Each
+  // directory's entries are taken in byte order of their names, a subdirectory's files where it
+  // stands: depth first, that is the sorted path order (component-wise) of the files.
   void list(const fs::path& directory) {
-    std::vector<fs::path> subdirectories;
     std::error_code ec;
     fs::directory_iterator it(directory, ec);
+    std::vector<std::tuple<std::string, fs::path, bool>> found; // name, path, is a directory
     for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
       std::error_code type_ec;
       const fs::file_status status = listed_status(*it, type_ec);
@@ -32,11 +38,11 @@ public:
         continue; // gone since the listing
       }
       if (fs::is_directory(status)) {
-        subdirectories.push_back(it->path());
+        found.emplace_back(it->path().filename().native(), it->path(), true);
       } else if (wanted(it->path()) &&
                  (fs::is_regular_file(status) ||
                   (fs::is_symlink(status) && it->is_regular_file(type_ec)))) { // a link to one
-        m_out.files.push_back(it->path());
+        found.emplace_back(it->path().filename().native(), it->path(), false);
       }
     }
     if (ec) {
@@ -45,9 +51,14 @@ public:
       d.file = directory;
       m_out.errors.push_back(std::move(d));
     }
-    std::sort(subdirectories.begin(), subdirectories.end());
-    for (const fs::path& subdirectory : subdirectories) {
-      list(subdirectory);
+    std::sort(found.begin(), found.end(),
+              [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    for (auto& [name, path, directory_entry] : found) {
+      if (directory_entry) {
+        list(path);
+      } else {
+        m_out.files.push_back(std::move(path));
+      }
     }
   }
 
@@ -89,8 +100,7 @@ fs::file_status listed_status(const fs::directory_entry& entry, std::error_code&
 FilesBelow list_files_below(const std::filesystem::path& directory,
                             std::initializer_list<std::string_view> extensions) {
   FilesBelow result;
-  FileLister(extensions, result).list(directory);
-  std::sort(result.files.begin(), result.files.end());
+  FileLister(extensions, result).list(directory); // in sorted path order
   return result;
 }
 

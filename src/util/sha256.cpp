@@ -22,11 +22,23 @@ void require(bool ok, const char* what) {
   }
 }
 
+// The SHA-256 implementation, looked up once: EVP_sha256() makes every EVP_DigestInit_ex look
+// it up in OpenSSL's provider tables again, which costs more than hashing a short key. (Never
+// freed: it lives as long as the process.)
+const EVP_MD* sha256_method() {
+  static const EVP_MD* const method = [] {
+    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    require(fetched != nullptr, "EVP_MD_fetch");
+    return fetched;
+  }();
+  return method;
+}
+
 } // namespace
 
 Sha256::Sha256() : m_context(EVP_MD_CTX_new()) {
   require(m_context != nullptr, "EVP_MD_CTX_new");
-  require(EVP_DigestInit_ex(context_of(m_context), EVP_sha256(), nullptr) == 1,
+  require(EVP_DigestInit_ex(context_of(m_context), sha256_method(), nullptr) == 1,
           "EVP_DigestInit_ex");
 }
 

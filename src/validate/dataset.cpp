@@ -26,6 +26,7 @@
 #include <cstring>
 #include <exception>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -570,7 +571,14 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<TargetFiles>& 
   detail::ForkHooks hooks;
   hooks.before_fork = [&] { python.prepare_fork(); };
   hooks.parent_after = [&] { python.after_fork(ForkSide::parent); };
-  hooks.child_after = [&] { python.after_fork(ForkSide::child); };
+  hooks.child_after = [&] {
+    python.after_fork(ForkSide::child);
+    if (run.options.cache != nullptr) {
+      // The entries this process had made before the fork stay its own to commit; a worker
+      // sends back only those it makes.
+      (void)run.options.cache->take_pending();
+    }
+  };
   const detail::ForkedWorkOutcome outcome =
       detail::run_in_forked_workers(chunks.size(), workers, work, on_result, hooks);
   if (outcome.workers_started == 0) {
@@ -622,7 +630,29 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     spdlog::warn("the benchmark category is reported as skipped: no reference worker to run it");
   }
   spdlog::info("Scanning dataset at {}", root.string());
+  // The old-schema look at every file runs beside the scan (both only read the tree); it is over
+  // before any worker process is forked.
+  OldSchemaSigns old_schema_signs;
+  std::exception_ptr old_schema_failure; // rethrown here, as if the look had run on this thread
+  std::thread looking_for_old_schema;
+  try {
+    looking_for_old_schema = std::thread([&] {
+      try {
+        old_schema_signs = find_old_schema_signs(root, options.cache);
+      } catch (...) {
+        old_schema_failure = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {
+    old_schema_signs = find_old_schema_signs(root, options.cache); // no thread to be had
+  }
   const DatasetScan scan = scan_dataset(root);
+  if (looking_for_old_schema.joinable()) {
+    looking_for_old_schema.join();
+  }
+  if (old_schema_failure) {
+    std::rethrow_exception(old_schema_failure);
+  }
   for (const Diagnostic& unlisted : scan.unlisted) {
     environment.report(unlisted);
   }
@@ -637,9 +667,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   const std::size_t loaded = validate_targets(targets, files, run, python, report, environment);
   CheckResult dataset_level = check_dataset_level(scan);
   // A tree of the old schema is said once, first, with counts (not once per file).
-  if (auto old_schema =
-          old_schema_message(find_old_schema_signs(root, options.cache), root,
-                             loaded > 0 ? DefinitionsLoaded::some : DefinitionsLoaded::none)) {
+  if (auto old_schema = old_schema_message(
+          old_schema_signs, root, loaded > 0 ? DefinitionsLoaded::some : DefinitionsLoaded::none)) {
     CheckResult first;
     first.add(std::move(*old_schema));
     for (CheckMessage& message : dataset_level.messages) {

@@ -9,6 +9,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 namespace fib {
 namespace {
@@ -226,15 +228,41 @@ class ReportJsonWriter {
 public:
   std::string take() { return std::move(m_out); }
 
+  // As nlohmann's dump (no ASCII escaping, invalid UTF-8 replaced) writes `text`: `"` and `\`
+  // and the control characters escaped (\b \f \n \r \t, else \u00xx), everything else as it is.
+  // Plain ASCII is passed over eight bytes at a time.
   void string(std::string_view text) {
-    if (plain(text)) {
-      m_out += '"';
-      m_out += text;
-      m_out += '"';
-    } else {
-      // Escapes and invalid UTF-8 (replaced by U+FFFD): nlohmann's own serializer decides.
-      m_out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    const std::size_t start = m_out.size();
+    m_out += '"';
+    std::size_t run = 0; // the start of the bytes not yet written
+    std::size_t i = 0;
+    while (i < text.size()) {
+      if (i + 8 <= text.size() && is_plain_ascii_word(text.data() + i)) {
+        i += 8;
+        continue;
+      }
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c >= 0x80) {
+        const std::size_t length = detail::utf8_sequence_length(text, i);
+        if (length == 0) {
+          // Where the replacement characters go: nlohmann's own serializer decides.
+          m_out.resize(start);
+          m_out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+          return;
+        }
+        i += length;
+        continue;
+      }
+      if (c >= 0x20 && c != '"' && c != '\\') {
+        ++i;
+        continue;
+      }
+      m_out.append(text.data() + run, i - run);
+      escape(c);
+      run = ++i;
     }
+    m_out.append(text.data() + run, text.size() - run);
+    m_out += '"';
   }
   void boolean(bool value) { m_out += value ? "true" : "false"; }
   void null() { m_out += "null"; }
@@ -273,26 +301,61 @@ public:
     string(name);
     m_out += ": ";
   }
+  // fib's own member names and enum values, which need no escape: written as they are.
+  void fixed_key(std::size_t index, std::string_view name) {
+    item(index);
+    fixed_string(name);
+    m_out += ": ";
+  }
+  void fixed_string(std::string_view text) {
+    m_out += '"';
+    m_out += text;
+    m_out += '"';
+  }
 
 private:
-  // True when the text needs no escape and is valid UTF-8.
-  static bool plain(std::string_view text) {
-    for (std::size_t i = 0; i < text.size();) {
-      const auto c = static_cast<unsigned char>(text[i]);
-      if (c < 0x80) {
-        if (c < 0x20 || c == '"' || c == '\\') {
-          return false;
-        }
-        ++i;
-        continue;
-      }
-      const std::size_t length = detail::utf8_sequence_length(text, i);
-      if (length == 0) {
-        return false;
-      }
-      i += length;
+  // True when none of the eight bytes at `bytes` is above 0x7f, below 0x20, `"` or `\` (the
+  // "has a byte less than" and "has a zero byte" word tests: exact as to whether any byte is).
+  static bool is_plain_ascii_word(const char* bytes) {
+    constexpr std::uint64_t k_ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t k_highs = 0x8080808080808080ULL;
+    std::uint64_t word = 0;
+    std::memcpy(&word, bytes, sizeof word);
+    const auto has_zero_byte = [&](std::uint64_t w) { return (w - k_ones) & ~w & k_highs; };
+    const std::uint64_t control = (word - k_ones * 0x20) & ~word & k_highs;
+    return ((word & k_highs) | control | has_zero_byte(word ^ (k_ones * '"')) |
+            has_zero_byte(word ^ (k_ones * '\\'))) == 0;
+  }
+  void escape(unsigned char c) {
+    switch (c) {
+    case '"':
+      m_out += "\\\"";
+      return;
+    case '\\':
+      m_out += "\\\\";
+      return;
+    case '\b':
+      m_out += "\\b";
+      return;
+    case '\f':
+      m_out += "\\f";
+      return;
+    case '\n':
+      m_out += "\\n";
+      return;
+    case '\r':
+      m_out += "\\r";
+      return;
+    case '\t':
+      m_out += "\\t";
+      return;
+    default: {
+      static constexpr char k_hex[] = "0123456789abcdef";
+      const char code[] = {'\\', 'u', '0', '0', k_hex[c >> 4], k_hex[c & 0xF]};
+      m_out.append(code, sizeof code);
+      return;
     }
-    return true;
+    }
   }
   void newline() {
     m_out += '\n';
@@ -305,9 +368,9 @@ private:
 
 void write_check_result(ReportJsonWriter& out, const CheckResult& result) {
   out.open('{');
-  out.key(0, "status");
-  out.string(to_string(result.status));
-  out.key(1, "messages");
+  out.fixed_key(0, "status");
+  out.fixed_string(to_string(result.status));
+  out.fixed_key(1, "messages");
   if (result.messages.empty()) {
     out.raw("[]");
   } else {
@@ -316,12 +379,12 @@ void write_check_result(ReportJsonWriter& out, const CheckResult& result) {
       const CheckMessage& m = result.messages[i];
       out.item(i);
       out.open('{');
-      out.key(0, "level");
-      out.string(to_string(m.level));
-      out.key(1, "message");
+      out.fixed_key(0, "level");
+      out.fixed_string(to_string(m.level));
+      out.fixed_key(1, "message");
       out.string(m.message);
       if (!m.code.empty()) {
-        out.key(2, "code");
+        out.fixed_key(2, "code");
         out.string(m.code);
       }
       out.close('}');
@@ -341,11 +404,11 @@ void write_definitions(ReportJsonWriter& out, const DatasetReport& report) {
   for (const auto& [name, definition] : report.definitions) {
     out.key(index++, name);
     out.open('{');
-    out.key(0, "status");
-    out.string(to_string(definition.status));
+    out.fixed_key(0, "status");
+    out.fixed_string(to_string(definition.status));
     std::size_t member = 1;
     for (const Category category : k_category_order) {
-      out.key(member++, to_string(category));
+      out.fixed_key(member++, to_string(category));
       if (const auto& result = definition[category]) {
         write_check_result(out, *result);
       } else {
@@ -362,23 +425,23 @@ void write_definitions(ReportJsonWriter& out, const DatasetReport& report) {
 std::string render_report_json(const DatasetReport& report) {
   ReportJsonWriter out;
   out.open('{');
-  out.key(0, "config");
+  out.fixed_key(0, "config");
   out.open('{');
-  out.key(0, "dataset");
+  out.fixed_key(0, "dataset");
   out.string(report.config.dataset);
-  out.key(1, "checks");
+  out.fixed_key(1, "checks");
   out.strings(report.config.checks);
-  out.key(2, "disable_gpu");
+  out.fixed_key(2, "disable_gpu");
   out.boolean(report.config.disable_gpu);
-  out.key(3, "op_types");
+  out.fixed_key(3, "op_types");
   out.strings(report.config.op_types);
-  out.key(4, "definitions");
+  out.fixed_key(4, "definitions");
   out.strings(report.config.definitions);
   out.close('}');
-  out.key(1, "definitions");
+  out.fixed_key(1, "definitions");
   write_definitions(out, report);
   if (report.dataset && !report.dataset->messages.empty()) {
-    out.key(2, "fib_dataset");
+    out.fixed_key(2, "fib_dataset");
     write_check_result(out, *report.dataset);
   }
   out.close('}');

@@ -269,6 +269,16 @@ std::string dumped_tree(const DatasetReport& report) {
 
 // The direct writer gives nlohmann's bytes for text that needs escapes or is not UTF-8: quotes,
 // backslashes, control bytes, DEL, non-ASCII, truncated and overlong sequences, surrogates.
+// Bytes 0x01 to 0x1f, and DEL, between letters.
+std::string every_control_character() {
+  std::string text = "c";
+  for (int c = 1; c < 0x20; ++c) {
+    text += static_cast<char>(c);
+    text += 'x';
+  }
+  return text + "\x7f!" + std::string("nul\0byte", 8);
+}
+
 TEST(DatasetReportRender, JsonWriterMatchesTheTreeDumpByteForByte) {
   const std::vector<std::string> texts = {"plain",
                                           "",
@@ -280,7 +290,10 @@ TEST(DatasetReportRender, JsonWriterMatchesTheTreeDumpByteForByte) {
                                           "overlong \xc0\xaf",
                                           "surrogate \xed\xa0\x80",
                                           "above \xf4\x90\x80\x80",
-                                          "/abs/path/\xe9.json"};
+                                          "/abs/path/\xe9.json",
+                                          every_control_character(),
+                                          "long ascii run before a quote: 0123456789abcdef\"",
+                                          "\xc3\xa9 then bad at the end of a word \xe2\x82"};
   DatasetReport report;
   report.config.dataset = texts[6];
   report.config.checks = {"layout", texts[3]};
