@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <numeric>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -61,6 +62,22 @@ std::uintmax_t file_bytes(const std::filesystem::path& path) {
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   return ec ? 0 : size;
+}
+
+// Sets each target's `bytes` (what the chunk plan needs; only for the targets that are loaded).
+void measure_bytes(std::vector<TargetFiles>& files) {
+  for (TargetFiles& f : files) {
+    f.bytes = file_bytes(f.definition->file.path);
+    if (f.workload != nullptr) {
+      f.bytes += file_bytes(f.workload->path);
+    }
+    for (const ScannedFile* s : f.solutions) {
+      f.bytes += file_bytes(s->path);
+    }
+    for (const ScannedFile* t : f.traces) {
+      f.bytes += file_bytes(t->path);
+    }
+  }
 }
 
 // Target definitions validated together (loaded, Python-checked and checked, then freed): at most
@@ -335,13 +352,11 @@ std::vector<TargetFiles> gather_files(const std::vector<std::string>& targets,
   const auto add = [&](const std::string& name, const ScannedFile& file, auto member) {
     if (auto it = index.find(name); it != index.end()) {
       member(files[it->second], &file);
-      files[it->second].bytes += file_bytes(file.path);
     }
   };
   for (std::size_t i = 0; i < targets.size(); ++i) {
     index.emplace(targets[i], i);
     files[i].definition = &scan.definitions.at(targets[i]);
-    files[i].bytes = file_bytes(files[i].definition->file.path);
   }
   for (const auto& [name, file] : scan.workloads) {
     add(name, file, [](TargetFiles& f, const ScannedFile* s) { f.workload = s; });
@@ -413,11 +428,17 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
       },
       threads);
   result.reports.reserve(chunk.jobs.size());
+  bool parsed_any = false;
   for (DefinitionJob& job : chunk.jobs) {
+    parsed_any = parsed_any || !job.from_cache;
     result.reports.emplace_back(std::move(job.name), std::move(job.report));
   }
   chunk = LoadedChunk{};
-  release_free_memory();
+  if (parsed_any) {
+    // A chunk served whole from the cache parsed nothing: the little it freed is better kept for
+    // the next chunk than handed back and faulted in again.
+    release_free_memory();
+  }
   return result;
 }
 
@@ -537,7 +558,8 @@ std::size_t worker_processes(const ValidateDatasetOptions& options, std::size_t 
 
 // Validates the chunks in worker processes (each single-threaded); the chunks none of them
 // finished come back for this process.
-std::vector<std::size_t> validate_chunks_forked(const std::vector<TargetFiles>& files,
+std::vector<std::size_t> validate_chunks_forked(const std::vector<std::string>& targets,
+                                                const std::vector<TargetFiles>& files,
                                                 const std::vector<ChunkRange>& chunks,
                                                 std::size_t workers, DatasetRun& run,
                                                 PythonFrontend& python, ChunkSink& sink) {
@@ -548,8 +570,7 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<TargetFiles>& 
   std::vector<std::size_t> redo;
   const auto work = [&](std::size_t c) {
     DiagnosticList environment;
-    ChunkResult result =
-        validate_chunk(sink.targets, files, chunks[c], run, python, environment, 1);
+    ChunkResult result = validate_chunk(targets, files, chunks[c], run, python, environment, 1);
     if (run.options.cache != nullptr) {
       result.cache_entries = run.options.cache->take_pending();
       result.used_packs = run.options.cache->used_packs();
@@ -589,19 +610,53 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<TargetFiles>& 
   return redo;
 }
 
-// Validates every target, chunk by chunk (so that only one chunk's parsed files are held at a
-// time in any process), in worker processes when that pays; returns how many definitions loaded.
-std::size_t validate_targets(const std::vector<std::string>& targets,
-                             const std::vector<TargetFiles>& files, DatasetRun& run,
-                             PythonFrontend& python, DatasetReport& report,
-                             DiagnosticSink& environment) {
-  ChunkSink sink{targets, run.options, report, environment, 0, 0, {}};
+// The targets whose whole report the cache holds under the remembered digests of their files
+// (no file is read): their reports go to `sink` at once, before any chunk is planned or any worker
+// process forked, and the indexes of the others come back. A warm run thus does no more than
+// look up what it finds.
+std::vector<std::size_t> take_remembered_reports(const std::vector<std::string>& targets,
+                                                 const std::vector<TargetFiles>& files,
+                                                 const DatasetRun& run, ChunkSink& sink) {
+  std::vector<std::size_t> others;
+  if (run.cache.store == nullptr) {
+    others.resize(targets.size());
+    std::iota(others.begin(), others.end(), std::size_t{0});
+    return others;
+  }
+  LoadedChunk all; // no file contents: only the jobs' file lists
+  prepare_chunk(targets, files, 0, targets.size(), all);
+  std::vector<char> found(targets.size(), 0);
+  parallel_for(targets.size(), [&](std::size_t i) {
+    DefinitionJob& job = all.jobs[i];
+    if (const auto remembered = remembered_job_files(run.cache, job)) {
+      job.cache_key = job_cache_key(run.cache, job, *remembered);
+      found[i] = take_cached_report(run.cache, job) ? 1 : 0;
+    }
+  });
+  ChunkResult result;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (found[i] == 0) {
+      others.push_back(i);
+      continue;
+    }
+    result.loaded += all.jobs[i].definition_parsed ? 1 : 0;
+    result.reports.emplace_back(std::move(all.jobs[i].name), std::move(all.jobs[i].report));
+  }
+  sink.take(std::move(result));
+  return others;
+}
+
+// Validates `targets`, chunk by chunk (so that only one chunk's parsed files are held at a time
+// in any process), in worker processes when that pays; into `sink`.
+void validate_in_chunks(const std::vector<std::string>& targets, std::vector<TargetFiles>& files,
+                        DatasetRun& run, PythonFrontend& python, ChunkSink& sink) {
+  measure_bytes(files);
   const std::vector<ChunkRange> small_chunks = plan_chunks(files, k_chunk_forked);
   const std::vector<ChunkRange> chunks = plan_chunks(files, k_chunk_in_process);
   if (const std::size_t workers = worker_processes(run.options, small_chunks.size(), chunks.size());
       workers > 0) {
     for (const std::size_t c :
-         validate_chunks_forked(files, small_chunks, workers, run, python, sink)) {
+         validate_chunks_forked(targets, files, small_chunks, workers, run, python, sink)) {
       DiagnosticList chunk_environment;
       ChunkResult result =
           validate_chunk(targets, files, small_chunks[c], run, python, chunk_environment, 0);
@@ -610,11 +665,30 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
       }
       sink.take(std::move(result));
     }
-    return sink.loaded;
+    return;
   }
   for (const ChunkRange& range : chunks) {
-    sink.take(validate_chunk(targets, files, range, run, python, environment, 0));
+    sink.take(validate_chunk(targets, files, range, run, python, sink.environment, 0));
   }
+}
+
+// Validates every target: those the cache holds whole first, then the others in chunks; returns
+// how many definitions loaded.
+std::size_t validate_targets(const std::vector<std::string>& targets,
+                             const std::vector<TargetFiles>& files, DatasetRun& run,
+                             PythonFrontend& python, DatasetReport& report,
+                             DiagnosticSink& environment) {
+  ChunkSink sink{targets, run.options, report, environment, 0, 0, {}};
+  const std::vector<std::size_t> others = take_remembered_reports(targets, files, run, sink);
+  std::vector<std::string> other_targets;
+  std::vector<TargetFiles> other_files;
+  other_targets.reserve(others.size());
+  other_files.reserve(others.size());
+  for (const std::size_t i : others) {
+    other_targets.push_back(targets[i]);
+    other_files.push_back(files[i]);
+  }
+  validate_in_chunks(other_targets, other_files, run, python, sink);
   return sink.loaded;
 }
 

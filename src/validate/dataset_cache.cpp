@@ -219,6 +219,45 @@ JobFiles probe_job_files(const DatasetCache& cache, const DefinitionJob& job) {
   return files;
 }
 
+std::optional<JobFiles> remembered_job_files(const DatasetCache& cache, const DefinitionJob& job) {
+  if (cache.store == nullptr) {
+    return std::nullopt;
+  }
+  const auto remembered = [&](const std::filesystem::path& path) -> std::optional<JobFile> {
+    auto digest = remembered_digest(*cache.store, path);
+    if (!digest) {
+      return std::nullopt;
+    }
+    return JobFile{path, digest, std::nullopt};
+  };
+  auto definition = remembered(job.definition->entry->file.path);
+  if (!definition) {
+    return std::nullopt;
+  }
+  JobFiles files{std::move(*definition), std::nullopt, {}, {}};
+  if (job.workload != nullptr) {
+    files.workload = remembered(job.workload->file->path);
+    if (!files.workload) {
+      return std::nullopt;
+    }
+  }
+  for (const LoadedSolution* s : job.solutions) {
+    auto file = remembered(s->file->path);
+    if (!file) {
+      return std::nullopt;
+    }
+    files.solutions.push_back(std::move(*file));
+  }
+  for (const LoadedTraceFile* t : job.traces) {
+    auto file = remembered(t->file->path);
+    if (!file) {
+      return std::nullopt;
+    }
+    files.traces.push_back(std::move(*file));
+  }
+  return files;
+}
+
 void read_job_files(const DatasetCache& cache, JobFiles& files) {
   for_each_file(files, [&](JobFile& file) {
     if (!file.text) {

@@ -67,6 +67,10 @@ struct JobFiles {
 // the memo. Every other file is read (and, with a cache, hashed).
 JobFiles probe_job_files(const DatasetCache& cache, const DefinitionJob& job);
 
+// The job's files with the digests the memo remembers, none of them read; nullopt when the memo
+// lacks one of them (or there is no cache).
+std::optional<JobFiles> remembered_job_files(const DatasetCache& cache, const DefinitionJob& job);
+
 // Reads the files probe_job_files did not read, and hashes them (with a cache): after this every
 // file has its text, and every digest is of the bytes actually read.
 void read_job_files(const DatasetCache& cache, JobFiles& files);
