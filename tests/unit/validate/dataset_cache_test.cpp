@@ -167,6 +167,31 @@ TEST(DatasetCache, AChangedFileIsCheckedAgain) {
   EXPECT_EQ(warm.report.definitions.at("def004").status, CheckStatus::error);
 }
 
+// Most reports come from the cache before any chunk is planned (their files' digests are
+// remembered); the changed definitions are validated in chunks, here by worker processes.
+TEST(DatasetCache, RememberedReportsAndChangedOnesTogetherMatchTheUncachedReport) {
+  Dataset ds;
+  write_varied(ds, 150);
+  TempDir cache;
+  run_with_cache(ds, cache.path(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100)); // past the racy window
+  const CachedRun warm = run_with_cache(ds, cache.path(), 1);   // remembers the digests
+  EXPECT_EQ(warm.references, 0);
+  for (int i = 0; i < 150; i += 2) { // 75 changed references, spread over the chunks
+    DefSpec spec;
+    spec.name = fmt::format("def{:03}", i);
+    spec.reference = fmt::format(R"(def run(A, s):\n    return A  # changed {}\n)", i);
+    ds.definition(spec.name, definition_json(spec));
+  }
+  const std::string expected = uncached_json(ds);
+  const CachedRun mixed = run_with_cache(ds, cache.path(), 3);
+  EXPECT_EQ(render_report_json(mixed.report), expected);
+  EXPECT_EQ(mixed.report.definitions.size(), 150u);
+  const CachedRun again = run_with_cache(ds, cache.path(), 1);
+  EXPECT_EQ(render_report_json(again.report), expected);
+  EXPECT_EQ(again.references, 0) << "the changed ones were kept by the mixed run";
+}
+
 TEST(DatasetCache, ABlobThatAppearsOrChangesIsCheckedAgain) {
   Dataset ds;
   write_varied(ds, 5);
