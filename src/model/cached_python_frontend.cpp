@@ -125,39 +125,38 @@ Sha256Digest CachedPythonFrontend::key(std::string_view question, std::string_vi
   return hash.finish();
 }
 
-Expected<ReferenceAnalysis> CachedPythonFrontend::analyze_reference(std::string_view source) {
+template <typename Answer, typename Ask>
+Expected<Answer>
+CachedPythonFrontend::cached_answer(std::string_view question, std::string_view source, Ask ask,
+                                    std::string (*encode)(const Answer&),
+                                    std::optional<Answer> (*decode)(std::string_view)) {
   if (m_key_prefix.empty()) {
-    return m_inner.analyze_reference(source);
+    return ask();
   }
-  const Sha256Digest k = key("analyze_reference", source);
+  const Sha256Digest k = key(question, source);
   if (const auto stored = m_cache.find(k)) {
-    if (auto analysis = decode_reference(*stored)) {
-      return std::move(*analysis);
+    if (auto answer = decode(*stored)) {
+      return std::move(*answer);
     }
   }
-  auto analysis = m_inner.analyze_reference(source);
-  if (analysis) {
-    m_cache.put(k, encode_reference(*analysis));
+  Expected<Answer> answer = ask();
+  if (answer) {
+    m_cache.put(k, encode(*answer));
   }
-  return analysis;
+  return answer;
+}
+
+Expected<ReferenceAnalysis> CachedPythonFrontend::analyze_reference(std::string_view source) {
+  return cached_answer<ReferenceAnalysis>(
+      "analyze_reference", source, [&] { return m_inner.analyze_reference(source); },
+      encode_reference, decode_reference);
 }
 
 Expected<std::optional<PythonSyntaxError>>
 CachedPythonFrontend::check_expression(std::string_view source) {
-  if (m_key_prefix.empty()) {
-    return m_inner.check_expression(source);
-  }
-  const Sha256Digest k = key("check_expression", source);
-  if (const auto stored = m_cache.find(k)) {
-    if (auto error = decode_expression(*stored)) {
-      return std::move(*error);
-    }
-  }
-  auto error = m_inner.check_expression(source);
-  if (error) {
-    m_cache.put(k, encode_expression(*error));
-  }
-  return error;
+  return cached_answer<std::optional<PythonSyntaxError>>(
+      "check_expression", source, [&] { return m_inner.check_expression(source); },
+      encode_expression, decode_expression);
 }
 
 Expected<SourceStructure> CachedPythonFrontend::analyze_structure(std::string_view source) {

@@ -41,10 +41,13 @@ std::uint64_t get_u64(const char* in) {
   return value;
 }
 
-// Writes all of `data`; false when the peer is gone.
-bool send_all(int fd, const char* data, std::size_t size) {
+// Moves all `size` bytes at `data` with `transfer_once(data, size)`, one ::send or ::recv that
+// returns what that call returns; a call interrupted by a signal (EINTR) is made again. False
+// when a call fails or moves nothing (end of stream, peer gone).
+template <typename Byte, typename TransferOnce>
+bool transfer_all(Byte* data, std::size_t size, TransferOnce transfer_once) {
   while (size > 0) {
-    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+    const ssize_t n = transfer_once(data, size);
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -57,20 +60,17 @@ bool send_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
+// Writes all of `data`; false when the peer is gone.
+bool send_all(int fd, const char* data, std::size_t size) {
+  return transfer_all(data, size, [fd](const char* at, std::size_t left) {
+    return ::send(fd, at, left, MSG_NOSIGNAL);
+  });
+}
+
 // Reads exactly `size` bytes; false on end of stream or error.
 bool receive_all(int fd, char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::recv(fd, data, size, 0);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
+  return transfer_all(data, size,
+                      [fd](char* at, std::size_t left) { return ::recv(fd, at, left, 0); });
 }
 
 [[noreturn]] void serve_items(int fd, const std::function<std::string(std::size_t)>& work) {

@@ -7,7 +7,9 @@
 #include <fib/util/result_cache.hpp>
 #include <fib/util/sha256.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace fib {
 
@@ -34,6 +36,15 @@ public:
 
 private:
   Sha256Digest key(std::string_view question, std::string_view source) const;
+
+  // One cached question about `source`: the answer stored under key(question, source) when it
+  // decodes with `decode` (which returns nullopt for bytes it cannot read); otherwise `ask()`, the
+  // call to the wrapped front-end, whose answer is put into the cache with `encode` unless it is
+  // a failure. With nothing cached (empty key prefix) it is just `ask()`.
+  template <typename Answer, typename Ask>
+  Expected<Answer> cached_answer(std::string_view question, std::string_view source, Ask ask,
+                                 std::string (*encode)(const Answer&),
+                                 std::optional<Answer> (*decode)(std::string_view));
 
   PythonFrontend& m_inner;
   ResultCache& m_cache;

@@ -1,6 +1,6 @@
 #pragma once
 // Helpers shared by the result cache's tests: keys and values made from numbers, committing a
-// range of them, and looking at the pack files in a cache directory.
+// range of them, reading them back, and looking at the pack files in a cache directory.
 
 #include "test_support.hpp"
 
@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
-namespace fib::testing {
+namespace fib::result_cache_testing {
+
+using testing::TempDir;
 
 inline Sha256Digest key_of(int n) {
   return sha256("key " + std::to_string(n));
@@ -37,8 +40,17 @@ inline ResultCacheOptions options_for(const std::filesystem::path& root,
   return options;
 }
 
+// The codes of `notes`, in order.
+inline std::vector<std::string> codes_of(const DiagnosticList& notes) {
+  std::vector<std::string> codes;
+  for (const Diagnostic& d : notes.items()) {
+    codes.push_back(d.code);
+  }
+  return codes;
+}
+
 // Opens the cache, puts keys [first, last) with value_of(n, size, variant) and commits; returns
-// the notes of open and commit together.
+// the codes of the notes of open and commit together.
 inline std::vector<std::string> commit_range(const ResultCacheOptions& options, int first, int last,
                                              std::size_t size = 64, int variant = 0) {
   DiagnosticList notes;
@@ -47,11 +59,23 @@ inline std::vector<std::string> commit_range(const ResultCacheOptions& options, 
     cache.put(key_of(n), value_of(n, size, variant));
   }
   cache.commit(notes);
-  std::vector<std::string> codes;
-  for (const Diagnostic& d : notes.items()) {
-    codes.push_back(d.code);
+  return codes_of(notes);
+}
+
+// The value the cache finds under key_of(n); nullopt when it has none.
+inline std::optional<std::string> found(const ResultCache& cache, int n) {
+  const auto value = cache.find(key_of(n));
+  return value ? std::optional<std::string>(std::string(*value)) : std::nullopt;
+}
+
+// How many of keys [first, last) the cache finds with their right value, value_of(n) (64 bytes,
+// variant 0).
+inline int found_count(const ResultCache& cache, int first, int last) {
+  int count = 0;
+  for (int n = first; n < last; ++n) {
+    count += found(cache, n) == value_of(n) ? 1 : 0;
   }
-  return codes;
+  return count;
 }
 
 // The names in `root/v1` that look like packs (whatever they are), sorted.
@@ -80,4 +104,4 @@ inline std::uintmax_t pack_bytes(const std::filesystem::path& root) {
   return total;
 }
 
-} // namespace fib::testing
+} // namespace fib::result_cache_testing

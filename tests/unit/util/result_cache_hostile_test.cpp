@@ -28,12 +28,7 @@ namespace fib {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::commit_range;
-using testing::key_of;
-using testing::options_for;
-using testing::pack_names;
-using testing::TempDir;
-using testing::value_of;
+using namespace result_cache_testing;
 
 // A pack of keys [first, last), encoded as commit() would (entries sorted by key).
 std::string pack_of(int first, int last, std::uint64_t stamp = 1) {
@@ -66,24 +61,6 @@ void set_u64(std::string& bytes, std::size_t offset, std::uint64_t value) {
 
 std::size_t index_offset_of(const std::string& pack) {
   return u64_at(pack, pack.size() - detail::k_pack_trailer_size);
-}
-
-std::vector<std::string> codes_of(const DiagnosticList& notes) {
-  std::vector<std::string> codes;
-  for (const Diagnostic& d : notes.items()) {
-    codes.push_back(d.code);
-  }
-  return codes;
-}
-
-// How many of keys [first, last) the cache finds with their right value.
-int found_count(const ResultCache& cache, int first, int last) {
-  int count = 0;
-  for (int n = first; n < last; ++n) {
-    const auto value = cache.find(key_of(n));
-    count += value && *value == value_of(n) ? 1 : 0;
-  }
-  return count;
 }
 
 class HostileCache : public ::testing::Test {

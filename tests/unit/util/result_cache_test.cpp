@@ -34,23 +34,12 @@ namespace fib {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::commit_range;
-using testing::key_of;
-using testing::options_for;
-using testing::pack_bytes;
-using testing::pack_names;
-using testing::TempDir;
-using testing::value_of;
+using namespace result_cache_testing;
 
 // Sets the modification time of `path` to `seconds_ago` seconds before now.
 void age(const fs::path& path, int seconds_ago) {
   const std::timespec times[2] = {{0, UTIME_OMIT}, {::time(nullptr) - seconds_ago, 0}};
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
-}
-
-std::optional<std::string> found(const ResultCache& cache, int n) {
-  const auto value = cache.find(key_of(n));
-  return value ? std::optional<std::string>(std::string(*value)) : std::nullopt;
 }
 
 TEST(ResultCache, DisabledCacheFindsAndKeepsNothing) {
@@ -194,11 +183,7 @@ TEST(ResultCache, ChildAfterForkFindsButDoesNotRefresh) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    bool all = true;
-    for (int n = 0; n < 100; ++n) {
-      const auto value = cache.find(key_of(n));
-      all = all && value && *value == value_of(n);
-    }
+    const bool all = found_count(cache, 0, 100) == 100;
     DiagnosticList child_notes;
     cache.commit(child_notes); // nothing put: would only refresh, which a child does not do
     ::_exit(all && !cache.find(key_of(100)) ? 0 : 1);

@@ -39,32 +39,6 @@ public:
   int expressions = 0;
 };
 
-// A dataset of `count` definitions with Python findings, load failures, workload errors, a
-// missing blob and a solution, spread over several chunks.
-void write_varied(Dataset& ds, int count) {
-  for (int i = 0; i < count; ++i) {
-    const std::string name = fmt::format("def{:03}", i);
-    DefSpec spec;
-    spec.name = name;
-    if (i % 7 == 0) {
-      spec.reference = R"(def run(A, s:\n    return A\n)";
-    } else if (i % 7 == 1) {
-      spec.reference = R"(def run(A):\n    return A\n)";
-    } else if (i % 7 == 2) {
-      spec.extra = R"(, "constraints": ["M >", "M > 0"])";
-    }
-    ds.definition(name, i % 11 == 5 ? std::string("{not json") : definition_json(spec));
-    ds.workloads(
-        name,
-        {wl("w1", i % 3 == 0 ? R"({"M": 0})" : R"({"M": 2})", k_inputs, name),
-         wl("w2", R"({"M": 2})",
-            R"({"A": {"type": "safetensors", "path": "blob/w.safetensors", "tensor_key": "A"}, "s": {"type": "scalar", "value": 1}})",
-            name)});
-    ds.solution("alice", name, "s1", solution_json("s1", name, "alice"));
-    ds.traces("alice", name, {tr("w1", R"("s1")", passed_evaluation(), name)});
-  }
-}
-
 struct CachedRun {
   DatasetReport report;
   int references = 0;

@@ -291,4 +291,37 @@ inline void write_many(const Dataset& ds, int count) {
   ds.file("definitions/flat.json", definition_json("flat"));
 }
 
+// Definitions def000… (`count` of them) whose findings vary with the index i, so that every kind
+// of result is spread over several chunks of a parallel or cached run:
+// - i % 7 == 0: a reference that does not parse; i % 7 == 1: a run() that cannot take the inputs
+//   (one parameter for two inputs); i % 7 == 2: a constraint that does not parse ("M >") beside
+//   one that does;
+// - i % 11 == 5: a definition file that is not JSON (a load failure);
+// - each definition has workloads w1 (axis M = 0, a workload error, when i % 3 == 0; M = 2
+//   otherwise) and w2 (input A from blob/w.safetensors, which does not exist), a solution s1 by
+//   alice, and one passed trace of s1 on w1.
+inline void write_varied(const Dataset& ds, int count) {
+  for (int i = 0; i < count; ++i) {
+    const std::string name = fmt::format("def{:03}", i);
+    DefSpec spec;
+    spec.name = name;
+    if (i % 7 == 0) {
+      spec.reference = R"(def run(A, s:\n    return A\n)";
+    } else if (i % 7 == 1) {
+      spec.reference = R"(def run(A):\n    return A\n)";
+    } else if (i % 7 == 2) {
+      spec.extra = R"(, "constraints": ["M >", "M > 0"])";
+    }
+    ds.definition(name, i % 11 == 5 ? std::string("{not json") : definition_json(spec));
+    ds.workloads(
+        name,
+        {wl("w1", i % 3 == 0 ? R"({"M": 0})" : R"({"M": 2})", k_inputs, name),
+         wl("w2", R"({"M": 2})",
+            R"({"A": {"type": "safetensors", "path": "blob/w.safetensors", "tensor_key": "A"}, "s": {"type": "scalar", "value": 1}})",
+            name)});
+    ds.solution("alice", name, "s1", solution_json("s1", name, "alice"));
+    ds.traces("alice", name, {tr("w1", R"("s1")", passed_evaluation(), name)});
+  }
+}
+
 } // namespace fib::dataset_testing

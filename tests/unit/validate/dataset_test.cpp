@@ -315,22 +315,12 @@ TEST(DatasetValidate, DefinitionFilesListTheTargets) {
 
 // Worker processes change nothing in the report: one process, two and five give the same bytes,
 // with Python-exact findings (a reference that does not parse, one whose run cannot take the
-// inputs), load failures and workload errors spread over several chunks.
+// inputs, a constraint that does not parse), load failures, workload errors, a missing blob and
+// traces spread over several chunks.
 TEST(DatasetValidate, WorkerProcessesGiveTheSameReport) {
   Dataset ds;
   constexpr int k_count = 70;
-  for (int i = 0; i < k_count; ++i) {
-    const std::string name = fmt::format("def{:03}", i);
-    DefSpec spec;
-    spec.name = name;
-    if (i % 7 == 0) {
-      spec.reference = R"(def run(A, s:\n    return A\n)";
-    } else if (i % 7 == 1) {
-      spec.reference = R"(def run(A):\n    return A\n)";
-    }
-    ds.definition(name, i % 11 == 5 ? std::string("{not json") : definition_json(spec));
-    ds.workloads(name, {wl("w1", i % 3 == 0 ? R"({"M": 0})" : R"({"M": 2})", k_inputs, name)});
-  }
+  write_varied(ds, k_count);
   ValidateDatasetOptions options = ds.options();
   options.processes = 1;
   const DatasetReport one = ds.validate(options);
