@@ -712,13 +712,16 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   try {
     looking_for_old_schema = std::thread([&] {
       try {
-        old_schema_signs = find_old_schema_signs(root, options.cache);
+        old_schema_signs =
+            dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
       } catch (...) {
         old_schema_failure = std::current_exception();
       }
     });
   } catch (const std::system_error&) {
-    old_schema_signs = find_old_schema_signs(root, options.cache); // no thread to be had
+    // No thread to be had.
+    old_schema_signs =
+        dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
   }
   const DatasetScan scan = scan_dataset(root);
   if (looking_for_old_schema.joinable()) {

@@ -139,6 +139,19 @@ std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
   return digest;
 }
 
+std::optional<Sha256Digest> RememberedDigests::of(const ResultCache& store,
+                                                  const std::filesystem::path& path) {
+  {
+    const std::lock_guard lock(m_mutex);
+    if (const auto it = m_answers.find(path.native()); it != m_answers.end()) {
+      return it->second;
+    }
+  }
+  const std::optional<Sha256Digest> answer = remembered_digest(store, path);
+  const std::lock_guard lock(m_mutex);
+  return m_answers.emplace(path.native(), answer).first->second;
+}
+
 bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
                      const std::filesystem::path& path, const Sha256Digest& digest) {
   const FileStat st = stat_file(path);
@@ -224,7 +237,7 @@ std::optional<JobFiles> remembered_job_files(const DatasetCache& cache, const De
     return std::nullopt;
   }
   const auto remembered = [&](const std::filesystem::path& path) -> std::optional<JobFile> {
-    auto digest = remembered_digest(*cache.store, path);
+    auto digest = cache.digests->of(*cache.store, path);
     if (!digest) {
       return std::nullopt;
     }

@@ -5,6 +5,7 @@
 #include "validate/dataset_job.hpp"
 
 #include <fib/util/result_cache.hpp>
+#include <fib/validate/old_schema.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -31,11 +32,25 @@ private:
   std::unordered_map<std::string, std::string> m_taken;
 };
 
+// The digest memo's answers one run has had, by path (found or not): the old-schema look and
+// the definitions' look-ups ask for the same files, and the run takes each answer once.
+// Thread-safe.
+class RememberedDigests {
+public:
+  // remembered_digest(store, path), asked at most once per path.
+  std::optional<Sha256Digest> of(const ResultCache& store, const std::filesystem::path& path);
+
+private:
+  std::mutex m_mutex;
+  std::unordered_map<std::string, std::optional<Sha256Digest>> m_answers;
+};
+
 struct DatasetCache {
   ResultCache* store = nullptr;
   std::string key_prefix;
   std::int64_t run_start_ns = 0; // wall clock, for the digest memo's racy-file rule
   std::shared_ptr<BlobFingerprints> blobs;
+  std::shared_ptr<RememberedDigests> digests = std::make_shared<RememberedDigests>();
 };
 
 enum class UsesWorker { no, yes };
@@ -89,6 +104,11 @@ bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
                      const std::filesystem::path& path, const Sha256Digest& digest);
 // The wall clock now, in nanoseconds (a run's start for remember_digest).
 std::int64_t wall_clock_ns();
+
+// find_old_schema_signs (fib/validate/old_schema.hpp) taking the memo's answers through the run's
+// `digests`, which the definitions' look-ups share.
+OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store,
+                                     RememberedDigests& digests);
 
 // The key of a job's report: the prefix, then each file's role, path and digest (or read error),
 // and the definition's duplicate-name state.

@@ -25,7 +25,6 @@ namespace fib {
 namespace {
 
 using dataset_checks::remember_digest;
-using dataset_checks::remembered_digest;
 
 constexpr std::uintmax_t k_max_json_bytes = std::uintmax_t{4} << 20;
 constexpr std::uintmax_t k_max_jsonl_bytes = std::uintmax_t{64} << 20;
@@ -206,6 +205,7 @@ Sha256Digest sign_key(const Sha256Digest& digest, bool is_definition) {
 struct SignCache {
   ResultCache* store = nullptr;
   std::int64_t run_start_ns = 0;
+  dataset_checks::RememberedDigests* digests = nullptr; // the run's answers of the memo
 };
 
 FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path& file,
@@ -235,7 +235,7 @@ FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path
                              (solutions == std::string::npos || definitions > solutions);
   // With a cache: the content's sign, kept under the digest of the bytes.
   if (cache.store != nullptr) {
-    if (const auto digest = remembered_digest(*cache.store, file)) {
+    if (const auto digest = cache.digests->of(*cache.store, file)) {
       if (const auto stored = cache.store->find(sign_key(*digest, is_definition));
           stored && stored->size() == 1) {
         if ((*stored)[0] == '1') {
@@ -306,8 +306,15 @@ std::string counted(std::size_t n, std::string_view one, std::string_view many) 
 } // namespace
 
 OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store) {
+  dataset_checks::RememberedDigests digests;
+  return dataset_checks::find_old_schema_signs(root, store, digests);
+}
+
+OldSchemaSigns dataset_checks::find_old_schema_signs(const std::filesystem::path& root,
+                                                     ResultCache* store,
+                                                     RememberedDigests& digests) {
   const SignCache cache{store != nullptr && store->enabled() ? store : nullptr,
-                        dataset_checks::wall_clock_ns()};
+                        dataset_checks::wall_clock_ns(), &digests};
   OldSchemaSigns signs;
   // Unlistable directories are the scan's to report (dataset_scan); here they only hide files.
   const detail::FilesBelow found = detail::list_files_below(root, {".json", ".jsonl"});
