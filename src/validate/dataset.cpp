@@ -27,7 +27,6 @@
 #include <exception>
 #include <numeric>
 #include <set>
-#include <system_error>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -704,32 +703,21 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     spdlog::warn("the benchmark category is reported as skipped: no reference worker to run it");
   }
   spdlog::info("Scanning dataset at {}", root.string());
-  // The old-schema look at every file runs beside the scan (both only read the tree); it is over
-  // before any worker process is forked.
+  // The old-schema look at every file runs beside the scan (both only read the tree); both are
+  // over before any worker process is forked.
   OldSchemaSigns old_schema_signs;
-  std::exception_ptr old_schema_failure; // rethrown here, as if the look had run on this thread
-  std::thread looking_for_old_schema;
-  try {
-    looking_for_old_schema = std::thread([&] {
-      try {
-        old_schema_signs =
-            dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
-      } catch (...) {
-        old_schema_failure = std::current_exception();
-      }
-    });
-  } catch (const std::system_error&) {
-    // No thread to be had.
-    old_schema_signs =
-        dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
-  }
-  const DatasetScan scan = scan_dataset(root);
-  if (looking_for_old_schema.joinable()) {
-    looking_for_old_schema.join();
-  }
-  if (old_schema_failure) {
-    std::rethrow_exception(old_schema_failure);
-  }
+  DatasetScan scan;
+  parallel_for(
+      2,
+      [&](std::size_t task) {
+        if (task == 0) {
+          scan = scan_dataset(root);
+        } else {
+          old_schema_signs =
+              dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
+        }
+      },
+      2);
   for (const Diagnostic& unlisted : scan.unlisted) {
     environment.report(unlisted);
   }

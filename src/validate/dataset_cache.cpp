@@ -59,15 +59,7 @@ void collect_blob_paths(const LoadedTraceFile* file, const std::filesystem::path
 } // namespace
 
 std::string BlobFingerprints::of(const std::string& path) {
-  {
-    const std::lock_guard lock(m_mutex);
-    if (const auto it = m_taken.find(path); it != m_taken.end()) {
-      return it->second;
-    }
-  }
-  std::string taken = fingerprint(path);
-  const std::lock_guard lock(m_mutex);
-  return m_taken.emplace(path, std::move(taken)).first->second;
+  return m_taken.get(path, [&] { return fingerprint(path); });
 }
 
 DatasetCache dataset_cache(ResultCache* store, const std::string& python_identity,
@@ -141,15 +133,7 @@ std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
 
 std::optional<Sha256Digest> RememberedDigests::of(const ResultCache& store,
                                                   const std::filesystem::path& path) {
-  {
-    const std::lock_guard lock(m_mutex);
-    if (const auto it = m_answers.find(path.native()); it != m_answers.end()) {
-      return it->second;
-    }
-  }
-  const std::optional<Sha256Digest> answer = remembered_digest(store, path);
-  const std::lock_guard lock(m_mutex);
-  return m_answers.emplace(path.native(), answer).first->second;
+  return m_answers.get(path.native(), [&] { return remembered_digest(store, path); });
 }
 
 bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
@@ -180,12 +164,46 @@ void read_file(const DatasetCache& cache, JobFile& file) {
 JobFile probe_file(const DatasetCache& cache, const std::filesystem::path& path) {
   JobFile file{path, std::nullopt, std::nullopt};
   if (cache.store != nullptr) {
-    file.digest = remembered_digest(*cache.store, path);
+    file.digest = cache.digests->of(*cache.store, path);
   }
   if (!file.digest) {
     read_file(cache, file);
   }
   return file;
+}
+
+// The job's files, each from `look(path)` (a std::optional<JobFile>), in role order; nullopt as
+// soon as one look finds nothing.
+template <class Look> std::optional<JobFiles> job_files_of(const DefinitionJob& job, Look&& look) {
+  std::optional<JobFile> definition = look(job.definition->entry->file.path);
+  if (!definition) {
+    return std::nullopt;
+  }
+  JobFiles files{std::move(*definition), std::nullopt, {}, {}};
+  if (job.workload != nullptr) {
+    files.workload = look(job.workload->file->path);
+    if (!files.workload) {
+      return std::nullopt;
+    }
+  }
+  const auto add = [&](std::vector<JobFile>& to, const std::filesystem::path& path) {
+    std::optional<JobFile> file = look(path);
+    if (file) {
+      to.push_back(std::move(*file));
+    }
+    return file.has_value();
+  };
+  for (const LoadedSolution* s : job.solutions) {
+    if (!add(files.solutions, s->file->path)) {
+      return std::nullopt;
+    }
+  }
+  for (const LoadedTraceFile* t : job.traces) {
+    if (!add(files.traces, t->file->path)) {
+      return std::nullopt;
+    }
+  }
+  return files;
 }
 
 template <class Files, class Visit> void for_each_file(Files& files, Visit&& visit) {
@@ -219,56 +237,22 @@ void add_job_file(Sha256& hash, Role role, const JobFile& file) {
 } // namespace
 
 JobFiles probe_job_files(const DatasetCache& cache, const DefinitionJob& job) {
-  JobFiles files{probe_file(cache, job.definition->entry->file.path), std::nullopt, {}, {}};
-  if (job.workload != nullptr) {
-    files.workload = probe_file(cache, job.workload->file->path);
-  }
-  for (const LoadedSolution* s : job.solutions) {
-    files.solutions.push_back(probe_file(cache, s->file->path));
-  }
-  for (const LoadedTraceFile* t : job.traces) {
-    files.traces.push_back(probe_file(cache, t->file->path));
-  }
-  return files;
+  return *job_files_of(job, [&](const std::filesystem::path& path) {
+    return std::optional(probe_file(cache, path));
+  });
 }
 
 std::optional<JobFiles> remembered_job_files(const DatasetCache& cache, const DefinitionJob& job) {
   if (cache.store == nullptr) {
     return std::nullopt;
   }
-  const auto remembered = [&](const std::filesystem::path& path) -> std::optional<JobFile> {
+  return job_files_of(job, [&](const std::filesystem::path& path) -> std::optional<JobFile> {
     auto digest = cache.digests->of(*cache.store, path);
     if (!digest) {
       return std::nullopt;
     }
     return JobFile{path, digest, std::nullopt};
-  };
-  auto definition = remembered(job.definition->entry->file.path);
-  if (!definition) {
-    return std::nullopt;
-  }
-  JobFiles files{std::move(*definition), std::nullopt, {}, {}};
-  if (job.workload != nullptr) {
-    files.workload = remembered(job.workload->file->path);
-    if (!files.workload) {
-      return std::nullopt;
-    }
-  }
-  for (const LoadedSolution* s : job.solutions) {
-    auto file = remembered(s->file->path);
-    if (!file) {
-      return std::nullopt;
-    }
-    files.solutions.push_back(std::move(*file));
-  }
-  for (const LoadedTraceFile* t : job.traces) {
-    auto file = remembered(t->file->path);
-    if (!file) {
-      return std::nullopt;
-    }
-    files.traces.push_back(std::move(*file));
-  }
-  return files;
+  });
 }
 
 void read_job_files(const DatasetCache& cache, JobFiles& files) {

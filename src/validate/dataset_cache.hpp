@@ -2,6 +2,7 @@
 // The result cache in dataset validation: a target definition's whole report, kept under a key
 // made of everything its categories read (see docs/cache.md). Private to src/validate.
 
+#include "util/keyed_memo.hpp"
 #include "validate/dataset_job.hpp"
 
 #include <fib/util/result_cache.hpp>
@@ -9,10 +10,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace fib::dataset_checks {
@@ -28,8 +27,7 @@ public:
   std::string of(const std::string& path);
 
 private:
-  std::mutex m_mutex;
-  std::unordered_map<std::string, std::string> m_taken;
+  detail::KeyedMemo<std::string> m_taken;
 };
 
 // The digest memo's answers one run has had, by path (found or not): the old-schema look and
@@ -41,8 +39,7 @@ public:
   std::optional<Sha256Digest> of(const ResultCache& store, const std::filesystem::path& path);
 
 private:
-  std::mutex m_mutex;
-  std::unordered_map<std::string, std::optional<Sha256Digest>> m_answers;
+  detail::KeyedMemo<std::optional<Sha256Digest>> m_answers;
 };
 
 struct DatasetCache {

@@ -9,16 +9,10 @@
 namespace fib::dataset_checks {
 
 bool BlobPresence::exists(const std::filesystem::path& full) {
-  {
-    const std::lock_guard lock(m_mutex);
-    if (const auto it = m_known.find(full.native()); it != m_known.end()) {
-      return it->second;
-    }
-  }
-  std::error_code ec;
-  const bool found = std::filesystem::exists(full, ec);
-  const std::lock_guard lock(m_mutex);
-  return m_known.emplace(full.native(), found).first->second;
+  return m_known.get(full.native(), [&] {
+    std::error_code ec;
+    return std::filesystem::exists(full, ec);
+  });
 }
 
 std::string fib_message(std::string_view text) {

@@ -4,6 +4,8 @@
 // DefinitionJob), what the worker phases left for it, and the context every category reads.
 // Private to src/validate.
 
+#include "util/keyed_memo.hpp"
+
 #include <fib/base/diagnostic.hpp>
 #include <fib/exec/worker_client.hpp>
 #include <fib/io/json_io.hpp>
@@ -18,12 +20,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace fib::dataset_checks {
@@ -110,8 +110,7 @@ public:
   bool exists(const std::filesystem::path& full);
 
 private:
-  std::mutex m_mutex;
-  std::unordered_map<std::string, bool> m_known;
+  detail::KeyedMemo<bool> m_known;
 };
 
 // What every category check reads besides its job.
