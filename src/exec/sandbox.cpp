@@ -351,8 +351,6 @@ void remove_stale_scratch_directories_once(const std::filesystem::path& parent) 
 } // namespace
 
 std::size_t remove_stale_scratch_directories(const std::filesystem::path& parent) {
-  std::timespec now{};
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
   std::size_t removed = 0;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(parent, ec), end; !ec && it != end;
@@ -361,11 +359,6 @@ std::size_t remove_stale_scratch_directories(const std::filesystem::path& parent
     struct stat info {};
     if (!is_scratch_directory_name(path.filename().string()) || ::lstat(path.c_str(), &info) != 0 ||
         !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid()) {
-      continue;
-    }
-    const bool older = info.st_mtim.tv_sec < now.tv_sec ||
-                       (info.st_mtim.tv_sec == now.tv_sec && info.st_mtim.tv_nsec < now.tv_nsec);
-    if (!older) {
       continue;
     }
     const int lock = open_locked_directory(path);
@@ -379,19 +372,51 @@ std::size_t remove_stale_scratch_directories(const std::filesystem::path& parent
   return removed;
 }
 
+namespace {
+
+// True when `path` still names the directory open as `fd` (a sweep may have taken the unlocked
+// directory in the instant between its creation and its lock, and removed it).
+bool path_leads_to(const std::string& path, int fd) {
+  struct stat named {};
+  struct stat opened {};
+  return ::lstat(path.c_str(), &named) == 0 && ::fstat(fd, &opened) == 0 &&
+         named.st_dev == opened.st_dev && named.st_ino == opened.st_ino && opened.st_nlink > 0;
+}
+
+std::string scratch_parent() {
+  return environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
+}
+
+} // namespace
+
 Expected<ScratchDirectory> ScratchDirectory::create() {
-  const std::string base =
-      environment_value("TMPDIR").empty() ? "/tmp" : environment_value("TMPDIR");
+  const std::string base = scratch_parent();
   remove_stale_scratch_directories_once(base);
-  std::string pattern = base + "/fib-scratch-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    return unexpected(make_diagnostic(
-        codes::k_sandbox_unavailable,
-        fmt::format("cannot create a scratch directory under {}: {}", base, std::strerror(errno))));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string pattern = base + "/fib-scratch-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return unexpected(
+          make_diagnostic(codes::k_sandbox_unavailable,
+                          fmt::format("cannot create a scratch directory under {}: {}", base,
+                                      std::strerror(errno))));
+    }
+    // Locked before it counts as created: a sweep (which takes any unlocked one for a dead
+    // process's) that removed it first, or holds it locked to remove it, sends us on to a new name.
+    const int lock = open_locked_directory(pattern);
+    if (lock < 0) {
+      continue;
+    }
+    if (!path_leads_to(pattern, lock)) {
+      ::close(lock);
+      continue;
+    }
+    return ScratchDirectory(std::filesystem::path(pattern), lock);
   }
-  // Locked at once: from here on no other fib's sweep takes it for a dead process's.
-  const int lock = open_locked_directory(pattern);
-  return ScratchDirectory(std::filesystem::path(pattern), lock);
+  return unexpected(make_diagnostic(
+      codes::k_sandbox_unavailable,
+      fmt::format("cannot create a scratch directory under {}: each new one was taken by another "
+                  "process's sweep before it could be locked",
+                  base)));
 }
 
 ScratchDirectory::ScratchDirectory(ScratchDirectory&& other) noexcept
@@ -412,8 +437,16 @@ ScratchDirectory::~ScratchDirectory() {
 
 void ScratchDirectory::release() {
   if (!m_path.empty()) {
+    const auto parent = m_path.parent_path();
     remove_tree(m_path);
     m_path.clear();
+    if (m_lock_fd >= 0) {
+      ::close(m_lock_fd);
+      m_lock_fd = -1;
+    }
+    // Again at each worker's end: what a killed fib's workers were still writing when this
+    // process's first sweep ran (and so could not be removed then) is gone by now.
+    remove_stale_scratch_directories(parent);
   }
   if (m_lock_fd >= 0) {
     ::close(m_lock_fd);

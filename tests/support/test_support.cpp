@@ -150,29 +150,6 @@ std::vector<std::string> temporaries_below(const std::filesystem::path& root) {
   return found;
 }
 
-void wait_until_older_than_now(const std::filesystem::path& root) {
-  struct timespec newest {};
-  std::error_code ec;
-  for (std::filesystem::recursive_directory_iterator it(root, ec), end; !ec && it != end;
-       it.increment(ec)) {
-    struct stat info {};
-    if (::lstat(it->path().c_str(), &info) == 0 &&
-        (info.st_mtim.tv_sec > newest.tv_sec ||
-         (info.st_mtim.tv_sec == newest.tv_sec && info.st_mtim.tv_nsec > newest.tv_nsec))) {
-      newest = info.st_mtim;
-    }
-  }
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (now.tv_sec > newest.tv_sec ||
-        (now.tv_sec == newest.tv_sec && now.tv_nsec > newest.tv_nsec)) {
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
-
 std::vector<std::string> tree(const std::filesystem::path& root) {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {

@@ -59,11 +59,6 @@ bool inspect_a_stopped_atomic_write(const std::function<void()>& action,
 // relative, generic form, sorted.
 std::vector<std::string> temporaries_below(const std::filesystem::path& root);
 
-// Waits until the coarse clock fib stamps a run's start with is past the modification time of
-// every entry below `root`: a run started after this treats them as older than itself (the rule
-// for a dead fib's scratch directories; stale temporaries compare no clock).
-void wait_until_older_than_now(const std::filesystem::path& root);
-
 // A fresh directory under the system temp dir, removed on destruction unless the test failed.
 class TempDir {
 public:

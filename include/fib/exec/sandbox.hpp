@@ -92,8 +92,10 @@ const std::vector<std::string>& sandbox_environment_allow_list();
 // A fresh directory `fib-scratch-XXXXXX` under $TMPDIR (else /tmp), mode 0700, removed with
 // everything in it when the object goes (permissions taken away inside are restored first; links
 // are removed, never followed). While it exists the object holds an exclusive flock(2) on it,
-// which the kernel drops when the process ends, however it ends. The first create() of a process
-// removes the scratch directories that SIGKILLed fib processes left under that parent first
+// which the kernel drops when the process ends, however it ends; create() takes the lock before the
+// directory counts as created (a sweep that took the unlocked one in that instant sends it on to a
+// new name). The first create() of a process, and the end of every one, removes the scratch
+// directories that SIGKILLed fib processes left under that parent
 // (remove_stale_scratch_directories).
 class ScratchDirectory {
 public:
@@ -116,10 +118,10 @@ private:
 
 // Removes (with everything in them) the entries of `parent` that are stale scratch directories: the
 // name is `fib-scratch-` and six ASCII letters or digits, it is a directory (looked at without
-// following a link) of this user, its modification time is before this call (the coarse real-time
-// clock the kernel stamps files with), and no process holds its lock (flock with LOCK_NB
-// succeeds). A live scratch directory is locked from just after its creation, so only those of
-// processes that are gone match. Best effort: what cannot be listed, opened or locked is left
+// following a link) of this user, and no process holds its lock (flock with LOCK_NB succeeds). No
+// clock is compared: a live scratch directory is locked before its creator uses it, and a creator
+// whose new directory was swept before the lock makes another, so only those of processes that are
+// gone are removed. Best effort: what cannot be listed, opened or locked is left
 // alone. Returns the number removed. (Earlier fib versions named their unlocked scratch
 // directories `fib-sandbox-XXXXXX`: those are never touched, live or not.)
 std::size_t remove_stale_scratch_directories(const std::filesystem::path& parent);

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
@@ -184,8 +186,13 @@ TEST(ScratchDirectory, TheOnesOfDeadProcessesAreRemovedByTheSweep) {
   std::filesystem::create_directory_symlink(dir.path() / "fib-scratch-toolong1",
                                             dir.path() / "fib-scratch-link01");
   std::filesystem::create_directories(dir.path() / "fib-sandbox-old001"); // an earlier fib's
-  testing::wait_until_older_than_now(dir.path());
-  EXPECT_EQ(remove_stale_scratch_directories(dir.path()), 1U);
+  // Stamped an hour ahead: no clock is compared, the lock alone tells a live one from a dead one.
+  const auto dead_later = dir.path() / "fib-scratch-dead02";
+  std::filesystem::create_directories(dead_later);
+  std::filesystem::last_write_time(dead_later, std::filesystem::file_time_type::clock::now() +
+                                                   std::chrono::hours(1));
+  EXPECT_EQ(remove_stale_scratch_directories(dir.path()), 2U);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dead_later)));
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dead)));
   EXPECT_TRUE(std::filesystem::is_directory(live_path)) << "a live one is locked";
   EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "fib-scratch-toolong1"));
@@ -194,6 +201,37 @@ TEST(ScratchDirectory, TheOnesOfDeadProcessesAreRemovedByTheSweep) {
   EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "fib-sandbox-old001"));
   live.reset();
   EXPECT_FALSE(std::filesystem::exists(live_path));
+}
+
+// A sweep running beside creations never takes a directory that create() returned: one swept in
+// the instant between mkdtemp and the lock is replaced by another before create() returns.
+TEST(ScratchDirectory, CreationsSurviveSweepsRunningBesideThem) {
+  const TempDir dir;
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
+  ::setenv("TMPDIR", dir.path().c_str(), 1);
+  std::atomic<bool> done{false};
+  std::thread sweeper([&] {
+    while (!done.load()) {
+      remove_stale_scratch_directories(dir.path());
+    }
+  });
+  int lost = 0;
+  for (int i = 0; i < 300; ++i) {
+    auto scratch = ScratchDirectory::create();
+    ASSERT_TRUE(scratch) << scratch.error().message;
+    std::ofstream(scratch->path() / "marker") << "x";
+    lost += std::filesystem::is_regular_file(scratch->path() / "marker") ? 0 : 1;
+  }
+  done = true;
+  sweeper.join();
+  if (old_tmpdir != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_EQ(lost, 0) << "directories swept away while their creator held them";
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 TEST(ProcessCgroup, CountsAndKillsWhatJoinedIt) {
