@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <random>
 #include <string>
 #include <sys/file.h>
@@ -162,23 +163,26 @@ void detail::inject_fault_before_rename() {
 
 namespace {
 
-// The atomic write itself. `exists` is set when Overwrite::forbidden met an existing name.
-Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path& target,
-                                         std::string_view name, std::string_view content,
-                                         Overwrite overwrite, FileMode mode, bool& exists,
-                                         Durability durability = Durability::synced) {
-  exists = false;
+// The first step of an atomic write: the locked temporary in `dirfd`, with its final mode bits.
+Expected<std::unique_ptr<TempFile>> begin_write(int dirfd, const std::filesystem::path& target,
+                                                FileMode mode) {
   std::string temp_name;
   const CreatedTemporary created = create_temporary(dirfd, temp_name);
   if (created.fd < 0) {
     return unexpected(write_error(target, "cannot create a temporary file", errno));
   }
-  TempFile temp(dirfd, std::move(temp_name), created);
+  auto temp = std::make_unique<TempFile>(dirfd, std::move(temp_name), created);
   const mode_t bits = mode ? static_cast<mode_t>(*mode & std::filesystem::perms::mask)
                            : static_cast<mode_t>(0644 & ~current_umask());
-  if (::fchmod(temp.fd(), bits) != 0) {
+  if (::fchmod(temp->fd(), bits) != 0) {
     return unexpected(write_error(target, "cannot set the file mode", errno));
   }
+  return temp;
+}
+
+// Appends `content` to the temporary.
+std::optional<Diagnostic> append_to(TempFile& temp, const std::filesystem::path& target,
+                                    std::string_view content) {
   std::size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(temp.fd(), content.data() + written, content.size() - written);
@@ -186,10 +190,20 @@ Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path&
       if (errno == EINTR) {
         continue;
       }
-      return unexpected(write_error(target, "write failed", errno));
+      return write_error(target, "write failed", errno);
     }
     written += static_cast<std::size_t>(n);
   }
+  return std::nullopt;
+}
+
+// The last step: the temporary synced (with Durability::synced), closed and put in place as
+// `name`. `exists` is set when Overwrite::forbidden met an existing name.
+Expected<std::filesystem::path> finish_write(int dirfd, TempFile& temp,
+                                             const std::filesystem::path& target,
+                                             std::string_view name, Overwrite overwrite,
+                                             bool& exists, Durability durability) {
+  exists = false;
   if (durability == Durability::synced && ::fsync(temp.fd()) != 0) {
     return unexpected(write_error(target, "fsync failed", errno));
   }
@@ -224,6 +238,46 @@ Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path&
     return unexpected(write_error(target, "fsync of the directory failed", errno));
   }
   return target;
+}
+
+// The atomic write itself. `exists` is set when Overwrite::forbidden met an existing name.
+Expected<std::filesystem::path> write_in(int dirfd, const std::filesystem::path& target,
+                                         std::string_view name, std::string_view content,
+                                         Overwrite overwrite, FileMode mode, bool& exists,
+                                         Durability durability = Durability::synced) {
+  exists = false;
+  auto temp = begin_write(dirfd, target, mode);
+  if (!temp) {
+    return unexpected(std::move(temp.error()));
+  }
+  if (auto failed = append_to(**temp, target, content)) {
+    return unexpected(std::move(*failed));
+  }
+  return finish_write(dirfd, **temp, target, name, overwrite, exists, durability);
+}
+
+// The directory `target` goes in, created when missing, and opened.
+Expected<DirectoryHandle> open_target_directory(const std::filesystem::path& target) {
+  std::error_code ec;
+  const auto directory =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::filesystem::create_directories(directory, ec);
+  if (ec) {
+    return unexpected(write_error(target, "cannot create the directory", ec.value()));
+  }
+  const int dirfd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    return unexpected(write_error(target, "cannot open the directory", errno));
+  }
+  return DirectoryHandle(dirfd, directory);
+}
+
+// write_file_atomically's error for a name that Overwrite::forbidden found taken.
+Diagnostic already_exists(const std::filesystem::path& target) {
+  Diagnostic d = make_diagnostic(codes::k_report_exists,
+                                 fmt::format("report file already exists: {}", target.string()));
+  d.file = target;
+  return d;
 }
 
 Diagnostic unsafe_path(const std::filesystem::path& path, std::string_view what) {
@@ -416,26 +470,84 @@ Expected<std::filesystem::path> write_file_atomically_below(const std::filesyste
 Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,
                                                       std::string_view content, Overwrite overwrite,
                                                       FileMode mode) {
-  std::error_code ec;
-  const auto directory =
-      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  std::filesystem::create_directories(directory, ec);
-  if (ec) {
-    return unexpected(write_error(target, "cannot create the directory", ec.value()));
+  auto handle = open_target_directory(target);
+  if (!handle) {
+    return unexpected(std::move(handle.error()));
   }
-  const int dirfd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) {
-    return unexpected(write_error(target, "cannot open the directory", errno));
-  }
-  const DirectoryHandle handle(dirfd, directory);
   bool exists = false;
   auto written =
-      write_in(handle.fd(), target, target.filename().string(), content, overwrite, mode, exists);
+      write_in(handle->fd(), target, target.filename().string(), content, overwrite, mode, exists);
   if (!written && exists) {
-    Diagnostic d = make_diagnostic(codes::k_report_exists,
-                                   fmt::format("report file already exists: {}", target.string()));
-    d.file = target;
-    return unexpected(std::move(d));
+    return unexpected(already_exists(target));
+  }
+  return written;
+}
+
+// --- PendingFile ---
+
+struct PendingFile::State {
+  DirectoryHandle directory;
+  std::filesystem::path target;
+  Overwrite overwrite;
+  std::unique_ptr<TempFile> temp;
+  std::size_t appended = 0;
+  std::size_t flushed = 0; // bytes handed to write-back so far
+};
+
+PendingFile::PendingFile(std::unique_ptr<State> state) : m_state(std::move(state)) {}
+PendingFile::PendingFile(PendingFile&&) noexcept = default;
+PendingFile& PendingFile::operator=(PendingFile&&) noexcept = default;
+PendingFile::~PendingFile() = default;
+
+Expected<PendingFile> PendingFile::create(const std::filesystem::path& target, Overwrite overwrite,
+                                          FileMode mode) {
+  auto handle = open_target_directory(target);
+  if (!handle) {
+    return unexpected(std::move(handle.error()));
+  }
+  auto temp = begin_write(handle->fd(), target, mode);
+  if (!temp) {
+    return unexpected(std::move(temp.error()));
+  }
+  auto state =
+      std::make_unique<State>(State{std::move(*handle), target, overwrite, std::move(*temp), 0, 0});
+  return PendingFile(std::move(state));
+}
+
+std::optional<Diagnostic> PendingFile::append(std::string_view bytes) {
+  if (!m_state || !m_state->temp) {
+    return make_diagnostic(codes::k_io_write, "internal: append to a finished pending file");
+  }
+  if (auto failed = append_to(*m_state->temp, m_state->target, bytes)) {
+    m_state->temp.reset(); // the temporary goes; commit() reports the write as failed
+    return failed;
+  }
+  m_state->appended += bytes.size();
+  // Write-back of what is there starts now (without waiting), so that the final fsync finds most
+  // of the file on its way to the disk already.
+  constexpr std::size_t k_write_back_step = std::size_t{1} << 20;
+  if (m_state->appended - m_state->flushed >= k_write_back_step) {
+    ::sync_file_range(m_state->temp->fd(), static_cast<off_t>(m_state->flushed),
+                      static_cast<off_t>(m_state->appended - m_state->flushed),
+                      SYNC_FILE_RANGE_WRITE);
+    m_state->flushed = m_state->appended;
+  }
+  return std::nullopt;
+}
+
+Expected<std::filesystem::path> PendingFile::commit() {
+  if (!m_state || !m_state->temp) {
+    return unexpected(make_diagnostic(codes::k_io_write, "internal: commit of a failed or "
+                                                         "finished pending file"));
+  }
+  State& state = *m_state;
+  bool exists = false;
+  auto written =
+      finish_write(state.directory.fd(), *state.temp, state.target,
+                   state.target.filename().string(), state.overwrite, exists, Durability::synced);
+  state.temp.reset();
+  if (!written && exists) {
+    return unexpected(already_exists(state.target));
   }
   return written;
 }

@@ -1,6 +1,7 @@
 #include "fib/validate/report.hpp"
 
 #include "io/schema_reader.hpp"
+#include "util/parallel_for.hpp"
 #include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
@@ -9,8 +10,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 namespace fib {
 namespace {
@@ -226,7 +233,10 @@ namespace {
 // gives), without building the tree.
 class ReportJsonWriter {
 public:
+  // Starts at nesting depth `depth` (a piece of a document rendered by itself).
+  explicit ReportJsonWriter(int depth = 0) : m_depth(depth) {}
   std::string take() { return std::move(m_out); }
+  void reserve_more(std::size_t bytes) { m_out.reserve(m_out.size() + bytes); }
 
   // As nlohmann's dump (no ASCII escaping, invalid UTF-8 replaced) writes `text`: `"` and `\`
   // and the control characters escaped (\b \f \n \r \t, else \u00xx), everything else as it is.
@@ -394,22 +404,21 @@ void write_check_result(ReportJsonWriter& out, const CheckResult& result) {
   out.close('}');
 }
 
-void write_definitions(ReportJsonWriter& out, const DatasetReport& report) {
-  if (report.definitions.empty()) {
-    out.raw("{}");
-    return;
-  }
-  out.open('{');
-  std::size_t index = 0;
-  for (const auto& [name, definition] : report.definitions) {
-    out.key(index++, name);
+// The members [begin, end) of the report's "definitions" object, the first with index `index`, as
+// they stand inside it (at depth 2).
+using DefinitionIterator = std::map<std::string, DefinitionReport>::const_iterator;
+std::string definition_members(DefinitionIterator begin, DefinitionIterator end,
+                               std::size_t index) {
+  ReportJsonWriter out(2);
+  for (auto it = begin; it != end; ++it) {
+    out.key(index++, it->first);
     out.open('{');
     out.fixed_key(0, "status");
-    out.fixed_string(to_string(definition.status));
+    out.fixed_string(to_string(it->second.status));
     std::size_t member = 1;
     for (const Category category : k_category_order) {
       out.fixed_key(member++, to_string(category));
-      if (const auto& result = definition[category]) {
+      if (const auto& result = it->second[category]) {
         write_check_result(out, *result);
       } else {
         out.null();
@@ -417,35 +426,137 @@ void write_definitions(ReportJsonWriter& out, const DatasetReport& report) {
     }
     out.close('}');
   }
-  out.close('}');
+  return out.take();
+}
+
+// A large report's definitions are rendered in pieces on all cores while the pieces already done
+// are handed on, in order.
+constexpr std::size_t k_definitions_per_piece = 128;
+
+using PieceWriter = std::function<std::optional<Diagnostic>(std::string_view)>;
+
+// The start of every piece of the report's definitions, then their end.
+std::vector<DefinitionIterator> piece_starts(const DatasetReport& report) {
+  std::vector<DefinitionIterator> starts;
+  starts.reserve(report.definitions.size() / k_definitions_per_piece + 2);
+  std::size_t position = 0;
+  for (auto it = report.definitions.begin(); it != report.definitions.end(); ++it, ++position) {
+    if (position % k_definitions_per_piece == 0) {
+      starts.push_back(it);
+    }
+  }
+  starts.push_back(report.definitions.end());
+  return starts;
+}
+
+// Renders the definitions' pieces on a thread of their own (which runs them on all cores) and
+// hands each to `write` in order as soon as it and those before it are done. Stops rendering at
+// the first piece `write` refuses, and returns that refusal. A rendering failure (out of memory)
+// is rethrown here.
+std::optional<Diagnostic> stream_definition_members(const DatasetReport& report,
+                                                    const PieceWriter& write) {
+  const std::vector<DefinitionIterator> starts = piece_starts(report);
+  const std::size_t pieces = starts.size() - 1;
+  std::vector<std::string> rendered(pieces);
+  std::vector<char> done(pieces, 0);
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::atomic<bool> stop{false};
+  std::exception_ptr failure;
+  std::thread renderer([&] {
+    try {
+      detail::parallel_for(pieces, [&](std::size_t piece) {
+        if (stop.load(std::memory_order_relaxed)) {
+          return;
+        }
+        std::string text =
+            definition_members(starts[piece], starts[piece + 1], piece * k_definitions_per_piece);
+        const std::lock_guard lock(mutex);
+        rendered[piece] = std::move(text);
+        done[piece] = 1;
+        ready.notify_all();
+      });
+    } catch (...) {
+      const std::lock_guard lock(mutex);
+      failure = std::current_exception();
+    }
+    const std::lock_guard lock(mutex);
+    stop = true;
+    ready.notify_all();
+  });
+  std::optional<Diagnostic> refused;
+  for (std::size_t piece = 0; piece < pieces && !refused; ++piece) {
+    std::string text;
+    {
+      std::unique_lock lock(mutex);
+      ready.wait(lock, [&] { return done[piece] != 0 || stop.load(); });
+      if (done[piece] == 0) {
+        break; // the renderer failed
+      }
+      text = std::move(rendered[piece]);
+    }
+    refused = write(text);
+  }
+  stop = true;
+  renderer.join();
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  return refused;
+}
+
+// The report JSON handed to `write` piece by piece, in order (render_report_json's bytes); stops
+// at the first piece `write` refuses and returns that refusal.
+std::optional<Diagnostic> stream_report_json(const DatasetReport& report,
+                                             const PieceWriter& write) {
+  ReportJsonWriter head;
+  head.open('{');
+  head.fixed_key(0, "config");
+  head.open('{');
+  head.fixed_key(0, "dataset");
+  head.string(report.config.dataset);
+  head.fixed_key(1, "checks");
+  head.strings(report.config.checks);
+  head.fixed_key(2, "disable_gpu");
+  head.boolean(report.config.disable_gpu);
+  head.fixed_key(3, "op_types");
+  head.strings(report.config.op_types);
+  head.fixed_key(4, "definitions");
+  head.strings(report.config.definitions);
+  head.close('}');
+  head.fixed_key(1, "definitions");
+  const bool any = !report.definitions.empty();
+  head.raw(any ? "{" : "{}");
+  if (auto refused = write(head.take())) {
+    return refused;
+  }
+  if (any) {
+    if (auto refused = stream_definition_members(report, write)) {
+      return refused;
+    }
+  }
+  // The rest as a writer at the depth the head left would write it.
+  ReportJsonWriter tail(any ? 2 : 1);
+  if (any) {
+    tail.close('}');
+  }
+  if (report.dataset && !report.dataset->messages.empty()) {
+    tail.fixed_key(2, "fib_dataset");
+    write_check_result(tail, *report.dataset);
+  }
+  tail.close('}');
+  return write(tail.take());
 }
 
 } // namespace
 
 std::string render_report_json(const DatasetReport& report) {
-  ReportJsonWriter out;
-  out.open('{');
-  out.fixed_key(0, "config");
-  out.open('{');
-  out.fixed_key(0, "dataset");
-  out.string(report.config.dataset);
-  out.fixed_key(1, "checks");
-  out.strings(report.config.checks);
-  out.fixed_key(2, "disable_gpu");
-  out.boolean(report.config.disable_gpu);
-  out.fixed_key(3, "op_types");
-  out.strings(report.config.op_types);
-  out.fixed_key(4, "definitions");
-  out.strings(report.config.definitions);
-  out.close('}');
-  out.fixed_key(1, "definitions");
-  write_definitions(out, report);
-  if (report.dataset && !report.dataset->messages.empty()) {
-    out.fixed_key(2, "fib_dataset");
-    write_check_result(out, *report.dataset);
-  }
-  out.close('}');
-  return out.take();
+  std::string out;
+  (void)stream_report_json(report, [&](std::string_view piece) -> std::optional<Diagnostic> {
+    out += piece;
+    return std::nullopt;
+  });
+  return out;
 }
 
 std::string render_report_text(const DatasetReport& report) {
@@ -594,9 +705,16 @@ std::optional<Diagnostic> write_report_files(const DatasetReport& report, const 
   StaleTemporarySweeper sweeper;
   if (targets.json_file) {
     sweeper.remove_stale_beside(files.json);
-    if (auto written =
-            write_file_atomically(files.json, render_report_json(report), Overwrite::forbidden);
-        !written) {
+    // Written as it is rendered: the file's write-back overlaps the rendering of the rest.
+    auto pending = PendingFile::create(files.json, Overwrite::forbidden);
+    if (!pending) {
+      return pending.error();
+    }
+    if (auto refused = stream_report_json(
+            report, [&](std::string_view piece) { return pending->append(piece); })) {
+      return refused;
+    }
+    if (auto written = pending->commit(); !written) {
       return written.error();
     }
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -38,6 +39,31 @@ using FileMode = std::optional<std::filesystem::perms>;
 Expected<std::filesystem::path> write_file_atomically(const std::filesystem::path& target,
                                                       std::string_view content, Overwrite overwrite,
                                                       FileMode mode = std::nullopt);
+
+// A file written piece by piece, then put in place atomically: create() makes the locked
+// temporary beside `target` (creating missing parent directories), append() adds bytes to it (and
+// starts their write-back to the disk without waiting), commit() syncs it and links (Overwrite::
+// forbidden) or renames it onto `target`, with write_file_atomically's errors. Until commit() the
+// target is untouched; an object that goes without a successful commit() removes its temporary.
+// After a failed append() the file is dropped and commit() fails. Move-only; not thread-safe.
+class PendingFile {
+public:
+  static Expected<PendingFile> create(const std::filesystem::path& target, Overwrite overwrite,
+                                      FileMode mode = std::nullopt);
+  PendingFile(PendingFile&&) noexcept;
+  PendingFile& operator=(PendingFile&&) noexcept;
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+  ~PendingFile();
+
+  std::optional<Diagnostic> append(std::string_view bytes);
+  Expected<std::filesystem::path> commit();
+
+private:
+  struct State;
+  explicit PendingFile(std::unique_ptr<State> state);
+  std::unique_ptr<State> m_state;
+};
 
 // --- Writing below a directory without following symbolic links ---
 //

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <vector>
 
 namespace fib {
@@ -116,6 +118,74 @@ TEST(AtomicFile, FailedRenameLeavesNoTemporaryFile) {
   ASSERT_FALSE(written.has_value());
   EXPECT_EQ(written.error().code, codes::k_io_write);
   EXPECT_EQ(tree(dir.path()), (std::vector<std::string>{"target", "target/keep"}));
+}
+
+TEST(PendingFile, PiecesAppearTogetherAtTheCommit) {
+  const TempDir dir;
+  const auto target = dir.path() / "sub" / "out.json";
+  auto pending = PendingFile::create(target, Overwrite::forbidden);
+  ASSERT_TRUE(pending) << pending.error().message;
+  std::string expected;
+  for (int i = 0; i < 40; ++i) {
+    const std::string piece(64 * 1024, static_cast<char>('a' + i % 26)); // past the write-back step
+    expected += piece;
+    EXPECT_FALSE(pending->append(piece).has_value());
+    EXPECT_FALSE(std::filesystem::exists(target)) << "visible before the commit";
+  }
+  const auto written = pending->commit();
+  ASSERT_TRUE(written) << written.error().message;
+  EXPECT_EQ(*written, target);
+  EXPECT_EQ(read_file(target), expected);
+  EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
+  EXPECT_EQ(pending->commit().error().code, codes::k_io_write) << "a second commit";
+}
+
+TEST(PendingFile, OneDroppedWithoutCommitLeavesNothing) {
+  const TempDir dir;
+  {
+    auto pending = PendingFile::create(dir.path() / "out.json", Overwrite::allowed);
+    ASSERT_TRUE(pending);
+    EXPECT_FALSE(pending->append("half a file").has_value());
+    EXPECT_EQ(testing::temporaries_below(dir.path()).size(), 1U);
+  }
+  EXPECT_TRUE(tree(dir.path()).empty());
+}
+
+TEST(PendingFile, ATakenNameIsReportExistsAndIsLeftAlone) {
+  const TempDir dir;
+  const auto target = dir.path() / "report.json";
+  auto pending = PendingFile::create(target, Overwrite::forbidden);
+  ASSERT_TRUE(pending);
+  EXPECT_FALSE(pending->append("new").has_value());
+  std::ofstream(target) << "old"; // appeared meanwhile
+  const auto written = pending->commit();
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().code, codes::k_report_exists);
+  EXPECT_EQ(read_file(target), "old");
+  EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
+}
+
+// A write that fails (here: past the file-size limit) drops the file; the commit then fails and
+// nothing is left.
+TEST(PendingFile, AFailedAppendDropsTheFile) {
+  const TempDir dir;
+  const auto target = dir.path() / "out.json";
+  auto pending = PendingFile::create(target, Overwrite::allowed);
+  ASSERT_TRUE(pending);
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 1000;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const auto failed = pending->append(std::string(4000, 'x'));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->code, codes::k_io_write);
+  EXPECT_TRUE(pending->append("more").has_value());
+  EXPECT_FALSE(pending->commit());
+  EXPECT_TRUE(tree(dir.path()).empty());
 }
 
 TEST(AtomicFile, TargetInTheWorkingDirectory) {

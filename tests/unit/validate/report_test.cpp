@@ -315,6 +315,55 @@ TEST(DatasetReportRender, JsonWriterMatchesTheTreeDumpByteForByte) {
   EXPECT_EQ(render_report_json(DatasetReport{}), dumped_tree(DatasetReport{}));
 }
 
+// A report large enough to be rendered in many pieces on several threads (128 definitions a piece)
+// gives the same bytes as the tree dump, with and without the dataset section, at piece bounds
+// and one past them.
+TEST(DatasetReportRender, JsonOfManyDefinitionsRenderedInPiecesMatchesTheTreeDump) {
+  for (const std::size_t count : {127U, 128U, 129U, 256U, 1000U}) {
+    DatasetReport report;
+    report.config.dataset = "/d";
+    for (std::size_t i = 0; i < count; ++i) {
+      DefinitionReport definition;
+      CheckResult result;
+      result.add(CheckLevel::warning, codes::k_reference_syntax,
+                 fmt::format("message {} with \"quotes\" and caf\xc3\xa9", i));
+      definition[Category::definition] = result;
+      definition[Category::layout] = CheckResult{};
+      definition.update_status();
+      report.definitions.emplace(fmt::format("def_{:05}", i), definition);
+    }
+    const std::string rendered = render_report_json(report);
+    EXPECT_EQ(rendered, dumped_tree(report)) << count << " definitions";
+    EXPECT_NE(rendered.find(fmt::format("\"def_{:05}\"", count - 1)), std::string::npos);
+    report.dataset = CheckResult{};
+    report.dataset->add(codes::k_dataset_orphan, "orphan");
+    EXPECT_EQ(render_report_json(report), dumped_tree(report)) << count << " definitions";
+  }
+}
+
+// The report file is the rendered JSON, written piece by piece.
+TEST(DatasetReportRender, TheJsonFileHoldsTheRenderedBytes) {
+  const testing::TempDir dir;
+  DatasetReport report;
+  report.config.dataset = "/d";
+  for (std::size_t i = 0; i < 300; ++i) {
+    DefinitionReport definition;
+    definition[Category::layout] = CheckResult{};
+    definition.update_status();
+    report.definitions.emplace(fmt::format("d{}", i), definition);
+  }
+  const ReportFiles files = report_files(dir.path(), "t");
+  ReportTargets targets;
+  targets.stdout_text = false;
+  EXPECT_FALSE(write_report_files(report, files, targets).has_value());
+  EXPECT_EQ(testing::read_file(files.json), render_report_json(report));
+  EXPECT_EQ(testing::read_file(files.text), render_report_text(report));
+  const auto again = write_report_files(report, files, targets);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->code, codes::k_report_exists);
+  EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
+}
+
 TEST(DatasetReportRender, JsonEmptyDefinitions) {
   DatasetReport report;
   report.config.dataset = "d";
