@@ -99,19 +99,19 @@ bool name_matches(NameRule rule, std::string_view name, std::string_view extensi
 
 // The entries of `directory` in byte order of their names (for siblings that is the order of
 // their paths, compared component-wise, without splitting every path at each comparison).
-std::vector<fs::directory_entry> sorted_listing(const fs::path& directory, std::error_code& ec) {
-  std::vector<std::pair<std::string, fs::directory_entry>> named;
+// The entries of `directory` with their file names, sorted by name.
+struct ListedEntry {
+  std::string name;
+  fs::directory_entry entry;
+};
+std::vector<ListedEntry> sorted_listing(const fs::path& directory, std::error_code& ec) {
+  std::vector<ListedEntry> entries;
   fs::directory_iterator it(directory, ec);
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    named.emplace_back(it->path().filename().native(), *it);
+    entries.push_back({it->path().filename().native(), *it});
   }
-  std::sort(named.begin(), named.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<fs::directory_entry> entries;
-  entries.reserve(named.size());
-  for (auto& [name, entry] : named) {
-    entries.push_back(std::move(entry));
-  }
+  std::sort(entries.begin(), entries.end(),
+            [](const ListedEntry& a, const ListedEntry& b) { return a.name < b.name; });
   return entries;
 }
 
@@ -168,11 +168,11 @@ private:
   // when the tree ends.
   bool walk_directory(const fs::path& directory, std::vector<std::string>& components) {
     std::error_code ec;
-    const std::vector<fs::directory_entry> entries = sorted_listing(directory, ec);
+    const std::vector<ListedEntry> listed = sorted_listing(directory, ec);
     if (ec) {
       return fail(directory, ec);
     }
-    for (const fs::directory_entry& entry : entries) {
+    for (const auto& [name, entry] : listed) {
       std::error_code status_ec;
       const fs::file_status status = detail::listed_status(entry, status_ec);
       if (status_ec == std::errc::no_such_file_or_directory) {
@@ -186,13 +186,12 @@ private:
         }
         continue;
       }
-      if (fs::is_regular_file(status) &&
-          is_atomic_write_temporary(entry.path().filename().string())) {
+      if (fs::is_regular_file(status) && is_atomic_write_temporary(name)) {
         // A stray temporary of an atomic write (fib/util/atomic_file.hpp) is part of no tree:
         // never reported, copied or read.
         continue;
       }
-      components.push_back(entry.path().filename().string());
+      components.push_back(name);
       consider(entry.path(), status, components);
       bool go_on = true;
       if (fs::is_directory(status) && descends_below(components.size())) {
@@ -242,11 +241,12 @@ private:
       }
       break;
     }
-    fs::path relative(m_layout.directory);
+    std::string relative(m_layout.directory);
     for (const std::string& part : components) {
-      relative /= part;
+      relative += '/';
+      relative += part;
     }
-    m_out.entries.push_back({path, components, std::move(relative)});
+    m_out.entries.push_back({path, components, fs::path(std::move(relative))});
   }
 
   const TreeLayout& m_layout;
@@ -254,8 +254,14 @@ private:
   TreeScan& m_out;
 };
 
+// std::filesystem::path(file_name).stem() without building a path: "." and ".." are their own
+// stems, and a name whose only dot is its first character has no extension.
 std::string stem_of(const std::string& file_name) {
-  return fs::path(file_name).stem().string();
+  if (file_name == "." || file_name == "..") {
+    return file_name;
+  }
+  const std::size_t dot = file_name.rfind('.');
+  return dot == std::string::npos || dot == 0 ? file_name : file_name.substr(0, dot);
 }
 
 } // namespace

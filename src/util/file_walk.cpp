@@ -31,18 +31,21 @@ public:
     std::error_code ec;
     fs::directory_iterator it(directory, ec);
     std::vector<std::tuple<std::string, fs::path, bool>> found; // name, path, is a directory
+    // As the entries' own parent_path() names it (a trailing slash of `directory` aside).
+    const bool in_reports = (directory / "x").parent_path().filename() == "reports";
     for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
       std::error_code type_ec;
       const fs::file_status status = listed_status(*it, type_ec);
       if (type_ec) {
         continue; // gone since the listing
       }
+      std::string name = it->path().filename().native();
       if (fs::is_directory(status)) {
-        found.emplace_back(it->path().filename().native(), it->path(), true);
-      } else if (wanted(it->path()) &&
+        found.emplace_back(std::move(name), it->path(), true);
+      } else if (wanted(name, in_reports) &&
                  (fs::is_regular_file(status) ||
                   (fs::is_symlink(status) && it->is_regular_file(type_ec)))) { // a link to one
-        found.emplace_back(it->path().filename().native(), it->path(), false);
+        found.emplace_back(std::move(name), it->path(), false);
       }
     }
     if (ec) {
@@ -63,14 +66,24 @@ public:
   }
 
 private:
-  bool wanted(const fs::path& path) const {
-    const bool is_report = path.parent_path().filename() == "reports" &&
-                           path.filename().string().starts_with("report-");
+  // Whether the file `name` (in a directory named "reports" when `in_reports`) is listed.
+  bool wanted(std::string_view name, bool in_reports) const {
+    const bool is_report = in_reports && name.starts_with("report-");
     // A stray temporary of an atomic write is no input, whatever its extension looks like.
-    const bool is_temporary = is_atomic_write_temporary(path.filename().string());
-    const std::string extension = path.extension().string();
+    const bool is_temporary = is_atomic_write_temporary(name);
     return !is_report && !is_temporary &&
-           std::find(m_extensions.begin(), m_extensions.end(), extension) != m_extensions.end();
+           std::find(m_extensions.begin(), m_extensions.end(), extension_of(name)) !=
+               m_extensions.end();
+  }
+
+  // std::filesystem::path(name).extension() of a file name, without building a path: "" for "."
+  // and "..", and for a name whose only dot is its first character.
+  static std::string_view extension_of(std::string_view name) {
+    if (name == "." || name == "..") {
+      return {};
+    }
+    const std::size_t dot = name.rfind('.');
+    return dot == std::string_view::npos || dot == 0 ? std::string_view{} : name.substr(dot);
   }
 
   std::initializer_list<std::string_view> m_extensions;

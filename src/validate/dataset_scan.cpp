@@ -30,7 +30,7 @@ IgnoredFile ignored_file(const SkippedEntry& entry, const TreeLayout& layout) {
 // `ignored`.
 std::vector<ScannedFile> scan_for_validation(const std::filesystem::path& root, DatasetTree tree,
                                              DatasetScan& out) {
-  const TreeScan scan = scan_tree(root, tree, ScanMode::validator);
+  TreeScan scan = scan_tree(root, tree, ScanMode::validator);
   for (const ListingFailure& failure : scan.failures) {
     Diagnostic d = make_diagnostic(
         codes::k_io_read, fmt::format("cannot list the directory: {}", failure.error.message()));
@@ -41,9 +41,10 @@ std::vector<ScannedFile> scan_for_validation(const std::filesystem::path& root, 
     out.ignored.push_back(ignored_file(entry, layout_of(tree)));
   }
   std::vector<ScannedFile> files;
-  for (const LayoutEntry& entry : scan.entries) {
+  files.reserve(scan.entries.size());
+  for (LayoutEntry& entry : scan.entries) {
     LayoutKeys keys = layout_keys(tree, entry.components);
-    files.push_back({entry.path, std::move(keys.op_type), std::move(keys.name),
+    files.push_back({std::move(entry.path), std::move(keys.op_type), std::move(keys.name),
                      std::move(keys.author), std::move(keys.definition)});
   }
   return files;

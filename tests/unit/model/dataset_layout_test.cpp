@@ -98,6 +98,16 @@ TEST(DatasetLayout, KeysFromThePlaceOfAFile) {
   EXPECT_EQ(layout_keys(DatasetTree::workloads, {"w.jsonl"}).name, "");
 }
 
+// The name key is std::filesystem::path's stem of the file name, for the awkward names too.
+TEST(DatasetLayout, TheNameKeyIsThePathStem) {
+  for (const std::string name : {"a.json", ".json", "..json", "a..json", "a.b.c.json", "noext", ".",
+                                 "..", "...", "a.", ".a.json"}) {
+    EXPECT_EQ(layout_keys(DatasetTree::definitions, {"op", name}).name,
+              std::filesystem::path(name).stem().string())
+        << name;
+  }
+}
+
 TEST(DatasetLayout, ValidatorModeTakesTheExactDepthAndRecordsTheRest) {
   const Definitions d;
   const TreeScan scan = d.scan(ScanMode::validator);

@@ -38,6 +38,21 @@ TEST(FileWalk, SortedFilesOfTheExtensionsAsked) {
             (std::vector<std::string>{"a.json", "b/y.jsonl", "b/z.json", "reports/kept.json"}));
 }
 
+// The extension is std::filesystem::path's: a bare ".json" has none, "..json" has ".json"; and a
+// report is skipped only in a directory named "reports", also when the directory is given with a
+// trailing slash.
+TEST(FileWalk, ExtensionsAsThePathHasThemAndReportsOnlyInReports) {
+  testing::TempDir dir;
+  dir.write("reports/.json", "{}");
+  dir.write("reports/..json", "{}");
+  dir.write("reports/report-1.json", "{}");
+  dir.write("other/report-1.json", "{}");
+  const auto listed = detail::list_files_below(dir.path() / "reports/", {".json"});
+  EXPECT_EQ(relative(listed.files, dir.path()), (std::vector<std::string>{"reports/..json"}));
+  const auto other = detail::list_files_below(dir.path() / "other", {".json"});
+  EXPECT_EQ(relative(other.files, dir.path()), (std::vector<std::string>{"other/report-1.json"}));
+}
+
 TEST(FileWalk, LinksToDirectoriesAreNotFollowed) {
   testing::TempDir dir;
   testing::TempDir outside;
