@@ -485,17 +485,23 @@ std::optional<Diagnostic> stream_definition_members(const DatasetReport& report,
     ready.notify_all();
   });
   std::optional<Diagnostic> refused;
-  for (std::size_t piece = 0; piece < pieces && !refused; ++piece) {
-    std::string text;
-    {
-      std::unique_lock lock(mutex);
-      ready.wait(lock, [&] { return done[piece] != 0 || stop.load(); });
-      if (done[piece] == 0) {
-        break; // the renderer failed
+  try {
+    for (std::size_t piece = 0; piece < pieces && !refused; ++piece) {
+      std::string text;
+      {
+        std::unique_lock lock(mutex);
+        ready.wait(lock, [&] { return done[piece] != 0 || stop.load(); });
+        if (done[piece] == 0) {
+          break; // the renderer failed
+        }
+        text = std::move(rendered[piece]);
       }
-      text = std::move(rendered[piece]);
+      refused = write(text);
     }
-    refused = write(text);
+  } catch (...) {
+    stop = true; // `write` threw (out of memory): the renderer is joined before it goes on
+    renderer.join();
+    throw;
   }
   stop = true;
   renderer.join();

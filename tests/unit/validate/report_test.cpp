@@ -3,6 +3,9 @@
 
 #include "dataset_fixture.hpp"
 
+#include <csignal>
+#include <sys/resource.h>
+
 namespace fib {
 namespace {
 
@@ -361,6 +364,37 @@ TEST(DatasetReportRender, TheJsonFileHoldsTheRenderedBytes) {
   const auto again = write_report_files(report, files, targets);
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->code, codes::k_report_exists);
+  EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
+}
+
+// A write that fails midway (here: past the file-size limit, while later pieces are still being
+// rendered) is the error of write_report_files, and neither the file nor its temporary is left.
+TEST(DatasetReportRender, AJsonFileThatCannotBeWrittenWholeIsNotWritten) {
+  const testing::TempDir dir;
+  DatasetReport report;
+  report.config.dataset = "/d";
+  for (std::size_t i = 0; i < 2000; ++i) {
+    DefinitionReport definition;
+    definition[Category::layout] = CheckResult{};
+    definition.update_status();
+    report.definitions.emplace(fmt::format("definition_{}", i), definition);
+  }
+  const ReportFiles files = report_files(dir.path(), "t");
+  ReportTargets targets;
+  targets.stdout_text = false;
+  targets.text_file = false;
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 64 * 1024; // a few pieces of the ~500 kB report
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const auto failed = write_report_files(report, files, targets);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->code, codes::k_io_write);
+  EXPECT_FALSE(std::filesystem::exists(files.json));
   EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
 }
 
