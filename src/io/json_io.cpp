@@ -791,10 +791,4 @@ std::string text_excerpt(std::string_view text) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
-std::string canonical_json_text(const Json& document) {
-  std::string text = document.dump(2, ' ', false, Json::error_handler_t::replace);
-  text += '\n';
-  return text;
-}
-
 } // namespace fib

@@ -110,7 +110,9 @@ std::string json_excerpt(const Json& value);
 
 // The canonical text of a document fib writes (definitions, staged and tagged files): 2-space
 // indent, UTF-8 written as is (never \u-escaped; invalid UTF-8 replaced), keys in document order,
-// one trailing newline.
+// one trailing newline. Numbers that are not finite (which parse_json reads, as Python's json
+// module does) are written as Python writes them, Infinity, -Infinity and NaN, so that they read
+// back as they were (nlohmann's dump alone would write null).
 std::string canonical_json_text(const Json& document);
 
 // `text` cut to 80 bytes (at a UTF-8 character boundary) with "..." appended when it was longer:

@@ -32,6 +32,48 @@ TEST(JsonIo, AcceptsNanAndInfinityTokens) {
   EXPECT_TRUE(sink.items().empty());
 }
 
+// Written back as Python's json module writes them (nlohmann alone writes null, which turned a
+// constraint's Infinity into null in a normalized file), and read back to the same text; the
+// rest of the layout is nlohmann's dump(2) as for any other document.
+TEST(JsonIo, NonFiniteNumbersKeepTheirPythonSpellingInTheCanonicalText) {
+  DiagnosticList sink;
+  auto doc = parse(R"({"a": [Infinity, -Infinity, NaN, 1.5, 2, "x\u00e9", {}, []],
+                      "b": {"c": NaN, "d": null, "e": [true]}, "f": {}})",
+                   sink);
+  ASSERT_TRUE(doc.has_value());
+  const std::string text = canonical_json_text(doc->root);
+  EXPECT_EQ(text, "{\n"
+                  "  \"a\": [\n"
+                  "    Infinity,\n"
+                  "    -Infinity,\n"
+                  "    NaN,\n"
+                  "    1.5,\n"
+                  "    2,\n"
+                  "    \"x\xc3\xa9\",\n"
+                  "    {},\n"
+                  "    []\n"
+                  "  ],\n"
+                  "  \"b\": {\n"
+                  "    \"c\": NaN,\n"
+                  "    \"d\": null,\n"
+                  "    \"e\": [\n"
+                  "      true\n"
+                  "    ]\n"
+                  "  },\n"
+                  "  \"f\": {}\n"
+                  "}\n");
+  DiagnosticList again;
+  auto reread = parse(text, again);
+  ASSERT_TRUE(reread.has_value());
+  EXPECT_EQ(canonical_json_text(reread->root), text);
+  EXPECT_EQ(reread->root["a"][1].get<double>(), -INFINITY);
+  // Without such numbers the writer is nlohmann's own.
+  doc->root["a"] = 1;
+  doc->root["b"]["c"] = 0.25;
+  EXPECT_EQ(canonical_json_text(doc->root),
+            doc->root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+}
+
 TEST(JsonIo, DuplicateKeyLastWinsWithWarningAtKeyPointer) {
   DiagnosticList sink;
   auto doc = parse("{\"a\": 1,\n \"b\": 2,\n \"a\": 3}", sink);
