@@ -436,21 +436,18 @@ ScratchDirectory::~ScratchDirectory() {
 }
 
 void ScratchDirectory::release() {
-  if (!m_path.empty()) {
-    const auto parent = m_path.parent_path();
-    remove_tree(m_path);
-    m_path.clear();
-    if (m_lock_fd >= 0) {
-      ::close(m_lock_fd);
-      m_lock_fd = -1;
-    }
-    // Again at each worker's end: what a killed fib's workers were still writing when this
-    // process's first sweep ran (and so could not be removed then) is gone by now.
-    remove_stale_scratch_directories(parent);
+  const std::filesystem::path path = std::exchange(m_path, {});
+  if (!path.empty()) {
+    remove_tree(path);
   }
   if (m_lock_fd >= 0) {
     ::close(m_lock_fd);
     m_lock_fd = -1;
+  }
+  if (!path.empty()) {
+    // Again at each worker's end: what a killed fib's workers were still writing when this
+    // process's first sweep ran (and so could not be removed then) is gone by now.
+    remove_stale_scratch_directories(path.parent_path());
   }
 }
 

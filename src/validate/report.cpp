@@ -236,7 +236,6 @@ public:
   // Starts at nesting depth `depth` (a piece of a document rendered by itself).
   explicit ReportJsonWriter(int depth = 0) : m_depth(depth) {}
   std::string take() { return std::move(m_out); }
-  void reserve_more(std::size_t bytes) { m_out.reserve(m_out.size() + bytes); }
 
   // As nlohmann's dump (no ASCII escaping, invalid UTF-8 replaced) writes `text`: `"` and `\`
   // and the control characters escaped (\b \f \n \r \t, else \u00xx), everything else as it is.

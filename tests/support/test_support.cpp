@@ -12,6 +12,8 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -138,6 +140,28 @@ bool inspect_a_stopped_atomic_write(const std::function<void()>& action,
   ::kill(child, SIGKILL);
   ::waitpid(child, &status, 0);
   return stopped;
+}
+
+FileSizeLimit::FileSizeLimit(std::uint64_t bytes) {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0) {
+    throw std::runtime_error("getrlimit(RLIMIT_FSIZE) failed");
+  }
+  m_saved_soft = limit.rlim_cur;
+  m_saved_handler = std::signal(SIGXFSZ, SIG_IGN);
+  limit.rlim_cur = bytes;
+  if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) {
+    std::signal(SIGXFSZ, m_saved_handler);
+    throw std::runtime_error("setrlimit(RLIMIT_FSIZE) failed");
+  }
+}
+
+FileSizeLimit::~FileSizeLimit() {
+  struct rlimit limit {};
+  ::getrlimit(RLIMIT_FSIZE, &limit);
+  limit.rlim_cur = m_saved_soft;
+  ::setrlimit(RLIMIT_FSIZE, &limit);
+  std::signal(SIGXFSZ, m_saved_handler);
 }
 
 std::vector<std::string> temporaries_below(const std::filesystem::path& root) {

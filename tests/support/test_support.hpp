@@ -5,6 +5,7 @@
 #include <fib/io/json_io.hpp>
 #include <fib/python/runtime.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -58,6 +59,20 @@ bool inspect_a_stopped_atomic_write(const std::function<void()>& action,
 // The entries below `root` whose name is an atomic write's temporary (is_atomic_write_temporary),
 // relative, generic form, sorted.
 std::vector<std::string> temporaries_below(const std::filesystem::path& root);
+
+// While it lives, writes past `bytes` in any file of the process fail with EFBIG (RLIMIT_FSIZE,
+// with SIGXFSZ ignored); the limit and the signal's handler are restored when it goes.
+class FileSizeLimit {
+public:
+  explicit FileSizeLimit(std::uint64_t bytes);
+  ~FileSizeLimit();
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+private:
+  std::uint64_t m_saved_soft = 0;
+  void (*m_saved_handler)(int) = nullptr;
+};
 
 // A fresh directory under the system temp dir, removed on destruction unless the test failed.
 class TempDir {

@@ -6,12 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/resource.h>
 #include <vector>
 
 namespace fib {
@@ -172,15 +170,10 @@ TEST(PendingFile, AFailedAppendDropsTheFile) {
   const auto target = dir.path() / "out.json";
   auto pending = PendingFile::create(target, Overwrite::allowed);
   ASSERT_TRUE(pending);
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = saved;
-  small.rlim_cur = 1000;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  const auto failed = pending->append(std::string(4000, 'x'));
-  ::setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, old_handler);
+  const auto failed = [&] {
+    const testing::FileSizeLimit limit(1000);
+    return pending->append(std::string(4000, 'x'));
+  }();
   ASSERT_TRUE(failed.has_value());
   EXPECT_EQ(failed->code, codes::k_io_write);
   EXPECT_TRUE(pending->append("more").has_value());

@@ -3,9 +3,6 @@
 
 #include "dataset_fixture.hpp"
 
-#include <csignal>
-#include <sys/resource.h>
-
 namespace fib {
 namespace {
 
@@ -344,17 +341,23 @@ TEST(DatasetReportRender, JsonOfManyDefinitionsRenderedInPiecesMatchesTheTreeDum
   }
 }
 
-// The report file is the rendered JSON, written piece by piece.
-TEST(DatasetReportRender, TheJsonFileHoldsTheRenderedBytes) {
-  const testing::TempDir dir;
+// A report of `count` definitions whose one result is an ok layout.
+DatasetReport report_of_ok_definitions(std::size_t count) {
   DatasetReport report;
   report.config.dataset = "/d";
-  for (std::size_t i = 0; i < 300; ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     DefinitionReport definition;
     definition[Category::layout] = CheckResult{};
     definition.update_status();
-    report.definitions.emplace(fmt::format("d{}", i), definition);
+    report.definitions.emplace(fmt::format("definition_{}", i), definition);
   }
+  return report;
+}
+
+// The report file is the rendered JSON, written piece by piece.
+TEST(DatasetReportRender, TheJsonFileHoldsTheRenderedBytes) {
+  const testing::TempDir dir;
+  const DatasetReport report = report_of_ok_definitions(300);
   const ReportFiles files = report_files(dir.path(), "t");
   ReportTargets targets;
   targets.stdout_text = false;
@@ -371,27 +374,15 @@ TEST(DatasetReportRender, TheJsonFileHoldsTheRenderedBytes) {
 // rendered) is the error of write_report_files, and neither the file nor its temporary is left.
 TEST(DatasetReportRender, AJsonFileThatCannotBeWrittenWholeIsNotWritten) {
   const testing::TempDir dir;
-  DatasetReport report;
-  report.config.dataset = "/d";
-  for (std::size_t i = 0; i < 2000; ++i) {
-    DefinitionReport definition;
-    definition[Category::layout] = CheckResult{};
-    definition.update_status();
-    report.definitions.emplace(fmt::format("definition_{}", i), definition);
-  }
+  const DatasetReport report = report_of_ok_definitions(2000);
   const ReportFiles files = report_files(dir.path(), "t");
   ReportTargets targets;
   targets.stdout_text = false;
   targets.text_file = false;
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = saved;
-  small.rlim_cur = 64 * 1024; // a few pieces of the ~500 kB report
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  const auto failed = write_report_files(report, files, targets);
-  ::setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, old_handler);
+  const auto failed = [&] {
+    const testing::FileSizeLimit limit(64 * 1024); // a few pieces of the ~500 kB report
+    return write_report_files(report, files, targets);
+  }();
   ASSERT_TRUE(failed.has_value());
   EXPECT_EQ(failed->code, codes::k_io_write);
   EXPECT_FALSE(std::filesystem::exists(files.json));
