@@ -74,7 +74,9 @@ File mode prints one line per problem,
 and a summary line. Codes are listed in docs/diagnostics.md.
 
 Dataset mode writes report-YYYYMMDD-HHMMSS.{json,txt} under DIR/reports (or
---output-folder) and prints the text report; fib's own findings are marked [fib].
+--output-folder; a run that finds that name taken, by a run of the same second,
+writes report-YYYYMMDD-HHMMSS-2, -3, ...) and prints the text report; fib's own
+findings are marked [fib].
 A tree of the Aug 2025 schema (`type` for `op_type`, capitalised languages,
 traces/workloads/*.workload.jsonl) is named once, with counts and what to
 rename (dataset.old-schema): an error when none of its definitions loads.
@@ -86,7 +88,10 @@ and compares its outputs' count, shapes and dtypes with the definition.
 
 Exit status: 0 clean or warnings only, 1 errors (or warnings with --strict),
 2 usage, 3 I/O or environment (unreadable file, embedded Python unavailable,
-report file exists). --exit-zero gives 0 whatever the findings, as the old tool.
+report file not writable). --exit-zero gives 0 whatever the findings, as the old tool.
+An --op-types or --definitions value that matches no definition of the dataset is a
+usage error naming it, with a close name if there is one (cli.filter-unmatched,
+nothing checked); with --exit-zero it is a warning and the rest is checked.
 
 Examples:
   fib validate definitions/gemm/gemm_n128_k2048.json
@@ -183,7 +188,8 @@ ReferenceRunnerOptions runner_options(const ValidateCommand& command) {
 struct DatasetPlan {
   ValidateDatasetOptions options;
   ReportTargets targets;
-  ReportFiles files;
+  std::filesystem::path report_folder;
+  std::string timestamp; // the run's start, in the report files' names
   bool uses_worker = false;
 };
 
@@ -200,7 +206,7 @@ ReferenceChecks dataset_reference_checks(const ValidateCommand& command,
 }
 
 // The checks before scanning, in the old tool's order: the root, the check names, the output
-// targets; then fib's --shard, then the report files.
+// targets; then fib's --shard. The report files are named when they are written.
 Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
   DatasetPlan plan;
   ValidateDatasetOptions& options = plan.options;
@@ -210,6 +216,9 @@ Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
   options.gpu = command.gpu;
   options.op_types = command.op_types;
   options.definitions = command.definitions;
+  options.unmatched_filters = command.exit_policy == ExitPolicy::always_zero
+                                  ? UnmatchedFilters::warned
+                                  : UnmatchedFilters::refused;
   if (const auto problem = dataset_root_problem(options.root)) {
     return unexpected(make_diagnostic(
         codes::k_dataset_root_missing,
@@ -233,13 +242,9 @@ Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
     }
     options.shard = *shard;
   }
-  const std::filesystem::path folder = command.output_folder.empty()
-                                           ? normalize_root(options.root) / "reports"
-                                           : std::filesystem::path(command.output_folder);
-  plan.files = report_files(folder, local_timestamp());
-  if (auto busy = check_report_files_free(plan.files, plan.targets)) {
-    return unexpected(std::move(*busy));
-  }
+  plan.report_folder = command.output_folder.empty() ? normalize_root(options.root) / "reports"
+                                                     : std::filesystem::path(command.output_folder);
+  plan.timestamp = local_timestamp();
   return plan;
 }
 
@@ -258,12 +263,12 @@ std::function<void(std::size_t, std::size_t)> terminal_progress() {
 
 // The report on standard output, in the --format asked for (and the log lines of the files).
 void print_dataset_report(const ValidateCommand& command, const DatasetReport& report,
-                          const DatasetPlan& plan) {
+                          const DatasetPlan& plan, const ReportFiles& files) {
   if (plan.targets.json_file) {
-    spdlog::info("Report JSON written to {}", plan.files.json.string());
+    spdlog::info("Report JSON written to {}", files.json.string());
   }
   if (plan.targets.text_file) {
-    spdlog::info("Report text written to {}", plan.files.text.string());
+    spdlog::info("Report text written to {}", files.text.string());
   }
   if (command.format_name == "github") {
     write_all(stdout, render_github(report, normalize_root(plan.options.root)));
@@ -293,10 +298,15 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   plan->options.cache = &cache;
   const DatasetReport report = validate_dataset(plan->options, cached_python, environment);
   cache.commit(environment);
-  if (auto failure = write_report_files(report, plan->files, plan->targets)) {
-    return fail(*failure);
+  if (environment.counts().usage_errors > 0) {
+    return exit_status(environment.counts(), command.strictness); // a filter selected nothing
   }
-  print_dataset_report(command, report, *plan);
+  const auto files =
+      write_report_files(report, plan->report_folder, plan->timestamp, plan->targets);
+  if (!files) {
+    return fail(files.error());
+  }
+  print_dataset_report(command, report, *plan, *files);
   DiagnosticCounts counts = environment.counts();
   counts += counted(command, count_findings(report));
   return exit_status(counts, command.strictness);
@@ -421,8 +431,10 @@ Subcommand register_validate(CLI::App& app) {
   sub->add_flag_callback(
       "--disable-gpu", [command] { command->gpu = GpuChecks::disabled; },
       "Skip what needs a GPU: reference and baseline builds, the benchmark category");
-  sub->add_option("--op-types", command->op_types, "Only definitions of these op_type dirs");
-  sub->add_option("--definitions", command->definitions, "Only these definitions");
+  sub->add_option("--op-types", command->op_types,
+                  "Only definitions of these op_type dirs (each must match one)");
+  sub->add_option("--definitions", command->definitions,
+                  "Only these definitions (each must match one)");
   sub->add_option("--output-folder", command->output_folder,
                   "Where report files go (default: DATASET/reports)");
   sub->add_option("--outputs", command->outputs,

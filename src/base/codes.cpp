@@ -33,6 +33,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_call_too_many_arguments, error, L, D,
      "more positional arguments than the definition has inputs and outputs"},
     {codes::k_child_launch_failed, error, F, E, "a child process could not be started"},
+    {codes::k_filter_unmatched, error, F, U,
+     "an --op-types or --definitions value matches no definition of the dataset (a warning with "
+     "--exit-zero)"},
     {codes::k_usage, error, F, U,
      "the command line asks for something that does not exist (an unknown check name, a bad "
      "--shard)"},
@@ -288,7 +291,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_reference_ok, note, F, D,
      "the reference built (\"reference build: ok\") or its smoke run matched `outputs`"},
     {codes::k_report_exists, error, F, E,
-     "a report file with this timestamp already exists (checked before scanning)"},
+     "a file fib never replaces exists: every report name of the run's second is taken "
+     "(report-TS.json, then -2 … -1000), or another process wrote the file meanwhile"},
     {codes::k_report_invalid, error, L, D, "a report JSON does not match the report model"},
     {codes::k_run_inputs, error, F, D,
      "run: a workload's inputs cannot be built (a blob is missing or does not fit the shape)"},

@@ -492,6 +492,7 @@ struct PendingFile::State {
   std::unique_ptr<TempFile> temp;
   std::size_t appended = 0;
   std::size_t flushed = 0; // bytes handed to write-back so far
+  bool sealed = false;     // synced and closed by link_as()
 };
 
 PendingFile::PendingFile(std::unique_ptr<State> state) : m_state(std::move(state)) {}
@@ -509,8 +510,8 @@ Expected<PendingFile> PendingFile::create(const std::filesystem::path& target, O
   if (!temp) {
     return unexpected(std::move(temp.error()));
   }
-  auto state =
-      std::make_unique<State>(State{std::move(*handle), target, overwrite, std::move(*temp), 0, 0});
+  auto state = std::make_unique<State>(
+      State{std::move(*handle), target, overwrite, std::move(*temp), 0, 0, false});
   return PendingFile(std::move(state));
 }
 
@@ -541,6 +542,9 @@ Expected<std::filesystem::path> PendingFile::commit() {
                                                          "finished pending file"));
   }
   State& state = *m_state;
+  if (state.sealed) {
+    return unexpected(make_diagnostic(codes::k_io_write, "internal: commit of a linked file"));
+  }
   bool exists = false;
   auto written =
       finish_write(state.directory.fd(), *state.temp, state.target,
@@ -550,6 +554,55 @@ Expected<std::filesystem::path> PendingFile::commit() {
     return unexpected(already_exists(state.target));
   }
   return written;
+}
+
+Expected<PendingFile::LinkOutcome> PendingFile::link_as(const std::filesystem::path& target) {
+  if (!m_state || !m_state->temp) {
+    return unexpected(make_diagnostic(codes::k_io_write, "internal: link of a failed or "
+                                                         "finished pending file"));
+  }
+  State& state = *m_state;
+  if (!state.sealed) {
+    if (::fsync(state.temp->fd()) != 0) {
+      const int error = errno;
+      state.temp.reset();
+      return unexpected(write_error(target, "fsync failed", error));
+    }
+    if (!state.temp->close()) {
+      const int error = errno;
+      state.temp.reset();
+      return unexpected(write_error(target, "close failed", error));
+    }
+    state.sealed = true;
+  }
+  detail::inject_fault_before_rename();
+  const int dirfd = state.directory.fd();
+  const std::string name = target.filename().string();
+  if (::linkat(dirfd, state.temp->name().c_str(), dirfd, name.c_str(), 0) != 0) {
+    if (errno == EEXIST) {
+      return LinkOutcome::name_taken;
+    }
+    return unexpected(write_error(target, "cannot link the file into place", errno));
+  }
+  return LinkOutcome::linked;
+}
+
+void PendingFile::unlink_linked(const std::filesystem::path& target) {
+  if (m_state) {
+    ::unlinkat(m_state->directory.fd(), target.filename().string().c_str(), 0);
+  }
+}
+
+std::optional<Diagnostic> PendingFile::commit_linked() {
+  if (!m_state || !m_state->temp || !m_state->sealed) {
+    return make_diagnostic(codes::k_io_write, "internal: commit of a pending file never linked");
+  }
+  m_state->temp.reset(); // removes the temporary's own name; the linked names stay
+  // Makes the new names durable. File systems that cannot sync a directory (EINVAL) are accepted.
+  if (::fsync(m_state->directory.fd()) != 0 && errno != EINVAL) {
+    return write_error(m_state->target, "fsync of the directory failed", errno);
+  }
+  return std::nullopt;
 }
 
 } // namespace fib

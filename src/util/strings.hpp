@@ -119,4 +119,51 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return length;
 }
 
+// The edit distance between `a` and `b`: insertions, deletions, substitutions and swaps of two
+// neighbouring bytes (optimal string alignment), each counting 1.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> before(b.size() + 1);
+  std::vector<std::size_t> previous(b.size() + 1);
+  std::vector<std::size_t> current(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    previous[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        current[j] = std::min(current[j], before[j - 2] + 1);
+      }
+    }
+    std::swap(before, previous);
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+// The candidate closest to `word` ("did you mean"), compared without ASCII case: the one at the
+// smallest edit distance, if that is at most a third of `word`'s length (at least 1); the first of
+// equals in `candidates`' order. Empty when none is that close or `word` is itself a candidate.
+template <typename Range>
+std::string closest_match(std::string_view word, const Range& candidates) {
+  const std::string lowered = ascii_lower(word);
+  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& candidate : candidates) {
+    const std::string_view text(candidate);
+    if (text == word) {
+      return "";
+    }
+    const std::size_t distance = edit_distance(lowered, ascii_lower(text));
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = std::string(text);
+    }
+  }
+  return best;
+}
+
 } // namespace fib::detail

@@ -722,6 +722,18 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     environment.report(unlisted);
   }
   spdlog::info("Found {} definitions", scan.definitions.size());
+  if (const auto unmatched = unmatched_filters(options, scan, root); !unmatched.empty()) {
+    for (Diagnostic d : unmatched) {
+      if (options.unmatched_filters == UnmatchedFilters::warned) {
+        d.severity = Severity::warning;
+        d.hint.clear(); // the hint is how to get here
+      }
+      environment.report(std::move(d));
+    }
+    if (options.unmatched_filters == UnmatchedFilters::refused) {
+      return report;
+    }
+  }
   const std::vector<std::string> targets = select_targets(options, scan);
   spdlog::info("Target definitions: {}", targets.size());
   const std::vector<TargetFiles> files = gather_files(targets, scan);

@@ -684,54 +684,108 @@ Expected<ReportTargets> parse_report_targets(std::string_view csv) {
   return targets;
 }
 
-ReportFiles report_files(const std::filesystem::path& folder, std::string_view timestamp) {
-  return {folder / fmt::format("report-{}.json", timestamp),
-          folder / fmt::format("report-{}.txt", timestamp)};
+ReportFiles report_files(const std::filesystem::path& folder, std::string_view timestamp,
+                         unsigned sequence) {
+  const std::string stem = sequence <= 1 ? fmt::format("report-{}", timestamp)
+                                         : fmt::format("report-{}-{}", timestamp, sequence);
+  return {folder / (stem + ".json"), folder / (stem + ".txt")};
 }
 
-std::optional<Diagnostic> check_report_files_free(const ReportFiles& files,
-                                                  const ReportTargets& targets) {
-  for (const auto& [enabled, path] :
-       {std::pair{targets.json_file, &files.json}, std::pair{targets.text_file, &files.text}}) {
+namespace {
+
+// One report file waiting for its name.
+struct PendingReportFile {
+  PendingFile file;
+  std::filesystem::path ReportFiles::*name;
+};
+
+bool any_name_exists(const std::vector<PendingReportFile>& pending, const ReportFiles& files) {
+  return std::any_of(pending.begin(), pending.end(), [&](const PendingReportFile& p) {
     std::error_code ec;
-    if (enabled && std::filesystem::exists(*path, ec)) {
-      Diagnostic d = make_diagnostic(codes::k_report_exists,
-                                     fmt::format("report file already exists: {}", path->string()));
-      d.file = *path;
-      return d;
+    return std::filesystem::symlink_status(files.*p.name, ec).type() !=
+           std::filesystem::file_type::not_found;
+  });
+}
+
+// Links every pending file under its name in `files`: all of them, or none (what was linked is
+// taken back when a later name is taken or fails).
+Expected<PendingFile::LinkOutcome> link_all(std::vector<PendingReportFile>& pending,
+                                            const ReportFiles& files) {
+  std::size_t linked = 0;
+  Expected<PendingFile::LinkOutcome> outcome = PendingFile::LinkOutcome::linked;
+  for (; linked < pending.size(); ++linked) {
+    outcome = pending[linked].file.link_as(files.*pending[linked].name);
+    if (!outcome || *outcome == PendingFile::LinkOutcome::name_taken) {
+      break;
     }
   }
-  return std::nullopt;
+  if (linked < pending.size()) {
+    for (std::size_t i = 0; i < linked; ++i) {
+      pending[i].file.unlink_linked(files.*pending[i].name);
+    }
+  }
+  return outcome;
 }
 
-std::optional<Diagnostic> write_report_files(const DatasetReport& report, const ReportFiles& files,
-                                             const ReportTargets& targets) {
+} // namespace
+
+Expected<ReportFiles> write_report_files(const DatasetReport& report,
+                                         const std::filesystem::path& folder,
+                                         std::string_view timestamp, const ReportTargets& targets) {
+  const ReportFiles first = report_files(folder, timestamp);
   // A validation killed while writing its report left its temporary in the reports directory.
   StaleTemporarySweeper sweeper;
+  std::vector<PendingReportFile> pending;
   if (targets.json_file) {
-    sweeper.remove_stale_beside(files.json);
+    sweeper.remove_stale_beside(first.json);
     // Written as it is rendered: the file's write-back overlaps the rendering of the rest.
-    auto pending = PendingFile::create(files.json, Overwrite::forbidden);
-    if (!pending) {
-      return pending.error();
+    auto json = PendingFile::create(first.json, Overwrite::forbidden);
+    if (!json) {
+      return unexpected(std::move(json.error()));
     }
     if (auto refused = stream_report_json(
-            report, [&](std::string_view piece) { return pending->append(piece); })) {
-      return refused;
+            report, [&](std::string_view piece) { return json->append(piece); })) {
+      return unexpected(std::move(*refused));
     }
-    if (auto written = pending->commit(); !written) {
-      return written.error();
-    }
+    pending.push_back({std::move(*json), &ReportFiles::json});
   }
   if (targets.text_file) {
-    sweeper.remove_stale_beside(files.text);
-    if (auto written =
-            write_file_atomically(files.text, render_report_text(report), Overwrite::forbidden);
-        !written) {
-      return written.error();
+    sweeper.remove_stale_beside(first.text);
+    auto text = PendingFile::create(first.text, Overwrite::forbidden);
+    if (!text) {
+      return unexpected(std::move(text.error()));
     }
+    if (auto refused = text->append(render_report_text(report))) {
+      return unexpected(std::move(*refused));
+    }
+    pending.push_back({std::move(*text), &ReportFiles::text});
   }
-  return std::nullopt;
+  if (pending.empty()) {
+    return first;
+  }
+  for (unsigned sequence = 1; sequence <= k_report_name_attempts; ++sequence) {
+    const ReportFiles files = report_files(folder, timestamp, sequence);
+    if (any_name_exists(pending, files)) {
+      continue;
+    }
+    FIB_TRY_ASSIGN(const auto outcome, link_all(pending, files));
+    if (outcome == PendingFile::LinkOutcome::name_taken) {
+      continue; // another run took the name meanwhile
+    }
+    for (PendingReportFile& p : pending) {
+      if (auto failed = p.file.commit_linked()) {
+        return unexpected(std::move(*failed));
+      }
+    }
+    return files;
+  }
+  Diagnostic d =
+      make_diagnostic(codes::k_report_exists,
+                      fmt::format("no free report name: {} and the next {} names after it exist",
+                                  first.json.string(), k_report_name_attempts - 1));
+  d.hint = "remove old reports or choose another --output-folder";
+  d.file = first.json;
+  return unexpected(std::move(d));
 }
 
 } // namespace fib

@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
@@ -19,7 +18,7 @@ import report_fixtures  # noqa: E402
 import stage_fixtures  # noqa: E402
 
 MIN_MIDDLE_FRACTION = 0.2
-REPORT_NAME = re.compile(r"^report-\d{8}-\d{6}\.(json|txt)$")
+REPORT_NAME = re.compile(r"^report-\d{8}-\d{6}(-\d+)?\.(json|txt)$")
 
 
 # --- Writers ----------------------------------------------------------------------------------
@@ -213,7 +212,8 @@ class StageManifest:
 
 
 def validate_canonical(state, root):
-    """Report files are named by the second they were written in: compared by kind and content.
+    """Report files are named by the second they were written in (and a count within it):
+    compared by kind and content.
     Result-cache packs are compared by being whole (the snapshot's entry says so), however many."""
     out = {}
     for path, entry in state.items():
@@ -244,13 +244,6 @@ def validate_check_rerun(killed, rerun, expected, root):
         if rerun.get(path) != killed[path]:
             problems.append(f"{path}: changed by the rerun")
     return problems
-
-
-def validate_before_rerun(killed):
-    """A report left by the killed run blocks a rerun in the same second (`report.exists`)."""
-    if validate_reports(killed):
-        now = time.time()
-        time.sleep(1.05 - (now - int(now)))
 
 
 def writers(fib, worker):
@@ -289,7 +282,6 @@ def writers(fib, worker):
                lambda r: [fib, "validate", "--dataset", f"{r}/ds", "--disable-gpu", "--checks",
                           "layout,definition", "--output-folder", f"{r}/reports"],
                canonical=validate_canonical, check_rerun=validate_check_rerun,
-               before_rerun=validate_before_rerun,
                # Its two files are written after the whole validation, in about the last tenth
                # of the run: its middle kills are counted (toward the total), not required.
                min_middle=0.0),

@@ -209,6 +209,7 @@ inline constexpr std::string_view k_dataset_misplaced = "dataset.misplaced";
 inline constexpr std::string_view k_dataset_old_schema = "dataset.old-schema";
 inline constexpr std::string_view k_dataset_unread_file = "dataset.unread-file";
 inline constexpr std::string_view k_usage = "cli.usage";
+inline constexpr std::string_view k_filter_unmatched = "cli.filter-unmatched";
 inline constexpr std::string_view k_report_exists = "report.exists";
 inline constexpr std::string_view k_report_invalid = "report.invalid";
 inline constexpr std::string_view k_python_exception = "python.exception";

@@ -59,6 +59,17 @@ public:
   std::optional<Diagnostic> append(std::string_view bytes);
   Expected<std::filesystem::path> commit();
 
+  // For files that take the first free name of a sequence, in pairs (a report's .json and .txt):
+  // link_as() syncs and closes the temporary (the first time) and links it as `target`, a name in
+  // the directory of create()'s target, never replacing a file: `LinkOutcome::name_taken` when the
+  // name exists. It may be called again with other names; unlink_linked() takes back a name it
+  // made; commit_linked() ends the file (the temporary goes, the directory is synced). Errors:
+  // `io.write`. Overwrite and create()'s target name play no part on this path.
+  enum class LinkOutcome { linked, name_taken };
+  Expected<LinkOutcome> link_as(const std::filesystem::path& target);
+  void unlink_linked(const std::filesystem::path& target);
+  std::optional<Diagnostic> commit_linked();
+
 private:
   struct State;
   explicit PendingFile(std::unique_ptr<State> state);

@@ -64,6 +64,7 @@ std::filesystem::path normalize_root(const std::filesystem::path& root);
 DatasetScan scan_dataset(const std::filesystem::path& root);
 
 enum class GpuChecks { enabled, disabled };
+enum class UnmatchedFilters { refused, warned };
 
 // 1-based shard K of N: a definition belongs to it when fnv1a64(name) % N == K - 1.
 struct Shard {
@@ -82,6 +83,10 @@ struct ValidateDatasetOptions {
   GpuChecks gpu = GpuChecks::enabled;
   std::vector<std::string> op_types;
   std::vector<std::string> definitions;
+  // What a filter value that matches no definition of the dataset does: stops the run
+  // (`refused`: the error, nothing validated) or is a warning and the run checks what the other
+  // values match (`warned`: the old tool's silence made visible, for --exit-zero).
+  UnmatchedFilters unmatched_filters = UnmatchedFilters::refused;
   Shard shard;
   // Reference execution (the old tool's reference build, plus fib's smoke run) through `runner`,
   // for definitions that loaded; its messages go to the definition category. When the worker
@@ -108,13 +113,25 @@ struct ValidateDatasetOptions {
 Expected<std::vector<std::string>> resolve_checks(const std::vector<std::string>& requested,
                                                   GpuChecks gpu);
 
+// One `cli.filter-unmatched` error (usage) for each --op-types value that is the op_type of no
+// definition of `scan` and each --definitions value that is the name of none, judged on the whole
+// dataset (before sharding), in the order given, once per value: "--op-types: 'X' matches no
+// op_type directory of definitions/ in ROOT" ("--definitions: 'X' matches no definition name in
+// ROOT"), with "; did you mean 'Y'?" when a name is close (closest_match).
+std::vector<Diagnostic> unmatched_filters(const ValidateDatasetOptions& options,
+                                          const DatasetScan& scan,
+                                          const std::filesystem::path& root);
+
 // Validates the dataset, 64 target definitions at a time (so peak memory does not grow with the
 // dataset), and fills report.definition_files for every target. `python` runs the Python-exact
 // definition checks (when it cannot start, they are skipped and one python.unavailable diagnostic
 // is reported to `environment`). Problems that stop fib from judging (Python start-up, the
 // worker when --exec/--smoke asked for it) go to `environment`; everything about the data is in
 // the report, each message with its code. The caller counts both (count_findings) for the exit
-// status.
+// status. Filter values that match nothing (unmatched_filters) go to `environment`: as usage errors
+// with UnmatchedFilters::refused, and then nothing is validated and the report holds no
+// definition (the caller writes no report files when `environment` counted a usage error); as
+// warnings with UnmatchedFilters::warned.
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
                                DiagnosticSink& environment);
 

@@ -179,18 +179,24 @@ struct ReportFiles {
   std::filesystem::path text;
 };
 
-// `folder`/report-{timestamp}.json and .txt; `timestamp` is local time as %Y%m%d-%H%M%S.
-ReportFiles report_files(const std::filesystem::path& folder, std::string_view timestamp);
+// The report files of a run: `folder`/report-{timestamp}.json and .txt for `sequence` 1 (the old
+// tool's names; `timestamp` is local time as %Y%m%d-%H%M%S), report-{timestamp}-{sequence}.json and
+// .txt after it.
+ReportFiles report_files(const std::filesystem::path& folder, std::string_view timestamp,
+                         unsigned sequence = 1);
 
-// `report.exists` when a file of an enabled target already exists (checked before scanning, as the
-// old tool does).
-std::optional<Diagnostic> check_report_files_free(const ReportFiles& files,
-                                                  const ReportTargets& targets);
+// How many names of report_files' sequence write_report_files tries before `report.exists`.
+inline constexpr unsigned k_report_name_attempts = 1000;
 
-// Writes the enabled files atomically (JSON first, then text), never replacing an existing file,
-// after removing the stale temporaries a killed run left beside them
-// (StaleTemporarySweeper, fib/util/atomic_file.hpp). Errors: `report.exists`, `io.write`.
-std::optional<Diagnostic> write_report_files(const DatasetReport& report, const ReportFiles& files,
-                                             const ReportTargets& targets);
+// Writes the enabled files atomically under the first name of report_files' sequence whose files
+// (of the enabled targets) are all free, so runs in the same second, concurrent ones included,
+// each get a pair of their own and never replace a file. The JSON is rendered straight into its
+// temporary file; a name is taken only when every enabled file links under it (linkat(2) fails on
+// an existing name, so the check and the write are one step). Stale temporaries a killed run left
+// are removed first (StaleTemporarySweeper, fib/util/atomic_file.hpp). Returns the files written.
+// Errors: `io.write`; `report.exists` when k_report_name_attempts names are all taken.
+Expected<ReportFiles> write_report_files(const DatasetReport& report,
+                                         const std::filesystem::path& folder,
+                                         std::string_view timestamp, const ReportTargets& targets);
 
 } // namespace fib

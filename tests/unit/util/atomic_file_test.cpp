@@ -163,6 +163,49 @@ TEST(PendingFile, ATakenNameIsReportExistsAndIsLeftAlone) {
   EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
 }
 
+// link_as() puts one synced file under names of the caller's choosing, never over an existing one;
+// unlink_linked() takes a name back; commit_linked() removes the temporary and keeps the names.
+TEST(PendingFile, LinkedUnderChosenNamesNeverOverAnExistingOne) {
+  const TempDir dir;
+  auto pending = PendingFile::create(dir.path() / "a.json", Overwrite::forbidden);
+  ASSERT_TRUE(pending);
+  EXPECT_FALSE(pending->append("content").has_value());
+  std::ofstream(dir.path() / "a.json") << "old";
+  const auto taken = pending->link_as(dir.path() / "a.json");
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(*taken, PendingFile::LinkOutcome::name_taken);
+  EXPECT_EQ(read_file(dir.path() / "a.json"), "old");
+  for (const char* name : {"b.json", "c.json"}) {
+    const auto linked = pending->link_as(dir.path() / name);
+    ASSERT_TRUE(linked);
+    EXPECT_EQ(*linked, PendingFile::LinkOutcome::linked);
+  }
+  pending->unlink_linked(dir.path() / "c.json");
+  EXPECT_EQ(testing::temporaries_below(dir.path()).size(), 1U);
+  EXPECT_FALSE(pending->commit_linked().has_value());
+  EXPECT_EQ(tree(dir.path()), (std::vector<std::string>{"a.json", "b.json"}));
+  EXPECT_EQ(read_file(dir.path() / "b.json"), "content");
+  EXPECT_FALSE(pending->link_as(dir.path() / "d.json"));
+}
+
+// A file that was never linked has nothing to commit on that path; commit() after link_as() is
+// refused, so one file is never both renamed and linked.
+TEST(PendingFile, TheLinkedPathAndTheCommitPathDoNotMix) {
+  const TempDir dir;
+  auto never_linked = PendingFile::create(dir.path() / "a.json", Overwrite::forbidden);
+  ASSERT_TRUE(never_linked);
+  const auto refused = never_linked->commit_linked();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code, codes::k_io_write);
+  auto linked = PendingFile::create(dir.path() / "b.json", Overwrite::forbidden);
+  ASSERT_TRUE(linked);
+  ASSERT_TRUE(linked->link_as(dir.path() / "c.json"));
+  const auto committed = linked->commit();
+  ASSERT_FALSE(committed);
+  EXPECT_EQ(committed.error().code, codes::k_io_write);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "b.json"));
+}
+
 // A write that fails (here: past the file-size limit) drops the file; the commit then fails and
 // nothing is left.
 TEST(PendingFile, AFailedAppendDropsTheFile) {

@@ -9,7 +9,10 @@
 
 #include <atomic>
 #include <new>
+#include <set>
 #include <stdexcept>
+#include <thread>
+#include <tuple>
 
 namespace fib {
 namespace {
@@ -114,7 +117,7 @@ TEST(DatasetValidate, ShadowedTraceFileSameAuthor) {
                      ": ignored, a later file with the same name replaces it"});
 }
 
-// The filters are united; unknown values select nothing.
+// The filters are united.
 TEST(DatasetValidate, FiltersAreUnited) {
   Dataset ds;
   ds.definition("a1", definition_json("a1", "opa"), "opa");
@@ -132,11 +135,57 @@ TEST(DatasetValidate, FiltersAreUnited) {
   EXPECT_EQ(names, (std::vector<std::string>{"a1", "a2", "c1"}));
   EXPECT_EQ(report.config.op_types, std::vector<std::string>{"opa"});
   EXPECT_EQ(report.config.definitions, std::vector<std::string>{"c1"});
+}
 
-  options.op_types = {"nope"};
-  options.definitions = {"missing"};
-  report = ds.validate(options);
+// A filter value that matches no definition stops the run (usage errors naming each value, with a
+// close name when one is near; nothing validated), judged on the whole dataset, not the shard;
+// with UnmatchedFilters::warned the values are warnings and what the others select is checked.
+TEST(DatasetValidate, FilterValuesThatMatchNothingAreSaid) {
+  Dataset ds;
+  ds.definition("rmsnorm_h64", definition_json("rmsnorm_h64", "rmsnorm"), "rmsnorm");
+  ds.definition("gemm_n64", definition_json("gemm_n64", "gemm"), "gemm");
+  ValidateDatasetOptions options = ds.options();
+  options.op_types = {"rmsnrom", "gemm", "nope", "nope"};
+  options.definitions = {"gemm_n46"};
+  DiagnosticList environment;
+  DatasetReport report = validate_dataset(options, testing::python(), environment);
   EXPECT_TRUE(report.definitions.empty());
+  const std::string root = normalize_root(ds.root()).string();
+  ASSERT_EQ(environment.items().size(), 3U);
+  for (const Diagnostic& d : environment.items()) {
+    EXPECT_EQ(d.code, codes::k_filter_unmatched);
+    EXPECT_EQ(d.severity, Severity::error);
+  }
+  EXPECT_EQ(environment.items()[0].message,
+            "--op-types: 'rmsnrom' matches no op_type directory of definitions/ in " + root +
+                "; did you mean 'rmsnorm'?");
+  EXPECT_EQ(environment.items()[1].message,
+            "--op-types: 'nope' matches no op_type directory of definitions/ in " + root);
+  EXPECT_EQ(environment.items()[2].message,
+            "--definitions: 'gemm_n46' matches no definition name in " + root +
+                "; did you mean 'gemm_n64'?");
+  EXPECT_EQ(count_diagnostics(environment.items()).usage_errors, 3U);
+
+  // Warned: the same values as warnings, and the matching value's definitions are checked.
+  options.unmatched_filters = UnmatchedFilters::warned;
+  DiagnosticList warned;
+  report = validate_dataset(options, testing::python(), warned);
+  ASSERT_EQ(warned.items().size(), 3U);
+  EXPECT_EQ(warned.items()[0].severity, Severity::warning);
+  EXPECT_FALSE(warned.has_errors());
+  ASSERT_EQ(report.definitions.size(), 1U);
+  EXPECT_TRUE(report.definitions.contains("gemm_n64"));
+
+  // A value matching a definition of another shard matches.
+  options.op_types = {"gemm", "rmsnorm"};
+  options.definitions = {};
+  options.unmatched_filters = UnmatchedFilters::refused;
+  for (std::size_t k = 1; k <= 2; ++k) {
+    options.shard = Shard{k, 2};
+    DiagnosticList sharded;
+    std::ignore = validate_dataset(options, testing::python(), sharded);
+    EXPECT_TRUE(sharded.items().empty()) << sharded.items().front().message;
+  }
 }
 
 // --- Unknown checks and output targets -----------------------------------------------------------
@@ -183,35 +232,98 @@ TEST(DatasetValidate, ParseReportTargets) {
 
 // --- Report files are never replaced -------------------------------------------------------------
 
-TEST(DatasetValidate, ReportFilesAreNeverReplaced) {
-  TempDir dir;
-  const ReportFiles files = report_files(dir.path() / "reports", "20260101-120000");
-  EXPECT_EQ(files.json, dir.path() / "reports" / "report-20260101-120000.json");
-  EXPECT_EQ(files.text, dir.path() / "reports" / "report-20260101-120000.txt");
-  const ReportTargets all;
-  EXPECT_FALSE(check_report_files_free(files, all).has_value());
-
+DatasetReport report_of_dataset(const std::string& dataset) {
   DatasetReport report;
-  report.config.dataset = "/data";
+  report.config.dataset = dataset;
   report.config.checks = {"layout"};
-  EXPECT_FALSE(write_report_files(report, files, all).has_value());
-  EXPECT_TRUE(std::filesystem::exists(files.json));
-  EXPECT_TRUE(std::filesystem::exists(files.text));
+  return report;
+}
 
-  const auto taken = check_report_files_free(files, all);
-  ASSERT_TRUE(taken.has_value());
-  EXPECT_EQ(taken->code, codes::k_report_exists);
-  EXPECT_EQ(taken->message, "report file already exists: " + files.json.string());
-  const auto again = write_report_files(report, files, all);
-  ASSERT_TRUE(again.has_value());
-  EXPECT_EQ(again->code, codes::k_report_exists);
+TEST(DatasetValidate, ReportFileNamesFollowTheOldToolThenCount) {
+  const std::filesystem::path folder = "/r";
+  EXPECT_EQ(report_files(folder, "20260101-120000").json, "/r/report-20260101-120000.json");
+  EXPECT_EQ(report_files(folder, "20260101-120000", 1).text, "/r/report-20260101-120000.txt");
+  EXPECT_EQ(report_files(folder, "20260101-120000", 2).json, "/r/report-20260101-120000-2.json");
+  EXPECT_EQ(report_files(folder, "20260101-120000", 17).text, "/r/report-20260101-120000-17.txt");
+}
 
-  // Only enabled targets count.
-  std::filesystem::remove(files.text);
-  EXPECT_FALSE(check_report_files_free(files, ReportTargets{true, false, true}).has_value());
-  const auto text_only = check_report_files_free(files, ReportTargets{false, true, false});
-  ASSERT_TRUE(text_only.has_value());
-  EXPECT_EQ(text_only->message, "report file already exists: " + files.json.string());
+// Runs of the same second each write a pair of their own: the first free name, where the files of
+// every enabled output are free; nothing written before is replaced.
+TEST(DatasetValidate, ReportsOfTheSameSecondTakeTheNextFreeName) {
+  TempDir dir;
+  const auto folder = dir.path() / "reports";
+  const ReportTargets all;
+  const auto first =
+      write_report_files(report_of_dataset("/first"), folder, "20260101-120000", all);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->json, folder / "report-20260101-120000.json");
+  EXPECT_EQ(first->text, folder / "report-20260101-120000.txt");
+  // A text file alone holds the second name: a run writing both skips it; one writing only the
+  // JSON takes it.
+  dir.write("reports/report-20260101-120000-2.txt", "someone else's");
+  const auto second =
+      write_report_files(report_of_dataset("/second"), folder, "20260101-120000", all);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(second->json, folder / "report-20260101-120000-3.json");
+  EXPECT_EQ(second->text, folder / "report-20260101-120000-3.txt");
+  const auto json_only = write_report_files(report_of_dataset("/third"), folder, "20260101-120000",
+                                            ReportTargets{false, true, false});
+  ASSERT_TRUE(json_only) << json_only.error().message;
+  EXPECT_EQ(json_only->json, folder / "report-20260101-120000-2.json");
+
+  EXPECT_EQ(testing::read_file(first->json), render_report_json(report_of_dataset("/first")));
+  EXPECT_EQ(testing::read_file(second->text), render_report_text(report_of_dataset("/second")));
+  EXPECT_EQ(testing::read_file(folder / "report-20260101-120000-2.txt"), "someone else's");
+  EXPECT_EQ(
+      testing::tree(folder),
+      (std::vector<std::string>{"report-20260101-120000-2.json", "report-20260101-120000-2.txt",
+                                "report-20260101-120000-3.json", "report-20260101-120000-3.txt",
+                                "report-20260101-120000.json", "report-20260101-120000.txt"}));
+}
+
+// Concurrent writers of the same second: each report lands whole, its .json and .txt under one
+// name, and no two share a name.
+TEST(DatasetValidate, ConcurrentReportsOfTheSameSecondEachGetTheirOwnPair) {
+  TempDir dir;
+  const auto folder = dir.path() / "reports";
+  constexpr int k_writers = 8;
+  std::vector<std::string> stems(k_writers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < k_writers; ++i) {
+    threads.emplace_back([&, i] {
+      const auto files = write_report_files(report_of_dataset(fmt::format("/data/{}", i)), folder,
+                                            "20260101-120000", ReportTargets{});
+      stems[i] = files ? files->json.stem().string() : "failed: " + files.error().message;
+    });
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  std::set<std::string> distinct;
+  for (int i = 0; i < k_writers; ++i) {
+    ASSERT_TRUE(stems[i].starts_with("report-20260101-120000")) << stems[i];
+    distinct.insert(stems[i]);
+    const DatasetReport report = report_of_dataset(fmt::format("/data/{}", i));
+    EXPECT_EQ(testing::read_file(folder / (stems[i] + ".json")), render_report_json(report));
+    EXPECT_EQ(testing::read_file(folder / (stems[i] + ".txt")), render_report_text(report));
+  }
+  EXPECT_EQ(distinct.size(), std::size_t{k_writers});
+  EXPECT_EQ(testing::tree(folder).size(), std::size_t{2 * k_writers});
+}
+
+// Only when every name of the sequence is taken is it `report.exists`, and nothing is left.
+TEST(DatasetValidate, AReportWithEveryNameTakenIsReportExists) {
+  TempDir dir;
+  const auto folder = dir.path() / "reports";
+  for (unsigned sequence = 1; sequence <= k_report_name_attempts; ++sequence) {
+    dir.write(report_files("reports", "t", sequence).json, "{}");
+  }
+  const auto refused = write_report_files(report_of_dataset("/d"), folder, "t", ReportTargets{});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, codes::k_report_exists);
+  EXPECT_EQ(refused.error().file, folder / "report-t.json");
+  EXPECT_EQ(testing::tree(folder).size(), std::size_t{k_report_name_attempts});
+  EXPECT_TRUE(testing::temporaries_below(folder).empty());
 }
 
 // --- Sharding and merging ------------------------------------------------------------------------
@@ -418,12 +530,11 @@ TEST(DatasetValidate, ReportWritingAfterAKillLeavesNoTemporary) {
   report.config.dataset = "/data";
   report.config.checks = {"layout"};
   const ReportTargets all;
-  const ReportFiles killed = report_files(dir.path() / "reports", "20260101-120000");
-  ASSERT_TRUE(
-      testing::dies_in_an_atomic_write([&] { (void)write_report_files(report, killed, all); }));
-  ASSERT_EQ(testing::temporaries_below(dir.path() / "reports").size(), 1u);
-  const ReportFiles next = report_files(dir.path() / "reports", "20260101-120001");
-  EXPECT_FALSE(write_report_files(report, next, all).has_value());
+  ASSERT_TRUE(testing::dies_in_an_atomic_write(
+      [&] { (void)write_report_files(report, dir.path() / "reports", "20260101-120000", all); }));
+  // Both files wait, synced, for their names when the fault fires.
+  ASSERT_EQ(testing::temporaries_below(dir.path() / "reports").size(), 2u);
+  EXPECT_TRUE(write_report_files(report, dir.path() / "reports", "20260101-120001", all));
   EXPECT_EQ(
       testing::tree(dir.path() / "reports"),
       (std::vector<std::string>{"report-20260101-120001.json", "report-20260101-120001.txt"}));

@@ -358,15 +358,13 @@ DatasetReport report_of_ok_definitions(std::size_t count) {
 TEST(DatasetReportRender, TheJsonFileHoldsTheRenderedBytes) {
   const testing::TempDir dir;
   const DatasetReport report = report_of_ok_definitions(300);
-  const ReportFiles files = report_files(dir.path(), "t");
   ReportTargets targets;
   targets.stdout_text = false;
-  EXPECT_FALSE(write_report_files(report, files, targets).has_value());
-  EXPECT_EQ(testing::read_file(files.json), render_report_json(report));
-  EXPECT_EQ(testing::read_file(files.text), render_report_text(report));
-  const auto again = write_report_files(report, files, targets);
-  ASSERT_TRUE(again.has_value());
-  EXPECT_EQ(again->code, codes::k_report_exists);
+  const auto files = write_report_files(report, dir.path(), "t", targets);
+  ASSERT_TRUE(files) << files.error().message;
+  EXPECT_EQ(files->json, dir.path() / "report-t.json");
+  EXPECT_EQ(testing::read_file(files->json), render_report_json(report));
+  EXPECT_EQ(testing::read_file(files->text), render_report_text(report));
   EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
 }
 
@@ -375,17 +373,16 @@ TEST(DatasetReportRender, TheJsonFileHoldsTheRenderedBytes) {
 TEST(DatasetReportRender, AJsonFileThatCannotBeWrittenWholeIsNotWritten) {
   const testing::TempDir dir;
   const DatasetReport report = report_of_ok_definitions(2000);
-  const ReportFiles files = report_files(dir.path(), "t");
   ReportTargets targets;
   targets.stdout_text = false;
   targets.text_file = false;
   const auto failed = [&] {
     const testing::FileSizeLimit limit(64 * 1024); // a few pieces of the ~500 kB report
-    return write_report_files(report, files, targets);
+    return write_report_files(report, dir.path(), "t", targets);
   }();
-  ASSERT_TRUE(failed.has_value());
-  EXPECT_EQ(failed->code, codes::k_io_write);
-  EXPECT_FALSE(std::filesystem::exists(files.json));
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, codes::k_io_write);
+  EXPECT_TRUE(testing::tree(dir.path()).empty());
   EXPECT_TRUE(testing::temporaries_below(dir.path()).empty());
 }
 
