@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "exit_status.hpp"
+#include "usage_hints.hpp"
 
 #include <fib/python/runtime.hpp>
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace {
@@ -75,7 +77,14 @@ int main(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
+      if (const std::string unknown = unknown_subcommand_message(app); !unknown.empty()) {
+        std::fprintf(stderr, "%s\nRun with --help for the list of commands.\n", unknown.c_str());
+        return k_exit_usage;
+      }
       const int code = app.exit(e);
+      for (const std::string& hint : unknown_option_hints(app)) {
+        std::fprintf(stderr, "%s\n", hint.c_str());
+      }
       return code == 0 ? k_exit_ok : k_exit_usage;
     }
     // Owned here so that Python objects die before the interpreter; started lazily.

@@ -1,8 +1,7 @@
 // The --op-types and --definitions values that select nothing.
 
-#include "util/strings.hpp"
-
 #include <fib/base/codes.hpp>
+#include <fib/util/closest_match.hpp>
 #include <fib/validate/dataset.hpp>
 
 #include <fmt/format.h>
@@ -15,6 +14,7 @@ namespace {
 void check_values(std::string_view flag, std::string_view what,
                   const std::vector<std::string>& values, const std::set<std::string>& known,
                   const std::filesystem::path& root, std::vector<Diagnostic>& out) {
+  const std::vector<std::string> known_list(known.begin(), known.end());
   std::set<std::string_view> said;
   for (const std::string& value : values) {
     if (known.contains(value) || !said.insert(value).second) {
@@ -22,7 +22,7 @@ void check_values(std::string_view flag, std::string_view what,
     }
     std::string message =
         fmt::format("{}: '{}' matches no {} in {}", flag, value, what, root.string());
-    if (const std::string close = detail::closest_match(value, known); !close.empty()) {
+    if (const std::string close = closest_match(value, known_list); !close.empty()) {
       message += fmt::format("; did you mean '{}'?", close);
     }
     Diagnostic d = make_diagnostic(codes::k_filter_unmatched, std::move(message));

@@ -1,13 +1,13 @@
-// The "did you mean" helpers of util/strings.hpp.
+// The "did you mean" helpers.
 
-#include "util/strings.hpp"
+#include <fib/util/closest_match.hpp>
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace fib::detail {
+namespace fib {
 namespace {
 
 TEST(EditDistance, CountsEditsAndNeighbourSwapsAsOne) {
@@ -32,10 +32,10 @@ TEST(ClosestMatch, TheNearestCandidateWithinAThirdOfTheWord) {
   EXPECT_EQ(closest_match("gemm", op_types), "");   // itself a candidate
   EXPECT_EQ(closest_match("x", op_types), "");
   EXPECT_EQ(closest_match("a", std::vector<std::string>{"b", "c"}), "b"); // the first of equals
-  EXPECT_EQ(closest_match("--local", std::vector<std::string_view>{"--dataset", "--locale"}),
+  EXPECT_EQ(closest_match("--local", std::vector<std::string>{"--dataset", "--locale"}),
             "--locale");
   EXPECT_EQ(closest_match("anything", std::vector<std::string>{}), "");
 }
 
 } // namespace
-} // namespace fib::detail
+} // namespace fib
