@@ -723,12 +723,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   }
   spdlog::info("Found {} definitions", scan.definitions.size());
   if (const auto unmatched = unmatched_filters(options, scan, root); !unmatched.empty()) {
-    for (Diagnostic d : unmatched) {
-      if (options.unmatched_filters == UnmatchedFilters::warned) {
-        d.severity = Severity::warning;
-        d.hint.clear(); // the hint is how to get here
-      }
-      environment.report(std::move(d));
+    for (const Diagnostic& d : unmatched) {
+      environment.report(d);
     }
     if (options.unmatched_filters == UnmatchedFilters::refused) {
       return report;

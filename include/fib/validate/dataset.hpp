@@ -113,11 +113,12 @@ struct ValidateDatasetOptions {
 Expected<std::vector<std::string>> resolve_checks(const std::vector<std::string>& requested,
                                                   GpuChecks gpu);
 
-// One `cli.filter-unmatched` error (usage) for each --op-types value that is the op_type of no
-// definition of `scan` and each --definitions value that is the name of none, judged on the whole
-// dataset (before sharding), in the order given, once per value: "--op-types: 'X' matches no
-// op_type directory of definitions/ in ROOT" ("--definitions: 'X' matches no definition name in
-// ROOT"), with "; did you mean 'Y'?" when a name is close (closest_match).
+// One `cli.filter-unmatched` diagnostic (an error of the usage class with a hint naming
+// --exit-zero; a warning without it under UnmatchedFilters::warned) for each --op-types value that
+// is the op_type of no definition of `scan` and each --definitions value that is the name of none,
+// judged on the whole dataset (before sharding), in the order given, once per value: "--op-types:
+// 'X' matches no op_type directory of definitions/ in ROOT" ("--definitions: 'X' matches no
+// definition name in ROOT"), with "; did you mean 'Y'?" when a name is close (closest_match).
 std::vector<Diagnostic> unmatched_filters(const ValidateDatasetOptions& options,
                                           const DatasetScan& scan,
                                           const std::filesystem::path& root);
