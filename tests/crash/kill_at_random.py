@@ -29,8 +29,9 @@ their own invariant, stated at the writer.
 A kill "interrupted the middle" of a run when the state it left is neither the pre-state nor the
 post-state, or holds a temporary. Each writer must have at least MIN_MIDDLE_FRACTION of its kills
 in the middle, and so must all kills together, so that the test cannot pass with kills that all
-came too early or too late; a writer short of it after K kills gets more (up to 3 K) and fails if
-it is still short. Validate writes its two files in about the last tenth of its run: its middle
+came too early or too late; a writer short of it after K kills gets more (up to 3 K), drawn from
+the window its kills so far bracket (after the latest pre-state kill, before the earliest
+post-state one), and fails if it is still short. Validate writes its two files in about the last tenth of its run: its middle
 kills are counted, not required (and --middle-not-required does the same for a short run).
 
 Environment: FIB_CRASH_SEED (the seed, default: from the clock), FIB_CRASH_KILLS (K, default 4),
@@ -254,7 +255,7 @@ class WriterTest:
         return True
 
     def kill_once(self, delay):
-        """One kill after `delay` seconds and its checks; True when it hit the middle."""
+        """One kill after `delay` seconds and its checks: "pre-state", "middle" or "post-state"."""
         self.fresh_trial()
         process = start(self.argv, self.trial, self.writer)
         time.sleep(delay)
@@ -290,7 +291,7 @@ class WriterTest:
                  else "post-state")
         print(f"  {label}: {where}{f' ({len(temps)} temporaries)' if temps else ''}"
               f"{'; PROBLEMS' if problems else ''}", flush=True)
-        return middle
+        return where
 
     def rerun(self, killed):
         """Check (b): the rerun after the kill."""
@@ -328,8 +329,23 @@ class WriterTest:
             return self.outcome
         limit = kills
         minimum = self.writer.min_middle
+        # The first K delays are drawn from [0, 1.3 T]. A writer still short of middle kills gets
+        # its extra ones from the window the kills so far have bracketed: after the latest kill
+        # that left the pre-state and before the earliest that left the post-state. A loaded
+        # machine can make the calibration run slower than the trials (or the reverse), and the
+        # extra kills then still land where the command writes.
+        latest_pre, earliest_post = 0.0, DELAY_FACTOR * self.seconds
         while self.outcome.kills < limit:
-            self.outcome.middle += self.kill_once(rng.uniform(0, DELAY_FACTOR * self.seconds))
+            if self.outcome.kills < kills or latest_pre >= earliest_post:
+                delay = rng.uniform(0, DELAY_FACTOR * self.seconds)
+            else:
+                delay = rng.uniform(latest_pre, earliest_post)
+            where = self.kill_once(delay)
+            self.outcome.middle += where == "middle"
+            if where == "pre-state":
+                latest_pre = max(latest_pre, delay)
+            elif where == "post-state":
+                earliest_post = min(earliest_post, delay)
             short = self.outcome.middle < minimum * self.outcome.kills
             if self.outcome.kills == limit and short and limit < 3 * kills:
                 limit += 1
