@@ -4,6 +4,7 @@
 #include "cache_flags.hpp"
 #include "commands.hpp"
 #include "exit_status.hpp"
+#include "finding_flags.hpp"
 #include "option_checks.hpp"
 #include "render.hpp"
 #include "smoke_flags.hpp"
@@ -40,7 +41,7 @@ struct ValidateCommand {
   std::vector<std::string> paths;
   std::string kind_name = "auto";
   std::string format_name = "text";
-  Strictness strictness = Strictness::normal;
+  FindingFlags findings; // fib.toml, --select/--ignore, --strict, the baseline
   // Dataset mode.
   std::string dataset;
   std::string checks;
@@ -71,7 +72,7 @@ are a usage error in the other.
 
 File mode prints one line per problem,
   FILE:LINE: SEVERITY[CODE] /json/pointer: MESSAGE
-and a summary line. Codes are listed in docs/diagnostics.md.
+and a summary line. Codes are listed in docs/diagnostics.md (share/doc/fib/docs).
 
 Dataset mode writes report-YYYYMMDD-HHMMSS.{json,txt} under DIR/reports (or
 --output-folder; a run that finds that name taken, by a run of the same second,
@@ -93,11 +94,22 @@ An --op-types or --definitions value that matches no definition of the dataset i
 usage error naming it, with a close name if there is one (cli.filter-unmatched,
 nothing checked); with --exit-zero it is a warning and the rest is checked.
 
+Configuration: fib.toml, or [tool.fib] in pyproject.toml, found from the dataset
+root (file mode: the first path) upward, sets strict, checks, select, ignore,
+per-path-ignores, severity and baseline; --select, --ignore, --extend-ignore,
+--strict/--no-strict, --checks and --baseline override it (--config FILE reads
+another, --no-config none). Only findings are selected or ignored: what stops
+fib from judging always shows. A baseline (--write-baseline FILE, then
+--baseline FILE) leaves out known errors and warnings, says how many, and names
+the entries that no longer match. docs/configuration.md, installed under
+share/doc/fib/docs, has the keys and the baseline's format.
+
 Examples:
   fib validate definitions/gemm/gemm_n128_k2048.json
   fib validate --kind workload wl.jsonl --format json
   fib validate --dataset flashinfer-trace --disable-gpu
   fib validate --dataset ds --disable-gpu --shard 2/4 --outputs json
+  fib validate --dataset ds --disable-gpu --write-baseline fib-baseline.json
   FIB_PYTHON=/usr/bin/python3 fib validate dump.json)";
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -191,6 +203,7 @@ struct DatasetPlan {
   std::filesystem::path report_folder;
   std::string timestamp; // the run's start, in the report files' names
   bool uses_worker = false;
+  DatasetCoverage coverage = DatasetCoverage::whole; // what a baseline entry can be judged on
 };
 
 // The reference checks dataset mode runs: the old tool builds references unless --disable-gpu;
@@ -207,12 +220,20 @@ ReferenceChecks dataset_reference_checks(const ValidateCommand& command,
 
 // The checks before scanning, in the old tool's order: the root, the check names, the output
 // targets; then fib's --shard. The report files are named when they are written.
-Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
+// The dataset root the command names.
+std::filesystem::path dataset_root(const ValidateCommand& command) {
+  return command.dataset.empty() ? default_dataset_root() : std::filesystem::path(command.dataset);
+}
+
+Expected<DatasetPlan> plan_dataset(const ValidateCommand& command,
+                                   const FindingSettings& settings) {
   DatasetPlan plan;
   ValidateDatasetOptions& options = plan.options;
-  options.root =
-      command.dataset.empty() ? default_dataset_root() : std::filesystem::path(command.dataset);
+  options.root = dataset_root(command);
   options.checks = split_commas(command.checks);
+  if (command.checks.empty() && settings.checks) {
+    options.checks = *settings.checks; // the config's default
+  }
   options.gpu = command.gpu;
   options.op_types = command.op_types;
   options.definitions = command.definitions;
@@ -225,6 +246,7 @@ Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
         fmt::format("dataset root {}: {}", *problem, normalize_root(options.root).string())));
   }
   FIB_TRY_ASSIGN(const auto checks, resolve_checks(options.checks, options.gpu));
+  FIB_TRY_ASSIGN(const auto default_checks, resolve_checks({}, options.gpu));
   options.reference_checks = dataset_reference_checks(command, checks);
   options.reference_checks_requested =
       options.reference_checks != ReferenceChecks::none && (command.exec || command.smoke.smoke);
@@ -245,6 +267,15 @@ Expected<DatasetPlan> plan_dataset(const ValidateCommand& command) {
   plan.report_folder = command.output_folder.empty() ? normalize_root(options.root) / "reports"
                                                      : std::filesystem::path(command.output_folder);
   plan.timestamp = local_timestamp();
+  const bool every_category =
+      std::all_of(default_checks.begin(), default_checks.end(), [&](const std::string& check) {
+        return std::find(checks.begin(), checks.end(), check) != checks.end();
+      });
+  plan.coverage =
+      !every_category ? DatasetCoverage::some_categories
+      : options.op_types.empty() && options.definitions.empty() && options.shard.count == 1
+          ? DatasetCoverage::whole
+          : DatasetCoverage::some_definitions;
   return plan;
 }
 
@@ -281,7 +312,13 @@ void print_dataset_report(const ValidateCommand& command, const DatasetReport& r
 }
 
 int run_dataset(const ValidateCommand& command, python::Runtime& python) {
-  auto plan = plan_dataset(command);
+  StderrSink printed;
+  CountingSink environment(printed);
+  auto settings = resolve_finding_settings(command.findings, dataset_root(command), environment);
+  if (!settings) {
+    return exit_status(environment.counts());
+  }
+  auto plan = plan_dataset(command, *settings);
   if (!plan) {
     return fail(plan.error());
   }
@@ -291,15 +328,16 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   }
   plan->options.progress = terminal_progress();
   plan->options.processes = command.jobs;
-  StderrSink printed;
-  CountingSink environment(printed);
   ResultCache cache = open_result_cache(command.cache, environment);
   CachedPythonFrontend cached_python(python, cache);
   plan->options.cache = &cache;
-  const DatasetReport report = validate_dataset(plan->options, cached_python, environment);
+  DatasetReport report = validate_dataset(plan->options, cached_python, environment);
   cache.commit(environment);
   if (environment.counts().usage_errors > 0) {
-    return exit_status(environment.counts(), command.strictness); // a filter selected nothing
+    return exit_status(environment.counts(), settings->strictness); // a filter selected nothing
+  }
+  if (!settle_dataset_findings(*settings, report, plan->coverage, environment)) {
+    return exit_status(environment.counts());
   }
   const auto files =
       write_report_files(report, plan->report_folder, plan->timestamp, plan->targets);
@@ -309,7 +347,7 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
   print_dataset_report(command, report, *plan, *files);
   DiagnosticCounts counts = environment.counts();
   counts += counted(command, count_findings(report));
-  return exit_status(counts, command.strictness);
+  return exit_status(counts, settings->strictness);
 }
 
 ValidateFilesOptions files_options(const ValidateCommand& command) {
@@ -325,7 +363,7 @@ ValidateFilesOptions files_options(const ValidateCommand& command) {
 // The diagnostics in the --format asked for, then the summary line (on standard error unless
 // the format is text).
 void print_file_findings(const ValidateCommand& command, const std::vector<Diagnostic>& found,
-                         std::size_t files) {
+                         std::size_t files, std::size_t suppressed) {
   if (command.format_name == "json") {
     write_line(stdout, render_json(found));
   } else {
@@ -342,10 +380,19 @@ void print_file_findings(const ValidateCommand& command, const std::vector<Diagn
              fmt::format("fib validate: {} file{} checked: {} error{}, {} warning{}, {} note{}",
                          files, plural(files), counts.errors, plural(counts.errors),
                          counts.warnings, plural(counts.warnings), counts.notes,
-                         plural(counts.notes)));
+                         plural(counts.notes)) +
+                 (suppressed > 0 ? fmt::format(" ({} suppressed by the baseline)", suppressed)
+                                 : std::string()));
 }
 
 int run_files(const ValidateCommand& command, python::Runtime& python) {
+  StderrSink printed;
+  CountingSink problems(printed);
+  auto settings = resolve_finding_settings(command.findings,
+                                           std::filesystem::path(command.paths.front()), problems);
+  if (!settings) {
+    return exit_status(problems.counts());
+  }
   ValidateFilesOptions options = files_options(command);
   std::optional<ReferenceRunner> runner;
   if (options.reference_checks != ReferenceChecks::none) {
@@ -357,8 +404,13 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
   CachedPythonFrontend cached_python(python, cache);
   const ValidateSummary summary = validate_files(options, cached_python, diagnostics);
   cache.commit(notes);
-  print_file_findings(command, diagnostics.items(), summary.files);
-  return exit_status(counted(command, count_diagnostics(diagnostics.items())), command.strictness);
+  std::vector<Diagnostic> found = diagnostics.items();
+  const auto suppressed = settle_file_findings(*settings, found, options.paths, problems);
+  if (!suppressed) {
+    return exit_status(problems.counts());
+  }
+  print_file_findings(command, found, summary.files, *suppressed);
+  return exit_status(counted(command, count_diagnostics(found)), settings->strictness);
 }
 
 // Options that only dataset mode reads; with paths they are a usage error rather than ignored.
@@ -413,9 +465,6 @@ Subcommand register_validate(CLI::App& app) {
                   "Output: text (default), json, or github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "github"}));
   sub->add_flag_callback(
-      "--strict", [command] { command->strictness = Strictness::strict; },
-      "Exit 1 on warnings too");
-  sub->add_flag_callback(
       "--exit-zero", [command] { command->exit_policy = ExitPolicy::always_zero; },
       "Exit 0 whatever the findings (the old tool's behaviour)");
   sub->add_flag("--exec", command->exec,
@@ -444,6 +493,7 @@ Subcommand register_validate(CLI::App& app) {
   sub->add_option("-j,--jobs", command->jobs,
                   "Dataset mode: worker processes (default 0: one per core; 1: none)");
   add_cache_flags(sub, command->cache);
+  add_finding_flags(sub, command->findings);
   sub->add_option_function<std::string>(
          "--log-level",
          [](const std::string& level) {

@@ -18,6 +18,14 @@ constexpr auto M = ErrorScope::model; // the default is ErrorScope::field
 
 // Keep sorted by code (a test checks it).
 constexpr std::array k_code_table = std::to_array<CodeInfo>({
+    {codes::k_baseline_fixed, note, F, D,
+     "a baseline entry matches fewer findings than it counts: fixed, and --write-baseline drops "
+     "it"},
+    {codes::k_baseline_invalid, error, F, U,
+     "a baseline file is not one fib wrote (wrong version, a missing or mistyped field, a "
+     "repeated key)"},
+    {codes::k_baseline_suppressed, note, F, D,
+     "how many findings the baseline suppressed (they are left out of the report)"},
     {codes::k_blob_lfs_pointer, error, L, D,
      "a blob is a Git LFS pointer file, not the tensor data"},
     {codes::k_blob_malformed, error, L, D, "a blob is not a valid safetensors file"},
@@ -39,6 +47,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_usage, error, F, U,
      "the command line asks for something that does not exist (an unknown check name, a bad "
      "--shard)"},
+    {codes::k_config_invalid, error, F, U,
+     "fib.toml or [tool.fib] cannot be read: a TOML syntax error, an unknown key, a value of the "
+     "wrong type, or a code pattern that names no finding code"},
     {codes::k_dataset_baseline_build_failed, error, L, D, "a baseline solution failed to build"},
     {codes::k_dataset_baseline_build_not_run, note, F, D,
      "the baseline builds did not run: the reference worker is not available"},

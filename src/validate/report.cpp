@@ -177,6 +177,25 @@ void CheckResult::add_front(std::string_view code, std::string message) {
   messages.insert(messages.begin(), CheckMessage{level, std::move(message), table_code(code)});
 }
 
+Severity severity_of(CheckLevel level) {
+  switch (level) {
+  case CheckLevel::error:
+    return Severity::error;
+  case CheckLevel::warning:
+    return Severity::warning;
+  case CheckLevel::info:
+    return Severity::note;
+  }
+  return Severity::error;
+}
+
+void CheckResult::update_status() {
+  status = CheckStatus::ok;
+  for (const CheckMessage& message : messages) {
+    status = worse(status, status_of(message.level));
+  }
+}
+
 void DefinitionReport::update_status() {
   status = CheckStatus::ok;
   for (const auto& result : categories) {
@@ -657,38 +676,6 @@ Expected<DatasetReport> parse_report_json(std::string_view text,
     }
   }
   return report;
-}
-
-Expected<ReportTargets> parse_report_targets(std::string_view csv) {
-  if (csv.empty()) {
-    return ReportTargets{};
-  }
-  ReportTargets targets{false, false, false};
-  std::size_t start = 0;
-  while (start <= csv.size()) {
-    const std::size_t end = std::min(csv.find(',', start), csv.size());
-    const std::string_view item = csv.substr(start, end - start);
-    if (item == "stdout") {
-      targets.stdout_text = true;
-    } else if (item == "json") {
-      targets.json_file = true;
-    } else if (item == "text") {
-      targets.text_file = true;
-    } else {
-      return unexpected(make_diagnostic(
-          codes::k_usage,
-          fmt::format("unknown output target '{}', valid: stdout, json, text", item)));
-    }
-    start = end + 1;
-  }
-  return targets;
-}
-
-ReportFiles report_files(const std::filesystem::path& folder, std::string_view timestamp,
-                         unsigned sequence) {
-  const std::string stem = sequence <= 1 ? fmt::format("report-{}", timestamp)
-                                         : fmt::format("report-{}-{}", timestamp, sequence);
-  return {folder / (stem + ".json"), folder / (stem + ".txt")};
 }
 
 namespace {

@@ -51,6 +51,9 @@ inline std::string_view to_string(CheckStatus status) {
 // The level a diagnostic of `severity` has in the report (a note is an info).
 CheckLevel level_of(Severity severity);
 
+// The severity of a report message of `level` (an info is a note): level_of's inverse.
+Severity severity_of(CheckLevel level);
+
 struct CheckMessage {
   CheckLevel level = CheckLevel::info;
   // The old tool's text where the old tool has the check; fib's own messages start with "[fib] ".
@@ -73,6 +76,8 @@ struct CheckResult {
   void add(CheckMessage message);
   // Inserts at the front, as the old tool does for its summary lines ("N valid", "k solutions").
   void add_front(std::string_view code, std::string message);
+  // Recomputes `status` from the messages (after some were removed or re-levelled).
+  void update_status();
 };
 
 // The seven categories, in the fixed order they run and print.
