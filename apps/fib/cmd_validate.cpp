@@ -271,11 +271,10 @@ Expected<DatasetPlan> plan_dataset(const ValidateCommand& command,
       std::all_of(default_checks.begin(), default_checks.end(), [&](const std::string& check) {
         return std::find(checks.begin(), checks.end(), check) != checks.end();
       });
-  plan.coverage =
-      !every_category ? DatasetCoverage::some_categories
-      : options.op_types.empty() && options.definitions.empty() && options.shard.count == 1
-          ? DatasetCoverage::whole
-          : DatasetCoverage::some_definitions;
+  plan.coverage = !every_category ? DatasetCoverage::some_categories
+                  : options.op_types.empty() && options.definitions.empty() && !options.shard
+                      ? DatasetCoverage::whole
+                      : DatasetCoverage::some_definitions;
   return plan;
 }
 

@@ -21,6 +21,7 @@ struct ValidateMergeCommand {
   std::vector<std::string> reports;
   std::string output;
   std::string text_output;
+  PartialMerge partial = PartialMerge::refused;
 };
 
 Subcommand register_validate_merge(CLI::App& app) {
@@ -32,8 +33,19 @@ Subcommand register_validate_merge(CLI::App& app) {
   sub->add_option("--output", command->output,
                   "Write the merged JSON report here (default: standard output)");
   sub->add_option("--text", command->text_output, "Also write the merged text report here");
-  sub->footer("Exit status: 0 when no merged definition has status error, 1 otherwise, "
-              "3 when a report cannot be read.");
+  sub->add_flag_callback(
+      "--allow-partial", [command] { command->partial = PartialMerge::allowed; },
+      "Merge a set that is not every shard of one run (said as warnings, and in the report)");
+  sub->footer(R"(The reports must be every shard 1..N of one `validate --dataset --shard K/N` run
+(each records K/N, the dataset's definition count and fingerprint, and the fib
+version): a missing shard (shard.missing), one given twice (shard.duplicate), or a
+report of another run, dataset, fib version or configuration, or without a shard
+record (shard.foreign) is an error, and nothing is written. --allow-partial
+merges anyway: the problems are warnings, and the merged report's dataset section
+lists them.
+
+Exit status: 0 when no merged definition has status error, 1 otherwise, 2 for an
+unsound set of shards, 3 when a report cannot be read.)");
   return {command->subcommand,
           [command](python::Runtime& /*python*/) { return run_validate_merge(*command); }};
 }
@@ -69,7 +81,23 @@ int run_validate_merge(const ValidateMergeCommand& command) {
     }
     reports.push_back(std::move(*report));
   }
-  const DatasetReport merged = merge_reports(reports);
+  const std::vector<std::filesystem::path> files(command.reports.begin(), command.reports.end());
+  const std::vector<Diagnostic> problems = check_shard_set(reports, files, command.partial);
+  for (const Diagnostic& d : problems) {
+    write_line(stderr, render_text(d));
+  }
+  if (command.partial == PartialMerge::refused && !problems.empty()) {
+    return exit_status(problems);
+  }
+  DatasetReport merged = merge_reports(reports);
+  if (!problems.empty()) {
+    if (!merged.dataset) {
+      merged.dataset.emplace();
+    }
+    for (const Diagnostic& d : problems) {
+      merged.dataset->add(CheckLevel::warning, d.code, "[fib] partial merge: " + d.message);
+    }
+  }
   const std::string json = render_report_json(merged);
   if (command.output.empty()) {
     write_line(stdout, json);

@@ -29,18 +29,57 @@ std::vector<std::string> split_patterns(const std::string& text) {
   return items;
 }
 
-// The patterns of one flag, each checked; false when one names no finding code.
-bool flag_patterns(const char* flag, const std::string& text, std::vector<std::string>& out,
-                   DiagnosticSink& sink) {
+// The patterns of one flag (each occurrence a comma-separated list), each checked; false when one
+// names no finding code.
+bool flag_patterns(const char* flag, const std::vector<std::string>& values,
+                   std::vector<std::string>& out, DiagnosticSink& sink) {
   bool ok = true;
-  for (std::string& pattern : split_patterns(text)) {
-    if (const auto reason = code_pattern_problem(pattern)) {
-      sink.report(make_diagnostic(codes::k_usage, fmt::format("{}: {}", flag, *reason)));
-      ok = false;
+  for (const std::string& text : values) {
+    for (std::string& pattern : split_patterns(text)) {
+      if (const auto reason = code_pattern_problem(pattern)) {
+        sink.report(make_diagnostic(codes::k_usage, fmt::format("{}: {}", flag, *reason)));
+        ok = false;
+      }
+      out.push_back(std::move(pattern));
     }
-    out.push_back(std::move(pattern));
   }
   return ok;
+}
+
+// Whether `file` can take a baseline written by fib: a file name, and not a symbolic link (fib
+// never writes through one). A directory is refused by read_baseline (baseline.invalid).
+bool writable_baseline_target(const std::filesystem::path& file, DiagnosticSink& sink) {
+  if (file.filename().empty() || file.filename() == "." || file.filename() == "..") {
+    sink.report(
+        make_diagnostic(codes::k_usage, fmt::format("--write-baseline wants a file name, got '{}'",
+                                                    file.string())));
+    return false;
+  }
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(file, error);
+  if (status.type() == std::filesystem::file_type::symlink) {
+    Diagnostic d = make_diagnostic(
+        codes::k_io_unsafe_path,
+        fmt::format("--write-baseline {}: a symbolic link; fib writes no file through one",
+                    file.string()));
+    d.file = file;
+    d.hint = "give the file the link points to";
+    sink.report(std::move(d));
+    return false;
+  }
+  return true;
+}
+
+// Which entries a run judges: those its scope covers whose code the policy still reports for
+// their file (an entry of an ignored code is neither fixed nor dropped).
+BaselineScope judged_by(const BaselineScope& scope, const FindingPolicy& policy,
+                        const std::filesystem::path& baseline_file) {
+  const auto directory = std::filesystem::absolute(baseline_file).lexically_normal().parent_path();
+  return [scope, &policy, directory](const BaselineKey& key) {
+    const std::filesystem::path file =
+        key.file.empty() ? std::filesystem::path() : directory / key.file;
+    return scope(key) && apply_policy(policy, key.code, Severity::warning, file).has_value();
+  };
 }
 
 std::optional<FibConfig> read_config(const FindingFlags& flags, const std::filesystem::path& start,
@@ -107,9 +146,7 @@ bool write_baseline_file(const Baseline& baseline, std::size_t findings, Diagnos
 
 std::size_t failing_findings(const std::vector<BaselineFinding>& findings) {
   return static_cast<std::size_t>(
-      std::count_if(findings.begin(), findings.end(), [](const BaselineFinding& finding) {
-        return finding.severity != Severity::note;
-      }));
+      std::count_if(findings.begin(), findings.end(), is_baseline_finding));
 }
 
 } // namespace
@@ -121,10 +158,12 @@ void add_finding_flags(CLI::App* sub, FindingFlags& flags) {
   sub->add_flag("--no-config", flags.no_config, "Read no configuration file");
   sub->add_option("--select", flags.select,
                   "Comma-separated codes or code prefixes to report (replaces the config's "
-                  "`select`; default: all)");
+                  "`select`; default: all)")
+      ->each([&flags](const std::string&) { flags.select_given = true; });
   sub->add_option("--ignore", flags.ignore,
                   "Comma-separated codes or code prefixes not to report (replaces the config's "
-                  "`ignore`)");
+                  "`ignore`)")
+      ->each([&flags](const std::string&) { flags.ignore_given = true; });
   sub->add_option("--extend-ignore", flags.extend_ignore,
                   "Comma-separated codes or code prefixes not to report, besides `ignore`");
   sub->add_flag_callback(
@@ -147,6 +186,14 @@ std::optional<FindingSettings> resolve_finding_settings(const FindingFlags& flag
     sink.report(make_diagnostic(codes::k_usage, "give --config FILE or --no-config, not both"));
     return std::nullopt;
   }
+  if (!flags.baseline.empty() && !flags.write_baseline.empty() &&
+      std::filesystem::path(flags.baseline).lexically_normal() !=
+          std::filesystem::path(flags.write_baseline).lexically_normal()) {
+    sink.report(make_diagnostic(
+        codes::k_usage, "give --baseline or --write-baseline, not both with different files "
+                        "(--write-baseline FILE reports against what it writes)"));
+    return std::nullopt;
+  }
   FindingSettings settings;
   bool failed = false;
   settings.config = read_config(flags, start, sink, failed);
@@ -164,13 +211,13 @@ std::optional<FindingSettings> resolve_finding_settings(const FindingFlags& flag
     settings.policy.base = std::filesystem::current_path(error);
   }
   bool ok = true;
-  if (flags.select) {
+  if (flags.select_given) {
     settings.policy.select.clear();
-    ok = flag_patterns("--select", *flags.select, settings.policy.select, sink) && ok;
+    ok = flag_patterns("--select", flags.select, settings.policy.select, sink) && ok;
   }
-  if (flags.ignore) {
+  if (flags.ignore_given) {
     settings.policy.ignore.clear();
-    ok = flag_patterns("--ignore", *flags.ignore, settings.policy.ignore, sink) && ok;
+    ok = flag_patterns("--ignore", flags.ignore, settings.policy.ignore, sink) && ok;
   }
   ok = flag_patterns("--extend-ignore", flags.extend_ignore, settings.policy.ignore, sink) && ok;
   if (flags.strictness) {
@@ -181,6 +228,9 @@ std::optional<FindingSettings> resolve_finding_settings(const FindingFlags& flag
   }
   if (!flags.write_baseline.empty()) {
     settings.write_to = std::filesystem::path(flags.write_baseline);
+    if (!writable_baseline_target(*settings.write_to, sink)) {
+      return std::nullopt;
+    }
     // The file rewritten: what it holds outside the run's scope is kept.
     if (!read_baseline_into(*settings.write_to, Presence::optional, settings.baseline, sink)) {
       return std::nullopt;
@@ -204,7 +254,9 @@ bool settle_dataset_findings(FindingSettings& settings, DatasetReport& report,
   if (!settings.baseline) {
     return true;
   }
-  const BaselineScope scope = dataset_baseline_scope(report, settings.baseline->file, coverage);
+  const BaselineScope scope =
+      judged_by(dataset_baseline_scope(report, settings.baseline->file, coverage), settings.policy,
+                settings.baseline->file);
   if (settings.write_to) {
     const auto findings = report_findings(report);
     settings.baseline = make_baseline(findings, *settings.write_to, &*settings.baseline, scope);
@@ -212,7 +264,12 @@ bool settle_dataset_findings(FindingSettings& settings, DatasetReport& report,
       return false;
     }
   }
-  apply_baseline(*settings.baseline, report, scope);
+  const BaselineMatch match = apply_baseline(*settings.baseline, report, scope);
+  if (match.suppressed > 0 || !match.fixed.empty()) {
+    // The baseline's own infos, under the same policy (`ignore = ["baseline.fixed"]`, or a
+    // severity that makes fixed entries fail a strict run); idempotent for everything else.
+    apply_policy(settings.policy, report);
+  }
   return true;
 }
 
@@ -224,7 +281,8 @@ std::optional<std::size_t> settle_file_findings(FindingSettings& settings,
   if (!settings.baseline) {
     return 0;
   }
-  const BaselineScope scope = files_baseline_scope(paths, settings.baseline->file);
+  const BaselineScope scope = judged_by(files_baseline_scope(paths, settings.baseline->file),
+                                        settings.policy, settings.baseline->file);
   if (settings.write_to) {
     std::vector<BaselineFinding> findings;
     findings.reserve(found.size());
@@ -237,8 +295,12 @@ std::optional<std::size_t> settle_file_findings(FindingSettings& settings,
     }
   }
   const BaselineMatch match = apply_baseline(*settings.baseline, found, scope);
+  std::vector<Diagnostic> notes;
   for (const BaselineEntry& entry : match.fixed) {
-    found.push_back(fixed_entry_note(*settings.baseline, entry));
+    notes.push_back(fixed_entry_note(*settings.baseline, entry));
+  }
+  for (Diagnostic& note : apply_policy(settings.policy, std::move(notes))) {
+    found.push_back(std::move(note));
   }
   return match.suppressed;
 }

@@ -25,9 +25,12 @@ namespace fib::app {
 struct FindingFlags {
   std::string config_file; // --config
   bool no_config = false;  // --no-config
-  std::optional<std::string> select;
-  std::optional<std::string> ignore;
-  std::string extend_ignore;
+  // Each may be given more than once; each value is a comma-separated list.
+  std::vector<std::string> select;
+  std::vector<std::string> ignore;
+  std::vector<std::string> extend_ignore;
+  bool select_given = false; // --select replaces the config's `select` (even with "")
+  bool ignore_given = false;
   std::optional<Strictness> strictness; // --strict / --no-strict
   std::string baseline;                 // --baseline
   std::string write_baseline;           // --write-baseline

@@ -22,8 +22,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a baseline entry matches fewer findings than it counts: fixed, and --write-baseline drops "
      "it"},
     {codes::k_baseline_invalid, error, F, U,
-     "a baseline file is not one fib wrote (wrong version, a missing or mistyped field, a "
-     "repeated key)"},
+     "a baseline file is not one fib wrote (a directory, not JSON, a wrong version, a missing or "
+     "mistyped field, a repeated key)"},
     {codes::k_baseline_suppressed, note, F, D,
      "how many findings the baseline suppressed (they are left out of the report)"},
     {codes::k_blob_lfs_pointer, error, L, D,
@@ -339,6 +339,13 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "some var axes are bound by none of the given inputs"},
     {codes::k_shape_missing_axis_value, error, L, D, "no value was given for a var axis"},
     {codes::k_shape_rank_mismatch, error, L, D, "an input's rank differs from its definition"},
+    {codes::k_shard_duplicate, error, F, U,
+     "validate-merge: two reports are the same shard K/N (a warning with --allow-partial)"},
+    {codes::k_shard_foreign, error, F, U,
+     "validate-merge: a report is not a shard of the same run (no shard record, another shard "
+     "count, dataset, fib version or configuration; a warning with --allow-partial)"},
+    {codes::k_shard_missing, error, F, U,
+     "validate-merge: some shards K of N have no report (a warning with --allow-partial)"},
     {codes::k_smoke_exception, error, F, D,
      "smoke run: the reference raised (the traceback points into the reference text)"},
     {codes::k_smoke_missing_helper, error, F, D,

@@ -6,6 +6,8 @@
 #include <fib/validate/baseline.hpp>
 #include <fib/validate/finding_policy.hpp>
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,6 +39,9 @@ std::string directory_prefix(const std::filesystem::path& baseline_file) {
     return {};
   }
   std::string prefix = directory.string();
+  if (prefix == "/") {
+    return {}; // a baseline at the root: cutting "/" would cut every path apart
+  }
   if (prefix.back() != '/') {
     prefix += '/';
   }
@@ -45,17 +50,33 @@ std::string directory_prefix(const std::filesystem::path& baseline_file) {
 
 // Errors and warnings about the data: notes never fail a run, and what fib could not do
 // (environment, usage) is never a known finding.
-bool counts_for_baseline(const BaselineFinding& finding) {
-  const CodeInfo* info = find_code(finding.code);
-  return finding.severity != Severity::note && info != nullptr &&
-         info->exit_class == ExitClass::finding;
+// A path as the file keeps it: valid UTF-8 as it is, each byte of an invalid sequence and each
+// '%' as %XX, so that any file name survives the JSON text and reads back the same.
+std::string file_text(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  for (std::size_t i = 0; i < path.size();) {
+    const auto c = static_cast<unsigned char>(path[i]);
+    const std::size_t length = c < 0x80 ? 1 : detail::utf8_sequence_length(path, i);
+    if (length == 0 || c == '%') {
+      out += fmt::format("%{:02X}", c);
+      ++i;
+      continue;
+    }
+    out.append(path.substr(i, length));
+    i += length;
+  }
+  return out;
 }
 
-Diagnostic invalid(const std::filesystem::path& file, std::string pointer, std::string message) {
+Diagnostic invalid(const std::filesystem::path& file, std::string pointer, std::string message,
+                   int line = 0) {
   Diagnostic d = make_diagnostic(codes::k_baseline_invalid, std::move(message));
   d.file = file;
   d.pointer = std::move(pointer);
-  d.hint = "rewrite it with `fib validate ... --write-baseline FILE`";
+  d.line = line;
+  d.hint = "fib never overwrites a file that is not a baseline: remove it, then write it again "
+           "with `fib validate ... --write-baseline FILE`";
   return d;
 }
 
@@ -131,21 +152,36 @@ std::string describe(const BaselineEntry& entry) {
 
 } // namespace
 
+bool is_baseline_finding(const BaselineFinding& finding) {
+  const CodeInfo* info = find_code(finding.code);
+  return finding.severity != Severity::note && info != nullptr &&
+         info->exit_class == ExitClass::finding;
+}
+
 BaselineKey baseline_key(const BaselineFinding& finding,
                          const std::filesystem::path& baseline_file) {
   BaselineKey key;
   key.code = std::string(finding.code);
   const auto base = std::filesystem::absolute(baseline_file).lexically_normal().parent_path();
-  key.file = finding.file.empty() ? std::string() : path_relative_to(finding.file, base);
+  key.file = finding.file.empty() ? std::string() : file_text(path_relative_to(finding.file, base));
   key.pointer = std::string(finding.pointer);
   key.fingerprint = fingerprint(finding.message, directory_prefix(baseline_file));
   return key;
 }
 
 Expected<Baseline> read_baseline(const std::filesystem::path& file) {
+  std::error_code error;
+  if (std::filesystem::is_directory(file, error)) {
+    return unexpected(invalid(file, "", "a baseline is a file, and this is a directory"));
+  }
   FIB_TRY_ASSIGN(const std::string text, read_text_file(file));
   DiagnosticList ignored;
-  FIB_TRY_ASSIGN(const JsonDocument document, parse_json(text, file, ignored));
+  auto parsed = parse_json(text, file, ignored);
+  if (!parsed) {
+    return unexpected(invalid(file, parsed.error().pointer,
+                              "not a baseline: " + parsed.error().message, parsed.error().line));
+  }
+  const JsonDocument& document = *parsed;
   const Json& root = document.root;
   if (!root.is_object()) {
     return unexpected(invalid(file, "", "a baseline is a JSON object"));
@@ -217,7 +253,7 @@ Baseline make_baseline(const std::vector<BaselineFinding>& findings,
                        const BaselineScope& scope) {
   std::map<BaselineKey, BaselineEntry> by_key;
   for (const BaselineFinding& finding : findings) {
-    if (!counts_for_baseline(finding)) {
+    if (!is_baseline_finding(finding)) {
       continue;
     }
     BaselineKey key = baseline_key(finding, file);
@@ -252,15 +288,17 @@ BaselineScope dataset_baseline_scope(const DatasetReport& report,
   if (coverage == DatasetCoverage::some_categories) {
     return [](const BaselineKey&) { return false; };
   }
+  if (coverage == DatasetCoverage::whole) {
+    // Every definition was checked: an entry of a file that is gone (a deleted or renamed
+    // definition) is fixed too.
+    return [](const BaselineKey&) { return true; };
+  }
   const auto base = std::filesystem::absolute(baseline_file).lexically_normal().parent_path();
   std::set<std::string> files;
   for (const auto& [name, file] : report.definition_files) {
-    files.insert(path_relative_to(file, base));
+    files.insert(file_text(path_relative_to(file, base)));
   }
-  const bool dataset_level = coverage == DatasetCoverage::whole;
-  return [files = std::move(files), dataset_level](const BaselineKey& key) {
-    return key.file.empty() ? dataset_level : files.contains(key.file);
-  };
+  return [files = std::move(files)](const BaselineKey& key) { return files.contains(key.file); };
 }
 
 BaselineScope files_baseline_scope(const std::vector<std::filesystem::path>& paths,
@@ -268,7 +306,7 @@ BaselineScope files_baseline_scope(const std::vector<std::filesystem::path>& pat
   const auto base = std::filesystem::absolute(baseline_file).lexically_normal().parent_path();
   std::vector<std::string> given;
   for (const auto& path : paths) {
-    std::string relative = path_relative_to(path, base);
+    std::string relative = file_text(path_relative_to(path, base));
     while (relative.size() > 1 && relative.back() == '/') {
       relative.pop_back();
     }
@@ -290,7 +328,7 @@ BaselineMatcher::BaselineMatcher(const Baseline& baseline)
 }
 
 bool BaselineMatcher::suppresses(const BaselineFinding& finding) {
-  if (m_baseline.entries.empty() || !counts_for_baseline(finding)) {
+  if (m_baseline.entries.empty() || !is_baseline_finding(finding)) {
     return false;
   }
   std::size_t index = 0;

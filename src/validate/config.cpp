@@ -10,102 +10,20 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <system_error>
 
 namespace fib {
 namespace {
 
 constexpr std::uintmax_t k_max_config_bytes = std::uintmax_t{4} << 20;
+constexpr std::size_t k_max_key_parts = 128;
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {
       "baseline", "checks", "ignore", "per-path-ignores", "select", "severity", "strict"};
   return keys;
 }
-
-// Reports problems of one file, with their lines.
-class ConfigReader {
-public:
-  ConfigReader(const std::filesystem::path& file, DiagnosticSink& sink)
-      : m_file(file), m_sink(sink) {}
-
-  // toml++ walks a table in key order: problems are kept and reported in line order by flush().
-  void problem(const toml::source_region& where, std::string message) {
-    Diagnostic d = make_diagnostic(codes::k_config_invalid, std::move(message));
-    d.file = m_file;
-    d.line = static_cast<int>(where.begin.line);
-    m_problems.push_back(std::move(d));
-  }
-  bool failed() const { return !m_problems.empty(); }
-  void flush() {
-    std::stable_sort(m_problems.begin(), m_problems.end(),
-                     [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
-    for (Diagnostic& d : m_problems) {
-      m_sink.report(std::move(d));
-    }
-    m_problems.clear();
-  }
-
-  std::optional<std::vector<std::string>> strings(const toml::node& node, std::string_view key) {
-    const toml::array* array = node.as_array();
-    if (array == nullptr) {
-      problem(node.source(), fmt::format("'{}' must be an array of strings", key));
-      return std::nullopt;
-    }
-    std::vector<std::string> values;
-    for (const toml::node& item : *array) {
-      const auto* text = item.as_string();
-      if (text == nullptr) {
-        problem(item.source(), fmt::format("'{}' must be an array of strings", key));
-        return std::nullopt;
-      }
-      values.push_back(text->get());
-    }
-    return values;
-  }
-
-  std::optional<std::vector<std::string>> code_patterns(const toml::node& node,
-                                                        std::string_view key) {
-    auto values = strings(node, key);
-    if (!values) {
-      return std::nullopt;
-    }
-    const toml::array& array = *node.as_array();
-    for (std::size_t i = 0; i < values->size(); ++i) {
-      if (const auto reason = code_pattern_problem((*values)[i])) {
-        problem(array[i].source(), fmt::format("{}: {}", key, *reason));
-      }
-    }
-    return values;
-  }
-
-private:
-  std::filesystem::path m_file;
-  DiagnosticSink& m_sink;
-  std::vector<Diagnostic> m_problems;
-};
-
-std::optional<Severity> parse_config_severity(std::string_view text) {
-  if (text == "error") {
-    return Severity::error;
-  }
-  if (text == "warning") {
-    return Severity::warning;
-  }
-  if (text == "info" || text == "note") {
-    return Severity::note;
-  }
-  return std::nullopt;
-}
-
-// `file` relative to the working directory when it lies below it (as messages show it).
-std::filesystem::path as_shown(const std::filesystem::path& file) {
-  std::error_code error;
-  const auto cwd = std::filesystem::current_path(error);
-  return error ? file : std::filesystem::path(path_relative_to(file, cwd));
-}
-
-} // namespace
 
 std::string_view toml_type_name(const toml::node& node) {
   switch (node.type()) {
@@ -126,6 +44,103 @@ std::string_view toml_type_name(const toml::node& node) {
   }
 }
 
+// Reports problems of one file, with their lines.
+class ConfigReader {
+public:
+  ConfigReader(const std::filesystem::path& file, DiagnosticSink& sink)
+      : m_file(file), m_sink(sink) {}
+
+  // toml++ walks a table in key order: problems are kept and reported in line order by flush().
+  void problem(const toml::source_region& where, std::string message) {
+    problem_at(where.begin.line, std::move(message));
+  }
+  void problem_at(std::size_t line, std::string message) {
+    Diagnostic d = make_diagnostic(codes::k_config_invalid, std::move(message));
+    d.file = m_file;
+    d.line = static_cast<int>(line);
+    m_problems.push_back(std::move(d));
+  }
+  bool failed() const { return !m_problems.empty(); }
+  void flush() {
+    std::stable_sort(m_problems.begin(), m_problems.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
+    for (Diagnostic& d : m_problems) {
+      m_sink.report(std::move(d));
+    }
+    m_problems.clear();
+  }
+
+  std::optional<std::vector<std::string>> strings(const toml::node& node, std::string_view key) {
+    const toml::array* array = node.as_array();
+    if (array == nullptr) {
+      problem(node.source(), fmt::format("'{}' must be an array of strings", key));
+      return std::nullopt;
+    }
+    // Every item that is not a string is reported; the strings are still checked by the caller
+    // (so one run names every problem), in their positions (`items`).
+    std::vector<std::string> values;
+    m_items.clear();
+    for (const toml::node& item : *array) {
+      const auto* text = item.as_string();
+      if (text == nullptr) {
+        problem(item.source(), fmt::format("'{}' must be an array of strings, not one with a "
+                                           "value of type {}",
+                                           key, toml_type_name(item)));
+        continue;
+      }
+      values.push_back(text->get());
+      m_items.push_back(&item);
+    }
+    return values;
+  }
+  // The nodes of the strings the last strings() returned, in their order.
+  const std::vector<const toml::node*>& items() const { return m_items; }
+
+  std::optional<std::vector<std::string>> code_patterns(const toml::node& node,
+                                                        std::string_view key) {
+    auto values = strings(node, key);
+    if (!values) {
+      return std::nullopt;
+    }
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      if (const auto reason = code_pattern_problem((*values)[i])) {
+        problem(m_items[i]->source(), fmt::format("{}: {}", key, *reason));
+      }
+    }
+    return values;
+  }
+
+private:
+  std::filesystem::path m_file;
+  DiagnosticSink& m_sink;
+  std::vector<Diagnostic> m_problems;
+  std::vector<const toml::node*> m_items;
+};
+
+std::optional<Severity> parse_config_severity(std::string_view text) {
+  if (text == "error") {
+    return Severity::error;
+  }
+  if (text == "warning") {
+    return Severity::warning;
+  }
+  if (text == "info" || text == "note") {
+    return Severity::note;
+  }
+  return std::nullopt;
+}
+
+// `file` relative to the working directory when it lies below it (as messages show it).
+std::filesystem::path as_shown(const std::filesystem::path& file) {
+  std::error_code error;
+  const auto cwd = std::filesystem::current_path(error);
+  if (error) {
+    return file;
+  }
+  std::filesystem::path shown = path_relative_to(file, cwd);
+  return shown.empty() || *shown.begin() == ".." ? file : shown;
+}
+
 void read_checks(ConfigReader& reader, const toml::node& node, FibConfig& config) {
   auto names = reader.strings(node, "checks");
   if (!names) {
@@ -137,7 +152,7 @@ void read_checks(ConfigReader& reader, const toml::node& node, FibConfig& config
   }
   for (std::size_t i = 0; i < names->size(); ++i) {
     if (!parse_category((*names)[i])) {
-      reader.problem((*node.as_array())[i].source(),
+      reader.problem(reader.items()[i]->source(),
                      fmt::format("checks: unknown check '{}', valid: {}", (*names)[i],
                                  fmt::join(known, ", ")));
     }
@@ -172,6 +187,13 @@ void read_severity(ConfigReader& reader, const toml::node& node, FibConfig& conf
   for (const auto& [pattern, value] : *table) {
     if (const auto reason = code_pattern_problem(pattern.str())) {
       reader.problem(pattern.source(), fmt::format("severity: {}", *reason));
+      continue;
+    }
+    if (value.is_table()) {
+      reader.problem(pattern.source(),
+                     fmt::format("severity: '{}' is read as a table: quote a dotted code, as in "
+                                 "\"{}.…\" = \"error\"",
+                                 pattern.str(), pattern.str()));
       continue;
     }
     const auto* text = value.as_string();
@@ -231,6 +253,58 @@ void read_table(ConfigReader& reader, const toml::table& table, FibConfig& confi
   }
 }
 
+// toml++ 3.3 builds a dotted key (`a.b.c = 1`, `[a.b.c]`) by recursion without a limit, so a key of
+// tens of thousands of parts overflows the stack. Returns the 1-based line of the first key with
+// more than k_max_key_parts parts: a run of bare-key characters, quoted strings, blanks and dots
+// (floats count one dot; anything else ends the run), outside comments and multi-line strings.
+std::optional<std::size_t> too_deep(std::string_view text) {
+  std::size_t line = 1;
+  std::size_t dots = 0;
+  std::size_t i = 0;
+  const auto skip_to = [&](std::string_view end) {
+    const std::size_t found = text.find(end, i);
+    const std::size_t stop = found == std::string_view::npos ? text.size() : found + end.size();
+    line += static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(i),
+                                                text.begin() + static_cast<std::ptrdiff_t>(stop),
+                                                '\n'));
+    i = stop;
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (text.substr(i, 3) == "\"\"\"" || text.substr(i, 3) == "'''") {
+      const std::string end(text.substr(i, 3));
+      i += 3;
+      skip_to(end);
+      dots = 0;
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < text.size() && text[i] != c && text[i] != '\n') {
+        i += (c == '"' && text[i] == '\\') ? 2 : 1;
+      }
+      ++i;
+    } else if (c == '#') {
+      skip_to("\n");
+      dots = 0;
+    } else if (c == '.') {
+      if (++dots > k_max_key_parts) {
+        return line;
+      }
+      ++i;
+    } else {
+      const bool in_key = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||
+                          c == '-' || c == ' ' || c == '\t';
+      if (!in_key) {
+        dots = 0;
+      }
+      if (c == '\n') {
+        ++line;
+      }
+      ++i;
+    }
+  }
+  return std::nullopt;
+}
+
 bool is_pyproject(const std::filesystem::path& file) {
   return file.filename() == "pyproject.toml";
 }
@@ -241,18 +315,30 @@ const toml::table* tool_fib(const toml::table& document) {
   return tool == nullptr ? nullptr : (*tool)["fib"].as_table();
 }
 
+// Whether discovery stops at this pyproject.toml. One that cannot be read (too large, no
+// permission) is taken, so that load_config says why rather than fib passing over a
+// configuration silently; one that does not parse is taken only when its text names tool.fib (a
+// broken pyproject.toml of another tool in a parent directory does not stop fib).
 bool pyproject_has_tool_fib(const std::filesystem::path& file) {
   auto text = read_text_file(file, k_max_config_bytes);
   if (!text) {
+    return true;
+  }
+  if (text->find("fib") == std::string::npos) {
     return false;
+  }
+  if (too_deep(*text)) {
+    return true;
   }
   try {
     const toml::table document = toml::parse(*text, file.string());
     return tool_fib(document) != nullptr;
   } catch (const toml::parse_error&) {
-    return true; // a broken pyproject.toml may hold [tool.fib]: load_config says what is wrong
+    return text->find("tool.fib") != std::string::npos;
   }
 }
+
+} // namespace
 
 std::optional<std::filesystem::path> find_config(const std::filesystem::path& start) {
   std::error_code error;
@@ -289,6 +375,11 @@ std::optional<FibConfig> load_config(const std::filesystem::path& file, Diagnost
   config.file = file;
   config.policy.base = std::filesystem::absolute(file).lexically_normal().parent_path();
   ConfigReader reader(file, sink);
+  if (const auto line = too_deep(*text)) {
+    reader.problem_at(*line, fmt::format("a key has more than {} dotted parts", k_max_key_parts));
+    reader.flush();
+    return std::nullopt;
+  }
   toml::table document;
   try {
     document = toml::parse(*text, file.string());

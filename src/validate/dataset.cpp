@@ -335,7 +335,7 @@ std::vector<std::string> select_targets(const ValidateDatasetOptions& options,
   for (const auto& [name, entry] : scan.definitions) {
     const bool selected = !filtered || listed(options.op_types, entry.file.op_type) ||
                           listed(options.definitions, name);
-    if (selected && shard_owns(options.shard, name)) {
+    if (selected && (!options.shard || shard_owns(*options.shard, name))) {
       targets.push_back(name);
     }
   }
@@ -750,6 +750,9 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     dataset_level = std::move(first);
   }
   report.dataset = std::move(dataset_level);
+  if (options.shard) {
+    report.shard = shard_record(*options.shard, scan);
+  }
   return report;
 }
 

@@ -13,13 +13,18 @@
 namespace fib {
 namespace {
 
+// The length of `pattern` without a trailing dot ("definition." is "definition").
+long specificity(std::string_view pattern) {
+  return static_cast<long>(pattern.ends_with('.') ? pattern.size() - 1 : pattern.size());
+}
+
 // How specific a matching pattern is: its length (a longer prefix is more specific); -1 when none
 // of `patterns` matches.
 long best_match(const std::vector<std::string>& patterns, std::string_view code) {
   long best = -1;
   for (const std::string& pattern : patterns) {
     if (code_pattern_matches(pattern, code)) {
-      best = std::max(best, static_cast<long>(pattern.size()));
+      best = std::max(best, specificity(pattern));
     }
   }
   return best;
@@ -108,7 +113,13 @@ std::optional<Severity> apply_policy(const FindingPolicy& policy, std::string_vi
   if (!is_finding_code(code)) {
     return severity;
   }
-  const long selected = policy.select.empty() ? 0 : best_match(policy.select, code);
+  // What fib says about the baseline itself (baseline.suppressed, baseline.fixed) is selected by
+  // default even under a `select` that does not name it: only `ignore` drops it.
+  const bool about_baseline = code.starts_with("baseline.");
+  long selected = policy.select.empty() ? 0 : best_match(policy.select, code);
+  if (selected < 0 && about_baseline) {
+    selected = 0;
+  }
   if (selected < 0 || best_match(policy.ignore, code) >= selected) {
     return std::nullopt;
   }
@@ -122,9 +133,8 @@ std::optional<Severity> apply_policy(const FindingPolicy& policy, std::string_vi
   }
   long best = -1;
   for (const SeverityOverride& entry : policy.severities) {
-    if (code_pattern_matches(entry.code_pattern, code) &&
-        static_cast<long>(entry.code_pattern.size()) >= best) {
-      best = static_cast<long>(entry.code_pattern.size());
+    if (code_pattern_matches(entry.code_pattern, code) && specificity(entry.code_pattern) >= best) {
+      best = specificity(entry.code_pattern);
       severity = entry.severity;
     }
   }
@@ -167,17 +177,15 @@ void apply_policy(const FindingPolicy& policy, DatasetReport& report) {
 }
 
 std::string path_relative_to(const std::filesystem::path& file, const std::filesystem::path& base) {
-  std::error_code error;
-  const auto absolute_file = std::filesystem::absolute(file, error).lexically_normal();
-  const auto absolute_base = std::filesystem::absolute(base, error).lexically_normal();
-  if (error) {
-    return file.generic_string();
+  std::error_code file_error;
+  std::error_code base_error;
+  const auto absolute_file = std::filesystem::absolute(file, file_error).lexically_normal();
+  const auto absolute_base = std::filesystem::absolute(base, base_error).lexically_normal();
+  if (file_error || base_error) {
+    return file.lexically_normal().generic_string();
   }
   const auto relative = absolute_file.lexically_relative(absolute_base);
-  if (relative.empty() || *relative.begin() == "..") {
-    return file.generic_string();
-  }
-  return relative.generic_string();
+  return relative.empty() ? absolute_file.generic_string() : relative.generic_string();
 }
 
 } // namespace fib

@@ -3,6 +3,7 @@
 #include "io/schema_reader.hpp"
 #include "util/parallel_for.hpp"
 #include "util/strings.hpp"
+#include "validate/shard_record.hpp"
 
 #include <fib/base/codes.hpp>
 
@@ -568,6 +569,21 @@ std::optional<Diagnostic> stream_report_json(const DatasetReport& report,
     tail.fixed_key(2, "fib_dataset");
     write_check_result(tail, *report.dataset);
   }
+  if (const auto& shard = report.shard) {
+    tail.fixed_key(3, "fib_shard");
+    tail.open('{');
+    tail.fixed_key(0, "index");
+    tail.raw(std::to_string(shard->index));
+    tail.fixed_key(1, "count");
+    tail.raw(std::to_string(shard->count));
+    tail.fixed_key(2, "dataset_definitions");
+    tail.raw(std::to_string(shard->dataset_definitions));
+    tail.fixed_key(3, "dataset_fingerprint");
+    tail.string(shard->dataset_fingerprint);
+    tail.fixed_key(4, "fib_version");
+    tail.string(shard->fib_version);
+    tail.close('}');
+  }
   tail.close('}');
   return write(tail.take());
 }
@@ -666,6 +682,9 @@ Expected<DatasetReport> parse_report_json(std::string_view text,
     }
     if (const auto it = root.find("fib_dataset"); it != root.end() && !it->is_null()) {
       report.dataset = parse_result(reader, *it, "/fib_dataset");
+    }
+    if (const auto it = root.find("fib_shard"); it != root.end() && !it->is_null()) {
+      report.shard = parse_shard_record(reader, *it);
     }
   }
   for (const Diagnostic& d : sink.items()) {

@@ -21,8 +21,9 @@ namespace fib {
 // What identifies a finding across runs and machines.
 struct BaselineKey {
   std::string code;
-  // The finding's file relative to the baseline file's directory (path_relative_to); "" for a
-  // finding about no file (dataset mode's dataset-level section).
+  // The finding's file relative to the baseline file's directory (path_relative_to, "../" parts
+  // when outside it), with each byte of invalid UTF-8 and each '%' as %XX; "" for a finding about
+  // no file (dataset mode's dataset-level section).
   std::string file;
   std::string pointer; // file mode's JSON pointer; "" in dataset mode (its messages have none)
   // The first 16 hex digits of the SHA-256 of the message, after the baseline directory's
@@ -57,12 +58,17 @@ struct BaselineFinding {
   Severity severity = Severity::warning;
 };
 
+// Whether a baseline records `finding`: an error or a warning of a finding code (notes never fail
+// a run, and what fib could not do is never a known finding).
+bool is_baseline_finding(const BaselineFinding& finding);
+
 // The key of `finding` in a baseline kept in `baseline_file`.
 BaselineKey baseline_key(const BaselineFinding& finding,
                          const std::filesystem::path& baseline_file);
 
-// Reads a baseline. Errors: `io.not-found`/`io.read`, `json.parse`, and `baseline.invalid` with
-// the pointer of the bad value (a wrong version, a missing or mistyped field, a duplicate key).
+// Reads a baseline. Errors: `io.not-found`/`io.read`/`io.too-large`, and `baseline.invalid` with
+// the pointer of the bad value (a directory, text that is not JSON, a wrong version, a missing or
+// mistyped field, a duplicate key).
 Expected<Baseline> read_baseline(const std::filesystem::path& file);
 
 // The file's text: {"fib_baseline": 1, "entries": [...]} with 2-space indent, entries sorted by
@@ -79,8 +85,9 @@ using BaselineScope = std::function<bool(const BaselineKey&)>;
 // --shard), or not every category (`some_categories`: --checks narrower than the default).
 enum class DatasetCoverage { whole, some_definitions, some_categories };
 
-// Dataset mode's scope: with some_categories nothing (no entry is judged); else the entries of the
-// report's definition files, and with `whole` the dataset-level ones (file "") too.
+// Dataset mode's scope: with `whole` every entry (an entry of a definition file that is gone is
+// fixed too), with some_definitions the entries of the report's definition files, with
+// some_categories none.
 BaselineScope dataset_baseline_scope(const DatasetReport& report,
                                      const std::filesystem::path& baseline_file,
                                      DatasetCoverage coverage);

@@ -87,7 +87,9 @@ struct ValidateDatasetOptions {
   // (`refused`: the error, nothing validated) or is a warning and the run checks what the other
   // values match (`warned`: the old tool's silence made visible, for --exit-zero).
   UnmatchedFilters unmatched_filters = UnmatchedFilters::refused;
-  Shard shard;
+  // Nullopt checks the whole dataset; a shard checks its part and records it in the report
+  // (DatasetReport::shard, for validate-merge).
+  std::optional<Shard> shard;
   // Reference execution (the old tool's reference build, plus fib's smoke run) through `runner`,
   // for definitions that loaded; its messages go to the definition category. When the worker
   // cannot be used, the definition category says so (an info), and with
@@ -135,6 +137,24 @@ std::vector<Diagnostic> unmatched_filters(const ValidateDatasetOptions& options,
 // warnings with UnmatchedFilters::warned.
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
                                DiagnosticSink& environment);
+
+// The record of `shard` of the dataset `scan` found (before filters and sharding).
+ShardRecord shard_record(const Shard& shard, const DatasetScan& scan);
+
+enum class PartialMerge { refused, allowed };
+
+// What is wrong with `reports` (read from `files`, in the same order) as the complete set of
+// shards of one run, judged against the first report that has a shard record:
+//   shard.foreign    a report with no record, or of another shard count, dataset (definitions
+//                    and fingerprint), fib version or configuration (checks, --disable-gpu,
+//                    filters); file = that report
+//   shard.duplicate  a shard index seen twice; file = the later report
+//   shard.missing    the indices of 1..N that no report has (one diagnostic)
+// Errors (usage) with PartialMerge::refused, with a hint naming --allow-partial; warnings with
+// PartialMerge::allowed. Empty for a sound set.
+std::vector<Diagnostic> check_shard_set(const std::vector<DatasetReport>& reports,
+                                        const std::vector<std::filesystem::path>& files,
+                                        PartialMerge mode);
 
 // Merges shard reports into one: definitions (and their definition_files) are united (a later
 // report wins on a name clash), dataset-level messages de-duplicated, the config taken from the

@@ -43,7 +43,8 @@ struct SeverityOverride {
 
 struct FindingPolicy {
   // Empty is every finding code. A code is kept when its most specific (longest) matching select
-  // pattern is more specific than its most specific matching ignore pattern (a tie ignores).
+  // pattern is more specific than its most specific matching ignore pattern (a tie ignores). The
+  // baseline's own notes (baseline.*) count as selected when no select pattern names them.
   std::vector<std::string> select;
   std::vector<std::string> ignore;
   std::vector<PathIgnore> per_path_ignores;
@@ -72,8 +73,9 @@ std::vector<Diagnostic> apply_policy(const FindingPolicy& policy, std::vector<Di
 void apply_policy(const FindingPolicy& policy, DatasetReport& report);
 
 // `file` relative to `base` ("/"-separated, lexically normalized after both are made absolute
-// against the working directory); `file` itself when it is not below `base`. The one spelling of a
-// path that per-path globs and baseline entries use.
+// against the working directory), with "../" parts when it is not below `base`: the same file
+// gives the same text from any working directory. The one spelling of a path that per-path globs
+// and baseline entries use.
 std::string path_relative_to(const std::filesystem::path& file, const std::filesystem::path& base);
 
 } // namespace fib

@@ -130,6 +130,19 @@ struct ReportConfig {
   std::vector<std::string> definitions;
 };
 
+// What a `--shard K/N` run records in its report (JSON "fib_shard", after "fib_dataset"), so that
+// validate-merge can tell a complete set of shards of one run from a partial or mixed one.
+struct ShardRecord {
+  std::size_t index = 1; // K
+  std::size_t count = 1; // N
+  // The whole dataset the shards split (before filters and sharding): how many definitions, and
+  // the first 16 hex digits of the SHA-256 of their sorted names, one per line. The same tree gives
+  // the same values wherever it is checked out.
+  std::size_t dataset_definitions = 0;
+  std::string dataset_fingerprint;
+  std::string fib_version; // FIB_VERSION of the fib that wrote it
+};
+
 struct DatasetReport {
   ReportConfig config;
   std::map<std::string, DefinitionReport> definitions; // sorted by name
@@ -139,6 +152,8 @@ struct DatasetReport {
   // are written to JSON under "fib_dataset" and printed after the definitions; the old tool has no
   // such section.
   std::optional<CheckResult> dataset;
+  // Set by a --shard run; never by a whole run or a merge.
+  std::optional<ShardRecord> shard;
 };
 
 // Counts of definitions per status.
@@ -157,7 +172,8 @@ DiagnosticCounts count_findings(const DatasetReport& report);
 
 // The JSON file as the old tool writes it (2-space indent, declaration order, explicit nulls for
 // categories that did not run, raw non-ASCII, no trailing newline), with one addition: each
-// message has a "code" key after "message" (left out when the code is "").
+// message has a "code" key after "message" (left out when the code is ""), and the "fib_dataset"
+// and "fib_shard" members at the end when there is such a section or record.
 std::string render_report_json(const DatasetReport& report);
 
 // The old tool's text report, ending with exactly one "\n". Codes are not shown.

@@ -130,7 +130,8 @@ TEST(Baseline, ScopesFollowWhatTheRunChecked) {
   const auto whole = dataset_baseline_scope(report, "/repo/b.json", DatasetCoverage::whole);
   EXPECT_TRUE(whole({"c", "ds/definitions/gemm/g.json", "", "f"}));
   EXPECT_TRUE(whole({"c", "", "", "f"}));
-  EXPECT_FALSE(whole({"c", "ds/definitions/gemm/h.json", "", "f"}));
+  EXPECT_TRUE(whole({"c", "ds/definitions/gone/gone.json", "", "f"}))
+      << "a whole run judges the entries of definitions that are gone too";
   const auto part =
       dataset_baseline_scope(report, "/repo/b.json", DatasetCoverage::some_definitions);
   EXPECT_TRUE(part({"c", "ds/definitions/gemm/g.json", "", "f"}));
@@ -183,6 +184,30 @@ TEST(Baseline, DatasetReportsSayWhatWasSuppressedAndFixed) {
   EXPECT_EQ(report.dataset->status, CheckStatus::ok) << "both are infos";
 }
 
+TEST(Baseline, FileNamesThatAreNotUtf8KeepTheirKeysThroughTheFile) {
+  testing::TempDir dir;
+  const auto file = dir.path() / "fib-baseline.json";
+  const std::filesystem::path odd = dir.path() / "bad\xffname 100%.json";
+  const std::vector<Diagnostic> found = {finding(k_description_missing, odd, "", "missing")};
+  const Baseline made = make_baseline(views(found), file, nullptr, k_everything);
+  ASSERT_EQ(made.entries.size(), 1u);
+  EXPECT_EQ(made.entries[0].key.file, "bad%FFname 100%25.json");
+  dir.write("fib-baseline.json", render_baseline(made));
+  const auto read = read_baseline(file);
+  ASSERT_TRUE(read) << read.error().message;
+  std::vector<Diagnostic> again = found;
+  EXPECT_EQ(apply_baseline(*read, again, k_everything).suppressed, 1u);
+  EXPECT_TRUE(again.empty());
+}
+
+TEST(Baseline, ABaselineAtTheRootCutsNoSlashesOutOfMessages) {
+  const auto key = [](std::string_view message) {
+    return baseline_key({k_description_missing, "", "", message, Severity::warning},
+                        "/fib-baseline.json");
+  };
+  EXPECT_NE(key("a/b").fingerprint, key("ab").fingerprint);
+}
+
 TEST(Baseline, DamagedFilesAreBaselineInvalidWithThePointer) {
   testing::TempDir dir;
   const auto check = [&](std::string_view text, std::string_view code, std::string_view pointer) {
@@ -205,7 +230,10 @@ TEST(Baseline, DamagedFilesAreBaselineInvalidWithThePointer) {
         "count": 1})";
   check(R"({"fib_baseline": 1, "entries": [)" + entry + "," + entry + "]}",
         codes::k_baseline_invalid, "/entries/1");
-  check("{", codes::k_json_parse, "");
+  check("{", codes::k_baseline_invalid, "");
+  const auto directory = read_baseline(dir.path());
+  ASSERT_FALSE(directory);
+  EXPECT_EQ(directory.error().code, codes::k_baseline_invalid);
   EXPECT_EQ(read_baseline(dir.path() / "missing.json").error().code, codes::k_io_not_found);
 }
 

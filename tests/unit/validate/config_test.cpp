@@ -102,20 +102,47 @@ ignore = ["io.read"]
     EXPECT_EQ(d.file, file);
     seen.emplace_back(d.line, d.message);
   }
-  ASSERT_EQ(seen.size(), 8u);
+  ASSERT_EQ(seen.size(), 9u);
   EXPECT_EQ(seen[0], std::make_pair(1, std::string("'strict' must be true or false")));
   EXPECT_EQ(seen[1], std::make_pair(2, std::string("unknown key 'ignor'; did you mean 'ignore'?")));
-  EXPECT_EQ(seen[2].first, 3);
-  EXPECT_EQ(seen[2].second, "'select' must be an array of strings");
-  EXPECT_EQ(seen[3].first, 4);
-  EXPECT_NE(seen[3].second.find("unknown check 'layuot'"), std::string::npos);
-  EXPECT_EQ(seen[4].first, 5);
-  EXPECT_NE(seen[4].second.find("always show"), std::string::npos);
-  EXPECT_EQ(seen[5].first, 8);
-  EXPECT_NE(seen[5].second.find("not 'fatal'"), std::string::npos);
-  EXPECT_EQ(seen[6].first, 9);
-  EXPECT_NE(seen[6].second.find("'no.such.code' is not a finding code"), std::string::npos);
-  EXPECT_EQ(seen[7].first, 12);
+  EXPECT_EQ(seen[2], std::make_pair(3, std::string("'select' must be an array of strings, not one "
+                                                   "with a value of type integer")));
+  EXPECT_EQ(seen[3], std::make_pair(3, std::string("select: 'definitio' is not a finding code or "
+                                                   "code prefix; did you mean 'definition'?")))
+      << "the strings of an array with a bad item are still judged";
+  EXPECT_EQ(seen[4].first, 4);
+  EXPECT_NE(seen[4].second.find("unknown check 'layuot'"), std::string::npos);
+  EXPECT_EQ(seen[5].first, 5);
+  EXPECT_NE(seen[5].second.find("always show"), std::string::npos);
+  EXPECT_EQ(seen[6].first, 8);
+  EXPECT_NE(seen[6].second.find("not 'fatal'"), std::string::npos);
+  EXPECT_EQ(seen[7].first, 9);
+  EXPECT_NE(seen[7].second.find("'no.such.code' is not a finding code"), std::string::npos);
+  EXPECT_EQ(seen[8].first, 12);
+}
+
+TEST(Config, EveryItemOfAnArrayIsJudged) {
+  testing::TempDir dir;
+  DiagnosticList problems;
+  EXPECT_FALSE(load(dir.write("fib.toml", "checks = [\"layout\", 3, \"bogus\"]\n"
+                                          "[severity]\ndefinition.tag = \"info\"\n"),
+                    problems));
+  ASSERT_EQ(problems.items().size(), 3u);
+  EXPECT_EQ(problems.items()[0].message,
+            "'checks' must be an array of strings, not one with a value of type integer");
+  EXPECT_NE(problems.items()[1].message.find("unknown check 'bogus'"), std::string::npos);
+  EXPECT_NE(problems.items()[2].message.find("quote a dotted code"), std::string::npos);
+  EXPECT_EQ(problems.items()[2].line, 3);
+}
+
+TEST(Config, DiscoveryPassesOverABrokenPyprojectOfAnotherTool) {
+  testing::TempDir dir;
+  dir.write("pyproject.toml", "[project\nname = \"x\"\n");
+  dir.write("ds/definitions/g.json", "{}");
+  EXPECT_FALSE(find_config(dir.path() / "ds"));
+  dir.write("pyproject.toml", "[tool.fib\nstrict = true\n");
+  EXPECT_EQ(find_config(dir.path() / "ds"), dir.path() / "pyproject.toml")
+      << "a broken one that names tool.fib is taken, and load_config says what is wrong";
 }
 
 TEST(Config, SyntaxErrorsAndHostileFilesAreReportedNotThrown) {
@@ -131,6 +158,33 @@ TEST(Config, SyntaxErrorsAndHostileFilesAreReportedNotThrown) {
   EXPECT_FALSE(load(dir.write("fib.toml", "x = " + std::string(5000, '[') + "\n"), deep));
   ASSERT_FALSE(deep.items().empty());
   EXPECT_EQ(deep.items()[0].code, codes::k_config_invalid);
+
+  DiagnosticList dotted;
+  EXPECT_FALSE(load(dir.write(
+                        "fib.toml", "strict = true\n" + std::string("a") +
+                                        [] {
+                                          std::string parts;
+                                          for (int i = 0; i < 50000; ++i) {
+                                            parts += ".a";
+                                          }
+                                          return parts;
+                                        }() +
+                                        " = 1\n"),
+                    dotted))
+      << "a key of 50,000 dotted parts is refused before toml++ recurses into it";
+  ASSERT_EQ(dotted.items().size(), 1u);
+  EXPECT_EQ(dotted.items()[0].line, 2);
+  EXPECT_NE(dotted.items()[0].message.find("more than 128 dotted parts"), std::string::npos);
+
+  DiagnosticList floats;
+  std::string many_floats = "x = [";
+  for (int i = 0; i < 1000; ++i) {
+    many_floats += "1.5, ";
+  }
+  many_floats += "2.5]\n";
+  EXPECT_FALSE(load(dir.write("fib.toml", many_floats), floats));
+  ASSERT_EQ(floats.items().size(), 1u);
+  EXPECT_EQ(floats.items()[0].message, "unknown key 'x'") << "floats are no dotted key";
 
   DiagnosticList empty_pyproject;
   EXPECT_FALSE(load(dir.write("pyproject.toml", "[project]\n"), empty_pyproject));

@@ -91,6 +91,22 @@ TEST(FindingPolicy, PerPathIgnoresMatchRelativePathsAndBareFileNames) {
       << "a finding about no file";
 }
 
+TEST(FindingPolicy, ATrailingDotIsNoMoreSpecific) {
+  FindingPolicy policy;
+  policy.select = {"definition."};
+  policy.ignore = {"definition"};
+  EXPECT_FALSE(apply_policy(policy, k_tag_format, Severity::note, {})) << "a tie ignores";
+}
+
+TEST(FindingPolicy, TheBaselinesOwnNotesShowUnderASelectUnlessIgnored) {
+  FindingPolicy policy;
+  policy.select = {"definition"};
+  EXPECT_EQ(apply_policy(policy, codes::k_baseline_fixed, Severity::note, {}), Severity::note);
+  policy.ignore = {"baseline.fixed"};
+  EXPECT_FALSE(apply_policy(policy, codes::k_baseline_fixed, Severity::note, {}));
+  EXPECT_EQ(apply_policy(policy, codes::k_baseline_suppressed, Severity::note, {}), Severity::note);
+}
+
 TEST(FindingPolicy, TheMostSpecificSeverityOverrideWins) {
   FindingPolicy policy;
   policy.severities = {{"definition.description.missing", Severity::error},
@@ -128,7 +144,9 @@ TEST(FindingPolicy, DatasetReportsAreFilteredAndTheirStatusesRecomputed) {
 
 TEST(FindingPolicy, PathsAreSpelledRelativeToTheBase) {
   EXPECT_EQ(path_relative_to("/repo/a/../b/c.json", "/repo"), "b/c.json");
-  EXPECT_EQ(path_relative_to("/elsewhere/c.json", "/repo"), "/elsewhere/c.json");
+  EXPECT_EQ(path_relative_to("/elsewhere/c.json", "/repo"), "../elsewhere/c.json")
+      << "outside the base, still the same text from any working directory";
+  EXPECT_EQ(path_relative_to("/repo", "/repo"), ".");
 }
 
 } // namespace
