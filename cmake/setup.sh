@@ -28,7 +28,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libssl-dev libgtest-dev libgmock-dev
   libtomlplusplus-dev
   python3-dev pybind11-dev libtorch-dev python3-torch python3-numpy libopenblas0-pthread
-  python3-jsonschema clang-format bubblewrap
+  python3-jsonschema python3-yaml clang-format bubblewrap
 )
 # The sanitizer and fuzzing run of CI (fuzz/run_fuzzers.sh) builds with clang and libFuzzer.
 if [ "$mode" = test ]; then

@@ -30,6 +30,7 @@ Subcommand register_tag(CLI::App& app);
 Subcommand register_dump(CLI::App& app); // Python starts only with --stage
 Subcommand register_run(CLI::App& app);
 Subcommand register_report(CLI::App& app);
+Subcommand register_schema(CLI::App& app);
 
 // The runners, declared here so that each register_X can bind its own.
 struct ValidateCommand;
@@ -50,5 +51,7 @@ struct RunCommand;
 int run_run(const RunCommand& command);
 struct ReportCommand;
 int run_report(const ReportCommand& command);
+struct SchemaCommand;
+int run_schema(const SchemaCommand& command);
 
 } // namespace fib::app

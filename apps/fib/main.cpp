@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
         register_validate_merge(app), register_normalize(app),
         register_stage(app),          register_tag(app),
         register_dump(app),           register_run(app),
-        register_report(app),
+        register_report(app),         register_schema(app),
     };
     try {
       app.parse(argc, argv);
