@@ -374,20 +374,7 @@ BaselineMatch apply_baseline(const Baseline& baseline, DatasetReport& report,
       result.update_status();
     }
   };
-  for (auto& [name, definition] : report.definitions) {
-    const auto file = report.definition_files.find(name);
-    const std::filesystem::path path =
-        file == report.definition_files.end() ? std::filesystem::path() : file->second;
-    for (auto& category : definition.categories) {
-      if (category) {
-        filter(*category, path);
-      }
-    }
-    definition.update_status();
-  }
-  if (report.dataset) {
-    filter(*report.dataset, {});
-  }
+  for_each_result(report, filter);
   BaselineMatch match = matcher.finish(scope);
   if (match.suppressed == 0 && match.fixed.empty()) {
     return match;
@@ -411,24 +398,11 @@ BaselineMatch apply_baseline(const Baseline& baseline, DatasetReport& report,
 
 std::vector<BaselineFinding> report_findings(const DatasetReport& report) {
   std::vector<BaselineFinding> findings;
-  const auto add = [&](const CheckResult& result, const std::filesystem::path& file) {
+  for_each_result(report, [&](const CheckResult& result, const std::filesystem::path& file) {
     for (const CheckMessage& m : result.messages) {
       findings.push_back({m.code, file, "", m.message, severity_of(m.level)});
     }
-  };
-  for (const auto& [name, definition] : report.definitions) {
-    const auto file = report.definition_files.find(name);
-    const std::filesystem::path path =
-        file == report.definition_files.end() ? std::filesystem::path() : file->second;
-    for (const auto& category : definition.categories) {
-      if (category) {
-        add(*category, path);
-      }
-    }
-  }
-  if (report.dataset) {
-    add(*report.dataset, {});
-  }
+  });
   return findings;
 }
 

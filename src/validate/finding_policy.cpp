@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fnmatch.h>
 #include <system_error>
+#include <type_traits>
 
 namespace fib {
 namespace {
@@ -160,20 +161,43 @@ void apply_policy(const FindingPolicy& policy, DatasetReport& report) {
   if (policy.is_default()) {
     return;
   }
+  for_each_result(report, [&](CheckResult& result, const std::filesystem::path& file) {
+    apply_to_result(policy, result, file);
+  });
+}
+
+namespace {
+
+template <typename Report, typename Visit> void visit_results(Report& report, const Visit& visit) {
   for (auto& [name, definition] : report.definitions) {
     const auto file = report.definition_files.find(name);
     const std::filesystem::path path =
         file == report.definition_files.end() ? std::filesystem::path() : file->second;
     for (auto& category : definition.categories) {
       if (category) {
-        apply_to_result(policy, *category, path);
+        visit(*category, path);
       }
     }
-    definition.update_status();
+    if constexpr (!std::is_const_v<Report>) {
+      definition.update_status();
+    }
   }
   if (report.dataset) {
-    apply_to_result(policy, *report.dataset, {});
+    visit(*report.dataset, std::filesystem::path());
   }
+}
+
+} // namespace
+
+void for_each_result(DatasetReport& report,
+                     const std::function<void(CheckResult&, const std::filesystem::path&)>& visit) {
+  visit_results(report, visit);
+}
+
+void for_each_result(
+    const DatasetReport& report,
+    const std::function<void(const CheckResult&, const std::filesystem::path&)>& visit) {
+  visit_results(report, visit);
 }
 
 std::string path_relative_to(const std::filesystem::path& file, const std::filesystem::path& base) {

@@ -8,6 +8,7 @@
 #include <fib/validate/report.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,6 +72,16 @@ std::vector<Diagnostic> apply_policy(const FindingPolicy& policy, std::vector<Di
 // definition file (report.definition_files), the dataset section's with no file; statuses are
 // recomputed from what is left.
 void apply_policy(const FindingPolicy& policy, DatasetReport& report);
+
+// Calls `visit` on every category result of the report with the file its messages are about: a
+// definition's results with its definition file (report.definition_files; empty when unknown),
+// then the dataset section with an empty path. The mutable form recomputes each definition's
+// status afterwards (a visit that changes messages keeps its own result's status).
+void for_each_result(DatasetReport& report,
+                     const std::function<void(CheckResult&, const std::filesystem::path&)>& visit);
+void for_each_result(
+    const DatasetReport& report,
+    const std::function<void(const CheckResult&, const std::filesystem::path&)>& visit);
 
 // `file` relative to `base` ("/"-separated, lexically normalized after both are made absolute
 // against the working directory), with "../" parts when it is not below `base`: the same file
