@@ -2,6 +2,7 @@
 // tool's report files.
 
 #include "cache_flags.hpp"
+#include "ci_output_flags.hpp"
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "finding_flags.hpp"
@@ -41,6 +42,7 @@ struct ValidateCommand {
   std::vector<std::string> paths;
   std::string kind_name = "auto";
   std::string format_name = "text";
+  CiOutputFlags ci;      // --path-prefix, --max-annotations
   FindingFlags findings; // fib.toml, --select/--ignore, --strict, the baseline
   // Dataset mode.
   std::string dataset;
@@ -73,6 +75,12 @@ are a usage error in the other.
 File mode prints one line per problem,
   FILE:LINE: SEVERITY[CODE] /json/pointer: MESSAGE
 and a summary line. Codes are listed in docs/diagnostics.md (share/doc/fib/docs).
+
+In CI (both modes): --format github annotates each finding on the file and line
+it is in (at most --max-annotations errors and as many warnings, then a notice;
+paths relative to $GITHUB_WORKSPACE, or --path-prefix); --format sarif prints
+SARIF 2.1.0 for code scanning; when $GITHUB_STEP_SUMMARY is set, a digest of the
+findings is appended to it. docs/ci.md (share/doc/fib/docs) has the details.
 
 Dataset mode writes report-YYYYMMDD-HHMMSS.{json,txt} under DIR/reports (or
 --output-folder; a run that finds that name taken, by a run of the same second,
@@ -300,14 +308,34 @@ void print_dataset_report(const ValidateCommand& command, const DatasetReport& r
   if (plan.targets.text_file) {
     spdlog::info("Report text written to {}", files.text.string());
   }
-  if (command.format_name == "github") {
-    write_all(stdout, render_github(report, normalize_root(plan.options.root)));
+  if (command.format_name == "github" || command.format_name == "sarif") {
+    // printed by print_dataset_ci_findings
   } else if (command.format_name == "json") {
     write_line(stdout, render_report_json(report));
   } else if (plan.targets.stdout_text) {
     // The text report ends with one "\n"; print() adds another, as in the old tool.
     write_line(stdout, render_report_text(report));
   }
+}
+
+// --format github|sarif, and the step summary: the report's findings with their files and lines.
+void print_dataset_ci_findings(const ValidateCommand& command, const DatasetReport& report,
+                               const std::filesystem::path& root, DiagnosticSink& problems) {
+  if (!wants_ci_findings(command.format_name)) {
+    return;
+  }
+  const std::filesystem::path base = normalize_root(root);
+  std::vector<Diagnostic> findings = report_findings_located(report, base);
+  resolve_pointer_lines(findings);
+  const CiPaths paths = ci_paths(command.ci, base);
+  print_ci_findings(command.format_name, findings, command.ci, paths);
+  const StatusCounts statuses = count_statuses(report);
+  append_step_summary(findings, paths,
+                      fmt::format("fib validate --dataset {}: {} definitions, {} ok, {} with "
+                                  "warnings, {} with errors",
+                                  base.string(), report.definitions.size(), statuses.ok,
+                                  statuses.warning, statuses.error),
+                      problems);
 }
 
 int run_dataset(const ValidateCommand& command, python::Runtime& python) {
@@ -344,6 +372,7 @@ int run_dataset(const ValidateCommand& command, python::Runtime& python) {
     return fail(files.error());
   }
   print_dataset_report(command, report, *plan, *files);
+  print_dataset_ci_findings(command, report, plan->options.root, printed);
   DiagnosticCounts counts = environment.counts();
   counts += counted(command, count_findings(report));
   return exit_status(counts, settings->strictness);
@@ -362,26 +391,27 @@ ValidateFilesOptions files_options(const ValidateCommand& command) {
 // The diagnostics in the --format asked for, then the summary line (on standard error unless
 // the format is text).
 void print_file_findings(const ValidateCommand& command, const std::vector<Diagnostic>& found,
-                         std::size_t files, std::size_t suppressed) {
+                         std::size_t files, std::size_t suppressed, DiagnosticSink& problems) {
+  const CiPaths paths = ci_paths(command.ci, ".");
   if (command.format_name == "json") {
     write_line(stdout, render_json(found));
-  } else {
+  } else if (command.format_name == "text") {
     for (const Diagnostic& d : found) {
-      const std::string line = command.format_name == "github" ? render_github(d) : render_text(d);
-      if (!line.empty()) {
-        write_line(stdout, line);
-      }
+      write_line(stdout, render_text(d));
     }
+  } else {
+    print_ci_findings(command.format_name, found, command.ci, paths);
   }
   const DiagnosticCounts counts = count_diagnostics(found);
   const auto plural = [](std::size_t n) { return n == 1 ? "" : "s"; };
-  write_line(command.format_name == "text" ? stdout : stderr,
-             fmt::format("fib validate: {} file{} checked: {} error{}, {} warning{}, {} note{}",
-                         files, plural(files), counts.errors, plural(counts.errors),
-                         counts.warnings, plural(counts.warnings), counts.notes,
-                         plural(counts.notes)) +
-                 (suppressed > 0 ? fmt::format(" ({} suppressed by the baseline)", suppressed)
-                                 : std::string()));
+  const std::string summary =
+      fmt::format("fib validate: {} file{} checked: {} error{}, {} warning{}, {} note{}", files,
+                  plural(files), counts.errors, plural(counts.errors), counts.warnings,
+                  plural(counts.warnings), counts.notes, plural(counts.notes)) +
+      (suppressed > 0 ? fmt::format(" ({} suppressed by the baseline)", suppressed)
+                      : std::string());
+  write_line(command.format_name == "text" ? stdout : stderr, summary);
+  append_step_summary(found, paths, summary, problems);
 }
 
 int run_files(const ValidateCommand& command, python::Runtime& python) {
@@ -408,7 +438,7 @@ int run_files(const ValidateCommand& command, python::Runtime& python) {
   if (!suppressed) {
     return exit_status(problems.counts());
   }
-  print_file_findings(command, found, summary.files, *suppressed);
+  print_file_findings(command, found, summary.files, *suppressed, printed);
   return exit_status(counted(command, count_diagnostics(found)), settings->strictness);
 }
 
@@ -461,8 +491,10 @@ Subcommand register_validate(CLI::App& app) {
   sub->add_option("--kind", command->kind_name, "File mode: what the files hold (default: auto)")
       ->check(CLI::IsMember({"auto", "definition", "solution", "workload", "trace"}));
   sub->add_option("--format", command->format_name,
-                  "Output: text (default), json, or github (Actions annotations)")
-      ->check(CLI::IsMember({"text", "json", "github"}));
+                  "Output: text (default), json, github (Actions annotations) or sarif (SARIF "
+                  "2.1.0, for code scanning)")
+      ->check(CLI::IsMember({"text", "json", "github", "sarif"}));
+  add_ci_output_flags(sub, command->ci);
   sub->add_flag_callback(
       "--exit-zero", [command] { command->exit_policy = ExitPolicy::always_zero; },
       "Exit 0 whatever the findings (the old tool's behaviour)");

@@ -21,28 +21,6 @@ std::string indent_continuations(const std::string& text) {
   return out;
 }
 
-// Escapes data for a workflow command (GitHub's rules: %, CR and LF in the message; also , and :
-// in properties).
-std::string escape_github(std::string_view text, bool property) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '%') {
-      out += "%25";
-    } else if (c == '\r') {
-      out += "%0D";
-    } else if (c == '\n') {
-      out += "%0A";
-    } else if (property && c == ':') {
-      out += "%3A";
-    } else if (property && c == ',') {
-      out += "%2C";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 void write_all(std::FILE* stream, std::string_view text) {
@@ -54,60 +32,6 @@ void write_all(std::FILE* stream, std::string_view text) {
 void write_line(std::FILE* stream, std::string_view text) {
   write_all(stream, text);
   std::fputc('\n', stream);
-}
-
-std::string render_github(const Diagnostic& d) {
-  if (d.severity == Severity::note) {
-    return {};
-  }
-  std::string properties;
-  if (!d.file.empty()) {
-    properties += "file=" + escape_github(d.file.string(), true);
-  }
-  if (d.line > 0) {
-    properties += fmt::format("{}line={}", properties.empty() ? "" : ",", d.line);
-  }
-  properties +=
-      fmt::format("{}title={}", properties.empty() ? "" : ",", escape_github(d.code, true));
-  std::string message = d.pointer.empty() ? d.message : d.pointer + ": " + d.message;
-  return fmt::format("::{} {}::{}", d.severity == Severity::error ? "error" : "warning", properties,
-                     escape_github(message, false));
-}
-
-std::string render_github(const DatasetReport& report, const std::filesystem::path& root) {
-  std::string out;
-  // `subject` says where the message belongs ("DEFINITION CATEGORY", "dataset ROOT"): it leads
-  // the message, as a pointer does in file mode, and titles a message that has no code.
-  const auto emit = [&](const CheckMessage& m, const std::string& file,
-                        const std::string& subject) {
-    if (m.level == CheckLevel::info) {
-      return;
-    }
-    const std::string properties =
-        file.empty() ? std::string{} : "file=" + escape_github(file, true) + ",";
-    const std::string title = m.code.empty() ? subject : std::string(m.code);
-    const std::string message = m.code.empty() ? m.message : subject + ": " + m.message;
-    out += fmt::format("::{} {}title={}::{}\n", m.level == CheckLevel::error ? "error" : "warning",
-                       properties, escape_github(title, true), escape_github(message, false));
-  };
-  for (const auto& [name, definition] : report.definitions) {
-    const auto file = report.definition_files.find(name);
-    const std::string path =
-        file == report.definition_files.end() ? std::string{} : file->second.string();
-    for (const Category category : k_category_order) {
-      if (const auto& result = definition[category]) {
-        for (const CheckMessage& m : result->messages) {
-          emit(m, path, fmt::format("{} {}", name, to_string(category)));
-        }
-      }
-    }
-  }
-  if (report.dataset) {
-    for (const CheckMessage& m : report.dataset->messages) {
-      emit(m, {}, fmt::format("dataset {}", root.string()));
-    }
-  }
-  return out;
 }
 
 std::string render_text(const Diagnostic& d) {

@@ -30,18 +30,6 @@ std::string render_text(const Diagnostic& diagnostic);
 // message and hint (line is null when unknown, hint "" when none), in report order.
 std::string render_json(const std::vector<Diagnostic>& diagnostics);
 
-// A GitHub Actions annotation (`::error file=F,line=L,title=CODE::MESSAGE`) for errors and
-// warnings; "" for notes.
-std::string render_github(const Diagnostic& diagnostic);
-
-// Annotations for every error and warning message of a dataset report, titled with the message's
-// code as file mode does (`::error file=F,title=CODE::DEFINITION CATEGORY: MESSAGE`; fib's
-// dataset-level messages read `dataset ROOT: MESSAGE` and have no `file=`). A definition's
-// messages carry `file=` (its definition file, from DatasetReport::definition_files) when the
-// report knows it. A message without a code (read from an old report) is titled with its subject
-// instead, as before codes.
-std::string render_github(const DatasetReport& report, const std::filesystem::path& root);
-
 // One plan line of `fib stage`: `LABEL       definitions/<op_type>/<name>.json  (SOURCE)`, or
 // `LABEL       SOURCE` when the input never got a target; LABEL is stage_line_label's, and an
 // overwrite that kept curated fields ends with `  kept: /description, tag x:y`.

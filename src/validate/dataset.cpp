@@ -290,7 +290,7 @@ void run_worker_phases(LoadedChunk& chunk, DatasetRun& run, DiagnosticSink& envi
       continue;
     }
     if (baseline) {
-      run_baseline_builds(job, *options.runner, run.evaluate.cache);
+      run_baseline_builds(job, *options.runner, run.evaluate.cache, run.context.root);
     }
     if (benchmark) {
       run_benchmark_phase(job, *options.runner, run.evaluate);
@@ -738,7 +738,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   }
 
   const std::size_t loaded = validate_targets(targets, files, run, python, report, environment);
-  CheckResult dataset_level = check_dataset_level(scan);
+  CheckResult dataset_level = check_dataset_level(scan, root);
   // A tree of the old schema is said once, first, with counts (not once per file).
   if (auto old_schema = old_schema_message(
           old_schema_signs, root, loaded > 0 ? DefinitionsLoaded::some : DefinitionsLoaded::none)) {

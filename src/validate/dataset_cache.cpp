@@ -71,7 +71,7 @@ DatasetCache dataset_cache(ResultCache* store, const std::string& python_identit
     return {};
   }
   detail::ByteWriter prefix;
-  prefix.str("fib dataset definition report v1");
+  prefix.str("fib dataset definition report v2");
   prefix.str(build_identity());
   prefix.str(python_identity);
   prefix.str(root.native());

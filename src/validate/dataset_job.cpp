@@ -38,6 +38,25 @@ bool points_outside(const std::string& blob_path) {
                      [](const std::filesystem::path& part) { return part == ".."; });
 }
 
+MessageLocation location_in(const ScannedFile& file, const std::filesystem::path& root, int line,
+                            std::string pointer) {
+  return MessageLocation{file.path.lexically_relative(root).generic_string(), std::move(pointer),
+                         line > 0 ? static_cast<std::uint32_t>(line) : 0};
+}
+
+void locate_unplaced(CheckResult& result, const ScannedFile& file,
+                     const std::filesystem::path& root) {
+  std::string relative;
+  for (CheckMessage& message : result.messages) {
+    if (message.where.file.empty()) {
+      if (relative.empty()) {
+        relative = file.path.lexically_relative(root).generic_string();
+      }
+      message.where.file = relative;
+    }
+  }
+}
+
 bool is_worker_unusable(const Diagnostic& d) {
   return d.code == codes::k_worker_unavailable || d.code == codes::k_worker_protocol ||
          d.code == codes::k_sandbox_unavailable;

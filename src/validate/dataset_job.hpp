@@ -56,6 +56,8 @@ struct LoadedDefinition {
 struct LoadError {
   std::string code;
   std::string text;
+  int line = 0;        // the file line of the first problem (0 when unknown)
+  std::string pointer; // its pointer (within the line for JSON Lines)
 };
 
 // A workload or trace file (JSON Lines), read and parsed.
@@ -148,7 +150,7 @@ std::optional<CheckResult> check_benchmark(const DefinitionJob& job,
 
 // fib's dataset-level section: files no definition's report covers (orphans, shadowed, misplaced
 // and unread files).
-CheckResult check_dataset_level(const DatasetScan& scan);
+CheckResult check_dataset_level(const DatasetScan& scan, const std::filesystem::path& root);
 
 // --- Loading (dataset_load.cpp) ---
 
@@ -182,7 +184,7 @@ void run_reference_phase(DefinitionJob& job, ReferenceChecks checks, ReferenceRu
                          bool requested, bool& unavailable_reported, DiagnosticSink& environment);
 // Builds the parsed baseline solutions, into job.baseline_build_messages.
 void run_baseline_builds(DefinitionJob& job, ReferenceRunner& runner,
-                         const std::filesystem::path& cache);
+                         const std::filesystem::path& cache, const std::filesystem::path& root);
 // The benchmark category, into job.benchmark: every parsed baseline solution and the reference
 // (as a pseudo-solution) on every workload.
 void run_benchmark_phase(DefinitionJob& job, ReferenceRunner& runner,
@@ -199,6 +201,15 @@ std::string excerpt(std::string_view text);
 
 // True when a blob path names a file outside the dataset root: absolute, or with a ".." part.
 bool points_outside(const std::string& blob_path);
+
+// Where a message about `file` points: its path below `root` ('/'-separated), then `line` (0 when
+// unknown) and `pointer`.
+MessageLocation location_in(const ScannedFile& file, const std::filesystem::path& root,
+                            int line = 0, std::string pointer = {});
+
+// Gives every message of `result` that names no file `file` (the category's own file).
+void locate_unplaced(CheckResult& result, const ScannedFile& file,
+                     const std::filesystem::path& root);
 
 // True for the diagnostics that say the reference worker cannot be used at all.
 bool is_worker_unusable(const Diagnostic& d);

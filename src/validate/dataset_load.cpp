@@ -23,7 +23,8 @@ std::vector<Diagnostic> legacy_errors(const DiagnosticList& list) {
 
 // The load error of `model`: the old tool's text, and the code of the first error.
 LoadError load_error(std::string_view model, const std::vector<Diagnostic>& errors) {
-  return LoadError{errors.front().code, validation_error_text(model, errors)};
+  const Diagnostic& first = errors.front();
+  return LoadError{first.code, validation_error_text(model, errors), first.line, first.pointer};
 }
 
 bool is_model_level(std::string_view code) {
@@ -91,7 +92,7 @@ void load_definition(LoadedDefinition& out, const Expected<std::string>& text) {
 
 void load_trace_file(LoadedTraceFile& out, const Expected<std::string>& text) {
   if (!text) {
-    out.error = LoadError{text.error().code, text.error().message};
+    out.error = LoadError{text.error().code, text.error().message, 0, {}};
     return;
   }
   for (const JsonlLine& line : split_jsonl_lines(*text)) {
@@ -106,6 +107,7 @@ void load_trace_file(LoadedTraceFile& out, const Expected<std::string>& text) {
       // One bad line fails the whole file, as in the old tool.
       out.error = load_error("Trace", errors);
       out.error.text += fmt::format(" (line {})", line.line);
+      out.error.line = line.line;
       out.lines.clear();
       return;
     }
@@ -117,7 +119,7 @@ void load_trace_file(LoadedTraceFile& out, const Expected<std::string>& text) {
 
 void load_solution(LoadedSolution& out, const Expected<std::string>& text) {
   if (!text) {
-    out.error = LoadError{text.error().code, text.error().message};
+    out.error = LoadError{text.error().code, text.error().message, 0, {}};
     return;
   }
   DiagnosticList sink;

@@ -159,23 +159,24 @@ CheckLevel level_of(Severity severity) {
   return CheckLevel::info;
 }
 
-void CheckResult::add(std::string_view code, std::string message) {
-  add(default_level(code), code, std::move(message));
+CheckMessage& CheckResult::add(std::string_view code, std::string message) {
+  return add(default_level(code), code, std::move(message));
 }
 
-void CheckResult::add(CheckLevel level, std::string_view code, std::string message) {
-  add(CheckMessage{level, std::move(message), table_code(code)});
+CheckMessage& CheckResult::add(CheckLevel level, std::string_view code, std::string message) {
+  return add(CheckMessage{level, std::move(message), table_code(code), {}});
 }
 
-void CheckResult::add(CheckMessage message) {
+CheckMessage& CheckResult::add(CheckMessage message) {
   status = worse(status, status_of(message.level));
-  messages.push_back(std::move(message));
+  return messages.emplace_back(std::move(message));
 }
 
-void CheckResult::add_front(std::string_view code, std::string message) {
+CheckMessage& CheckResult::add_front(std::string_view code, std::string message) {
   const CheckLevel level = default_level(code);
   status = worse(status, status_of(level));
-  messages.insert(messages.begin(), CheckMessage{level, std::move(message), table_code(code)});
+  return *messages.insert(messages.begin(),
+                          CheckMessage{level, std::move(message), table_code(code), {}});
 }
 
 Severity severity_of(CheckLevel level) {

@@ -6,6 +6,10 @@
 
 #include <fib/base/codes.hpp>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace fib::dataset_checks {
 namespace {
 
@@ -21,17 +25,43 @@ template <class Enum> std::optional<Enum> decode_enum(detail::ByteReader& in, En
   return static_cast<Enum>(value);
 }
 
-void encode_result(const CheckResult& result, detail::ByteWriter& out) {
+// The files the messages of one report point at, each written once: a message stores its
+// file's index + 1 (0 when it names none).
+class FileTable {
+public:
+  std::uint32_t index_of(const std::string& file) {
+    if (file.empty()) {
+      return 0;
+    }
+    const auto [it, inserted] =
+        m_index.emplace(file, static_cast<std::uint32_t>(m_files.size() + 1));
+    if (inserted) {
+      m_files.push_back(file);
+    }
+    return it->second;
+  }
+  const std::vector<std::string>& files() const { return m_files; }
+
+private:
+  std::map<std::string, std::uint32_t> m_index;
+  std::vector<std::string> m_files;
+};
+
+void encode_result(const CheckResult& result, FileTable& files, detail::ByteWriter& out) {
   out.u8(static_cast<std::uint8_t>(result.status));
   out.u32(static_cast<std::uint32_t>(result.messages.size()));
   for (const CheckMessage& message : result.messages) {
     out.u8(static_cast<std::uint8_t>(message.level));
     out.str(message.code);
     out.str(message.message);
+    out.u32(files.index_of(message.where.file));
+    out.u32(message.where.line);
+    out.str(message.where.pointer);
   }
 }
 
-std::optional<CheckResult> decode_result(detail::ByteReader& in) {
+std::optional<CheckResult> decode_result(detail::ByteReader& in,
+                                         const std::vector<std::string>& files) {
   CheckResult result;
   const auto status = decode_enum(in, CheckStatus::error);
   const std::uint32_t count = in.u32();
@@ -43,10 +73,16 @@ std::optional<CheckResult> decode_result(detail::ByteReader& in) {
     const auto level = decode_enum(in, CheckLevel::error);
     const std::string_view code = in.str();
     const std::string_view text = in.str();
-    if (!level || !in.ok()) {
+    const std::uint32_t file = in.u32();
+    const std::uint32_t line = in.u32();
+    const std::string_view pointer = in.str();
+    if (!level || !in.ok() || file > files.size()) {
+      in.fail();
       return std::nullopt;
     }
-    result.messages.push_back(CheckMessage{*level, std::string(text), table_code(code)});
+    result.messages.push_back(CheckMessage{
+        *level, std::string(text), table_code(code),
+        MessageLocation{file == 0 ? std::string{} : files[file - 1], std::string(pointer), line}});
   }
   return result;
 }
@@ -54,11 +90,23 @@ std::optional<CheckResult> decode_result(detail::ByteReader& in) {
 } // namespace
 
 void encode_definition_report(const DefinitionReport& report, detail::ByteWriter& out) {
+  FileTable files;
+  for (const std::optional<CheckResult>& category : report.categories) {
+    if (category) {
+      for (const CheckMessage& message : category->messages) {
+        files.index_of(message.where.file);
+      }
+    }
+  }
   out.u8(static_cast<std::uint8_t>(report.status));
+  out.u32(static_cast<std::uint32_t>(files.files().size()));
+  for (const std::string& file : files.files()) {
+    out.str(file);
+  }
   for (const std::optional<CheckResult>& category : report.categories) {
     out.u8(category ? k_category_ran : 0);
     if (category) {
-      encode_result(*category, out);
+      encode_result(*category, files, out);
     }
   }
 }
@@ -66,10 +114,19 @@ void encode_definition_report(const DefinitionReport& report, detail::ByteWriter
 std::optional<DefinitionReport> decode_definition_report(detail::ByteReader& in) {
   DefinitionReport report;
   const auto status = decode_enum(in, CheckStatus::error);
-  if (!status) {
+  const std::uint32_t file_count = in.u32();
+  if (!status || !in.ok()) {
+    in.fail();
     return std::nullopt;
   }
   report.status = *status;
+  std::vector<std::string> files;
+  for (std::uint32_t i = 0; i < file_count && in.ok(); ++i) {
+    files.emplace_back(in.str());
+  }
+  if (!in.ok()) {
+    return std::nullopt;
+  }
   for (std::optional<CheckResult>& category : report.categories) {
     const std::uint8_t ran = in.u8();
     if (!in.ok() || ran > k_category_ran) {
@@ -77,7 +134,7 @@ std::optional<DefinitionReport> decode_definition_report(detail::ByteReader& in)
       return std::nullopt;
     }
     if (ran == k_category_ran) {
-      category = decode_result(in);
+      category = decode_result(in, files);
       if (!category) {
         return std::nullopt;
       }

@@ -3,7 +3,8 @@
 
 A case is a directory tests/cli/cases/<name>/ holding:
   cmd              the arguments after `fib`, one shell-quoted line (shlex rules)
-  env              optional KEY=VALUE lines added to the environment
+  env              optional KEY=VALUE lines added to the environment (GITHUB_WORKSPACE,
+                   GITHUB_STEP_SUMMARY and the colour variables are removed first)
   expected.stdout  what fib must print on standard output
   expected.exit    its exit status
   expected.stderr  optional: what fib must print on standard error (compared only when present)
@@ -126,6 +127,11 @@ def run_case(fib, case, scratch) -> int:
     with open(os.path.join(case, "cmd"), encoding="utf-8") as f:
         argv = [a.replace(SCRATCH, scratch) for a in shlex.split(f.read())]
     env = dict(os.environ)
+    # What a CI runner or a terminal sets must not reach a case unless its env file sets it: the
+    # GitHub workspace changes annotation paths, a step summary would be appended to.
+    for key in ("GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR",
+                "CLICOLOR_FORCE"):
+        env.pop(key, None)
     # Each case starts with an empty result cache of its own (a case's env file may override it).
     env["FIB_CACHE_DIR"] = os.path.join(scratch, "fib-cache")
     env_file = os.path.join(case, "env")

@@ -9,6 +9,7 @@
 #include <fib/util/atomic_file.hpp>
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,6 +55,15 @@ CheckLevel level_of(Severity severity);
 // The severity of a report message of `level` (an info is a note): level_of's inverse.
 Severity severity_of(CheckLevel level);
 
+// Where in the dataset the problem a message reports is, when its check knows: what annotations
+// and SARIF results point at. Not part of the report JSON (whose layout is the old tool's).
+struct MessageLocation {
+  std::string file;       // relative to the dataset root, '/'-separated; "" when unknown
+  std::string pointer;    // RFC 6901, within the file (within the line for JSON Lines); "" = all
+  std::uint32_t line = 0; // 1-based; 0 when unknown (then found from the pointer when rendering)
+  bool operator==(const MessageLocation&) const = default;
+};
+
 struct CheckMessage {
   CheckLevel level = CheckLevel::info;
   // The old tool's text where the old tool has the check; fib's own messages start with "[fib] ".
@@ -62,6 +72,7 @@ struct CheckMessage {
   // messages stores no copies); "" for a message read from a report written without codes (the
   // old tool's, or fib's before codes were added) or with a code this fib does not know.
   std::string_view code;
+  MessageLocation where;
 };
 
 // One category's result. `status` is the worst level of its messages (info never counts).
@@ -69,13 +80,15 @@ struct CheckResult {
   CheckStatus status = CheckStatus::ok;
   std::vector<CheckMessage> messages;
 
-  // A message at the default severity of `code` (which must be in the codes table).
-  void add(std::string_view code, std::string message);
+  // A message at the default severity of `code` (which must be in the codes table). Each add
+  // returns the message added, for its location (`r.add(…).where = …`); the reference is valid
+  // until the next add.
+  CheckMessage& add(std::string_view code, std::string message);
   // A message at an explicit level (a diagnostic passed through with its own severity).
-  void add(CheckLevel level, std::string_view code, std::string message);
-  void add(CheckMessage message);
+  CheckMessage& add(CheckLevel level, std::string_view code, std::string message);
+  CheckMessage& add(CheckMessage message);
   // Inserts at the front, as the old tool does for its summary lines ("N valid", "k solutions").
-  void add_front(std::string_view code, std::string message);
+  CheckMessage& add_front(std::string_view code, std::string message);
   // Recomputes `status` from the messages (after some were removed or re-levelled).
   void update_status();
 };

@@ -64,7 +64,8 @@ void check_trace_lines(const DefinitionJob& job, const LoadedTraceFile& trace,
     const auto& solution = line.trace.solution;
     if (solution && !solution->empty() && !baseline_names.contains(*solution)) {
       r.add(codes::k_dataset_baseline_foreign_solution,
-            fmt::format("trace references non-baseline solution '{}'", *solution));
+            fmt::format("trace references non-baseline solution '{}'", *solution))
+          .where = MessageLocation{{}, "/solution", static_cast<std::uint32_t>(line.line)};
       break;
     }
   }
@@ -117,15 +118,21 @@ std::optional<CheckResult> check_baseline(const DefinitionJob& job,
   }
   if (!trace->parsed) {
     r.add(CheckLevel::error, trace->error.code,
-          fmt::format("trace parse error: {}", trace->error.text));
+          fmt::format("trace parse error: {}", trace->error.text))
+        .where = location_in(*trace->file, context.root, trace->error.line, trace->error.pointer);
     return r;
   }
+  const std::size_t before = r.messages.size();
   check_trace_lines(job, *trace, baselines, r);
+  const MessageLocation in_trace = location_in(*trace->file, context.root);
+  for (std::size_t i = before; i < r.messages.size(); ++i) {
+    r.messages[i].where.file = in_trace.file;
+  }
   return r;
 }
 
 void run_baseline_builds(DefinitionJob& job, ReferenceRunner& runner,
-                         const std::filesystem::path& cache) {
+                         const std::filesystem::path& cache, const std::filesystem::path& root) {
   std::vector<CheckMessage> messages;
   for (const LoadedSolution* s : baseline_solutions(job)) {
     if (!s->parsed) {
@@ -138,10 +145,10 @@ void run_baseline_builds(DefinitionJob& job, ReferenceRunner& runner,
     messages.push_back(
         built.verdict == ReferenceVerdict::ok
             ? CheckMessage{CheckLevel::info, fmt::format("build {}: ok", s->file->name),
-                           codes::k_dataset_baseline_build_ok}
+                           codes::k_dataset_baseline_build_ok, location_in(*s->file, root)}
             : CheckMessage{CheckLevel::error,
                            fmt::format("build {} failed: {}", s->file->name, last_line(built.log)),
-                           codes::k_dataset_baseline_build_failed});
+                           codes::k_dataset_baseline_build_failed, location_in(*s->file, root)});
   }
   job.baseline_build_messages = std::move(messages);
 }

@@ -112,28 +112,33 @@ void check_lint(const DefinitionJob& job, CheckResult& r) {
   lint_definition(d.definition, *d.document, lint);
   for (const Diagnostic& diag : lint.items()) {
     if (diag.code == codes::k_description_missing) {
-      r.add(level_of(diag.severity), diag.code, diag.message);
+      r.add(level_of(diag.severity), diag.code, diag.message).where.pointer = diag.pointer;
     }
   }
   for (const Diagnostic& error : job.python_errors) {
-    r.add(level_of(error.severity), error.code, fib_message(error.message));
+    r.add(level_of(error.severity), error.code, fib_message(error.message)).where.pointer =
+        error.pointer;
   }
   for (const Diagnostic& diag : lint.items()) {
     if (diag.code == codes::k_axis_unbound || diag.code == codes::k_axis_unused ||
         diag.code == codes::k_tag_format) {
-      r.add(level_of(diag.severity), diag.code, fib_message(diag.message));
+      r.add(level_of(diag.severity), diag.code, fib_message(diag.message)).where.pointer =
+          diag.pointer;
     } else if (diag.code == codes::k_tag_conflict) {
       // The report has no pointer column: the message names the tag's place itself.
       r.add(level_of(diag.severity), diag.code,
-            fib_message(fmt::format("{}: {}", diag.pointer, diag.message)));
+            fib_message(fmt::format("{}: {}", diag.pointer, diag.message)))
+          .where.pointer = diag.pointer;
     }
   }
 }
 
 } // namespace
 
-std::optional<CheckResult> check_definition(const DefinitionJob& job,
-                                            const CategoryContext& context) {
+namespace {
+
+std::optional<CheckResult> definition_messages(const DefinitionJob& job,
+                                               const CategoryContext& context) {
   CheckResult r;
   const LoadedDefinition& d = *job.definition;
   if (d.entry->duplicate_error) {
@@ -142,8 +147,11 @@ std::optional<CheckResult> check_definition(const DefinitionJob& job,
     return r;
   }
   if (!d.loaded()) {
-    r.add(CheckLevel::error, d.errors.front().code,
-          fmt::format("parse error: {}", validation_error_text("Definition", d.errors)));
+    const Diagnostic& first = d.errors.front();
+    r.add(CheckLevel::error, first.code,
+          fmt::format("parse error: {}", validation_error_text("Definition", d.errors)))
+        .where = MessageLocation{
+        {}, first.pointer, first.line > 0 ? static_cast<std::uint32_t>(first.line) : 0};
     return r;
   }
   check_lint(job, r);
@@ -159,6 +167,15 @@ std::optional<CheckResult> check_definition(const DefinitionJob& job,
                       "without torch, or fib-worker failed to start; use --disable-gpu to "
                       "silence this)"));
   }
+  return r;
+}
+
+} // namespace
+
+std::optional<CheckResult> check_definition(const DefinitionJob& job,
+                                            const CategoryContext& context) {
+  std::optional<CheckResult> r = definition_messages(job, context);
+  locate_unplaced(*r, job.definition->entry->file, context.root);
   return r;
 }
 
@@ -191,7 +208,7 @@ void run_reference_phase(DefinitionJob& job, ReferenceChecks checks, ReferenceRu
     // The old tool's own messages as it writes them; fib's with its mark.
     messages.push_back(CheckMessage{level_of(d.severity),
                                     old_tool_message ? d.message : fib_message(d.message),
-                                    table_code(d.code)});
+                                    table_code(d.code), MessageLocation{{}, d.pointer, 0}});
   }
   if (!unavailable) {
     job.reference_messages = std::move(messages);

@@ -17,12 +17,14 @@ void check_definition_file(const LoadedDefinition& d, CheckResult& r) {
   if (d.entry->file.name != d.definition.name) {
     r.add(codes::k_dataset_definition_name_mismatch,
           fmt::format("definition name mismatch: path says '{}', JSON says '{}'",
-                      d.entry->file.name, d.definition.name));
+                      d.entry->file.name, d.definition.name))
+        .where.pointer = "/name";
   }
   if (d.entry->file.op_type != d.definition.op_type) {
     r.add(codes::k_dataset_definition_op_type_mismatch,
           fmt::format("definition op_type mismatch: path says '{}', JSON says '{}'",
-                      d.entry->file.op_type, d.definition.op_type));
+                      d.entry->file.op_type, d.definition.op_type))
+        .where.pointer = "/op_type";
   }
 }
 
@@ -39,23 +41,27 @@ const TraceLine* first_foreign_line(const LoadedTraceFile& file, const std::stri
   return nullptr;
 }
 
-void check_workload_file(const DefinitionJob& job, const std::string& def_dir, CheckResult& r) {
+void check_workload_file(const DefinitionJob& job, const std::string& def_dir,
+                         const std::filesystem::path& root, CheckResult& r) {
   if (job.workload == nullptr) {
     return;
   }
   if (job.workload->file->op_type != def_dir) {
     r.add(codes::k_dataset_workload_op_type_mismatch,
           fmt::format("workload op_type mismatch: expected '{}', got '{}'", def_dir,
-                      job.workload->file->op_type));
+                      job.workload->file->op_type))
+        .where = location_in(*job.workload->file, root);
   }
   if (const TraceLine* line = first_foreign_line(*job.workload, job.name)) {
     r.add(codes::k_dataset_workload_definition_mismatch,
           fmt::format("workload trace definition mismatch: expected '{}', got '{}'", job.name,
-                      line->trace.definition));
+                      line->trace.definition))
+        .where = location_in(*job.workload->file, root, line->line, "/definition");
   }
 }
 
-void check_solution_files(const DefinitionJob& job, const std::string& def_dir, CheckResult& r) {
+void check_solution_files(const DefinitionJob& job, const std::string& def_dir,
+                          const std::filesystem::path& root, CheckResult& r) {
   for (const LoadedSolution* s : job.solutions) {
     if (!s->parsed) {
       continue;
@@ -64,36 +70,43 @@ void check_solution_files(const DefinitionJob& job, const std::string& def_dir, 
     if (f.author != s->solution.author) {
       r.add(codes::k_dataset_solution_author_mismatch,
             fmt::format("solution '{}' author mismatch: path '{}', JSON '{}'", f.name, f.author,
-                        s->solution.author));
+                        s->solution.author))
+          .where = location_in(f, root, 0, "/author");
     }
     if (job.name != s->solution.definition) {
       r.add(codes::k_dataset_solution_definition_mismatch,
             fmt::format("solution '{}' definition mismatch: path '{}', JSON '{}'", f.name, job.name,
-                        s->solution.definition));
+                        s->solution.definition))
+          .where = location_in(f, root, 0, "/definition");
     }
     if (f.name != s->solution.name) {
       r.add(codes::k_dataset_solution_name_mismatch,
-            fmt::format("solution name mismatch: path '{}', JSON '{}'", f.name, s->solution.name));
+            fmt::format("solution name mismatch: path '{}', JSON '{}'", f.name, s->solution.name))
+          .where = location_in(f, root, 0, "/name");
     }
     if (f.op_type != def_dir) {
       r.add(codes::k_dataset_solution_op_type_mismatch,
             fmt::format("solution '{}' op_type mismatch: expected '{}', got '{}'", f.name, def_dir,
-                        f.op_type));
+                        f.op_type))
+          .where = location_in(f, root);
     }
   }
 }
 
-void check_trace_files(const DefinitionJob& job, const std::string& def_dir, CheckResult& r) {
+void check_trace_files(const DefinitionJob& job, const std::string& def_dir,
+                       const std::filesystem::path& root, CheckResult& r) {
   for (const LoadedTraceFile* t : job.traces) {
     if (t->file->op_type != def_dir) {
       r.add(codes::k_dataset_trace_op_type_mismatch,
             fmt::format("trace file op_type mismatch for author '{}': expected '{}', got '{}'",
-                        t->file->author, def_dir, t->file->op_type));
+                        t->file->author, def_dir, t->file->op_type))
+          .where = location_in(*t->file, root);
     }
     if (const TraceLine* line = first_foreign_line(*t, job.name)) {
       r.add(codes::k_dataset_trace_definition_mismatch,
             fmt::format("trace definition mismatch for author '{}': expected '{}', got '{}'",
-                        t->file->author, job.name, line->trace.definition));
+                        t->file->author, job.name, line->trace.definition))
+          .where = location_in(*t->file, root, line->line, "/definition");
     }
   }
 }
@@ -114,7 +127,9 @@ void check_blobs_exist(const DefinitionJob& job, const CategoryContext& context,
       std::string message =
           fmt::format("workload {}: blob missing at {}", line.trace.workload.uuid, blob->path);
       if (reported.insert(message).second) {
-        r.add(codes::k_blob_not_found, std::move(message));
+        r.add(codes::k_blob_not_found, std::move(message)).where =
+            location_in(*job.workload->file, context.root, line.line,
+                        pointer_append("/workload/inputs", input) + "/path");
       }
     }
   }
@@ -131,10 +146,11 @@ std::optional<CheckResult> check_layout(const DefinitionJob& job, const Category
   }
   const std::string& def_dir = d.entry->file.op_type;
   check_definition_file(d, r);
-  check_workload_file(job, def_dir, r);
-  check_solution_files(job, def_dir, r);
-  check_trace_files(job, def_dir, r);
+  check_workload_file(job, def_dir, context.root, r);
+  check_solution_files(job, def_dir, context.root, r);
+  check_trace_files(job, def_dir, context.root, r);
   check_blobs_exist(job, context, r);
+  locate_unplaced(r, d.entry->file, context.root);
   return r;
 }
 

@@ -10,7 +10,7 @@
 namespace fib::dataset_checks {
 
 std::optional<CheckResult> check_solution(const DefinitionJob& job,
-                                          const CategoryContext& /*context*/) {
+                                          const CategoryContext& context) {
   CheckResult r;
   if (job.solutions.empty()) {
     r.add(codes::k_dataset_solution_none, "no solutions");
@@ -21,23 +21,26 @@ std::optional<CheckResult> check_solution(const DefinitionJob& job,
     const ScannedFile& f = *s->file;
     if (!s->parsed) {
       r.add(CheckLevel::error, s->error.code,
-            fmt::format("{}: parse error: {}", f.name, s->error.text));
+            fmt::format("{}: parse error: {}", f.name, s->error.text))
+          .where = location_in(f, context.root, s->error.line, s->error.pointer);
       continue;
     }
     ++parsed;
     if (s->solution.definition != job.name) {
       r.add(codes::k_dataset_solution_definition_mismatch,
             fmt::format("{}: definition field '{}' != '{}'", f.name, s->solution.definition,
-                        job.name));
+                        job.name))
+          .where = location_in(f, context.root, 0, "/definition");
     }
     if (s->solution.author != f.author) {
-      r.add(
-          codes::k_dataset_solution_author_mismatch,
-          fmt::format("{}: author field '{}' != path '{}'", f.name, s->solution.author, f.author));
+      r.add(codes::k_dataset_solution_author_mismatch,
+            fmt::format("{}: author field '{}' != path '{}'", f.name, s->solution.author, f.author))
+          .where = location_in(f, context.root, 0, "/author");
     }
     if (s->solution.name != f.name) {
       r.add(codes::k_dataset_solution_name_mismatch,
-            fmt::format("{}: name field '{}' != path '{}'", f.name, s->solution.name, f.name));
+            fmt::format("{}: name field '{}' != path '{}'", f.name, s->solution.name, f.name))
+          .where = location_in(f, context.root, 0, "/name");
     }
   }
   r.add_front(codes::k_dataset_solution_count, fmt::format("{} solutions", parsed));

@@ -10,6 +10,11 @@
 namespace fib::dataset_checks {
 namespace {
 
+// A message's place on a trace line (the file is set by the caller).
+MessageLocation line_location(int line, std::string pointer) {
+  return MessageLocation{{}, std::move(pointer), line > 0 ? static_cast<std::uint32_t>(line) : 0};
+}
+
 // The lines of one parsed trace file. The first line naming another definition ends the checks.
 void check_lines(const DefinitionJob& job, const LoadedTraceFile& t,
                  const std::set<std::string>& solutions, CheckResult& r) {
@@ -18,18 +23,21 @@ void check_lines(const DefinitionJob& job, const LoadedTraceFile& t,
     const Trace& trace = line.trace;
     if (trace.definition != job.name) {
       r.add(codes::k_dataset_trace_definition_mismatch,
-            fmt::format("{}: trace definition '{}' != '{}'", author, trace.definition, job.name));
+            fmt::format("{}: trace definition '{}' != '{}'", author, trace.definition, job.name))
+          .where = line_location(line.line, "/definition");
       break;
     }
     if (!trace.solution || !trace.evaluation) {
       r.add(codes::k_trace_not_evaluated,
             fmt::format("{}: trace entry {} missing solution or evaluation", author,
-                        trace.workload.uuid));
+                        trace.workload.uuid))
+          .where = line_location(line.line, trace.solution ? "/evaluation" : "/solution");
       continue;
     }
     if (!solutions.contains(*trace.solution)) {
       r.add(codes::k_dataset_trace_unknown_solution,
-            fmt::format("{}: trace references unknown solution '{}'", author, *trace.solution));
+            fmt::format("{}: trace references unknown solution '{}'", author, *trace.solution))
+          .where = line_location(line.line, "/solution");
     }
   }
 }
@@ -41,11 +49,13 @@ void check_coverage(const LoadedTraceFile& t, const std::set<std::string>& uuids
   std::set<std::string> seen;
   std::size_t unknown_workloads = 0;
   std::string first_unknown;
+  int first_unknown_line = 0;
   for (const TraceLine& line : t.lines) {
     const std::string& uuid = line.trace.workload.uuid;
     seen.insert(uuid);
     if (!uuids.empty() && !uuids.contains(uuid) && unknown_workloads++ == 0) {
       first_unknown = uuid;
+      first_unknown_line = line.line;
     }
   }
   if (!t.lines.empty() && !uuids.empty()) {
@@ -63,14 +73,14 @@ void check_coverage(const LoadedTraceFile& t, const std::set<std::string>& uuids
           fib_message(fmt::format("{}: {} trace entr{} name workloads that are not in the "
                                   "workload file (first: {})",
                                   author, unknown_workloads, unknown_workloads == 1 ? "y" : "ies",
-                                  first_unknown)));
+                                  first_unknown)))
+        .where = line_location(first_unknown_line, "/workload/uuid");
   }
 }
 
 } // namespace
 
-std::optional<CheckResult> check_trace(const DefinitionJob& job,
-                                       const CategoryContext& /*context*/) {
+std::optional<CheckResult> check_trace(const DefinitionJob& job, const CategoryContext& context) {
   CheckResult r;
   if (job.traces.empty()) {
     r.add(codes::k_dataset_trace_none, "no trace files");
@@ -81,11 +91,17 @@ std::optional<CheckResult> check_trace(const DefinitionJob& job,
   for (const LoadedTraceFile* t : job.traces) {
     if (!t->parsed) {
       r.add(CheckLevel::error, t->error.code,
-            fmt::format("{}: parse error: {}", t->file->author, t->error.text));
+            fmt::format("{}: parse error: {}", t->file->author, t->error.text))
+          .where = location_in(*t->file, context.root, t->error.line, t->error.pointer);
       continue;
     }
+    const std::size_t before = r.messages.size();
     check_lines(job, *t, solutions, r);
     check_coverage(*t, uuids, r);
+    const std::string file = t->file->path.lexically_relative(context.root).generic_string();
+    for (std::size_t i = before; i < r.messages.size(); ++i) {
+      r.messages[i].where.file = file;
+    }
   }
   return r;
 }

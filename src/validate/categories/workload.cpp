@@ -39,6 +39,11 @@ template <class Map> std::set<std::string> keys_of(const Map& map) {
   return keys;
 }
 
+// The pointer of a workload input in a line, and of `member` in it.
+std::string input_pointer(const std::string& input, std::string_view member = {}) {
+  return pointer_append("/workload/inputs", input) + std::string(member);
+}
+
 bool is_integral(DType dtype) {
   return dtype == DType::int64 || dtype == DType::int32 || dtype == DType::int16 ||
          dtype == DType::int8 || dtype == DType::boolean;
@@ -57,22 +62,13 @@ public:
     m_inputs = keys_of(definition.inputs);
   }
 
+  // Every message of the line names its line number.
   void check(const TraceLine& line) {
-    const Workload& w = line.trace.workload;
-    check_uuid_and_paths(line);
-    if (!check_structure(line.trace)) {
-      return;
+    const std::size_t before = m_r.messages.size();
+    check_line(line);
+    for (std::size_t i = before; i < m_r.messages.size(); ++i) {
+      m_r.messages[i].where.line = line.line > 0 ? static_cast<std::uint32_t>(line.line) : 0;
     }
-    const std::map<std::string, std::int64_t> var_values(w.axes.begin(), w.axes.end());
-    auto shapes = input_shapes(m_def, var_values);
-    if (!shapes) {
-      m_r.add(CheckLevel::error, shapes.error().code,
-              fmt::format("{}: shape inference failed: {}", w.uuid, shapes.error().message));
-      return;
-    }
-    const bool inputs_ok = check_inputs(w, *shapes);
-    check_constraints(w, *shapes);
-    m_valid += inputs_ok ? 1 : 0;
   }
 
   // The constraints that could not be evaluated, then the count in front.
@@ -96,6 +92,24 @@ private:
     std::string first_detail;
   };
 
+  void check_line(const TraceLine& line) {
+    const Workload& w = line.trace.workload;
+    check_uuid_and_paths(line);
+    if (!check_structure(line.trace)) {
+      return;
+    }
+    const std::map<std::string, std::int64_t> var_values(w.axes.begin(), w.axes.end());
+    auto shapes = input_shapes(m_def, var_values);
+    if (!shapes) {
+      m_r.add(CheckLevel::error, shapes.error().code,
+              fmt::format("{}: shape inference failed: {}", w.uuid, shapes.error().message));
+      return;
+    }
+    const bool inputs_ok = check_inputs(w, *shapes);
+    check_constraints(w, *shapes);
+    m_valid += inputs_ok ? 1 : 0;
+  }
+
   // fib's: a repeated uuid, blob paths outside the dataset (once per uuid and path).
   void check_uuid_and_paths(const TraceLine& line) {
     const Workload& w = line.trace.workload;
@@ -103,7 +117,8 @@ private:
         !inserted && m_lines == WorkloadLines::workload_file) {
       m_r.add(codes::k_dataset_workload_duplicate_uuid,
               fib_message(fmt::format("duplicate workload uuid {} on lines {} and {}", w.uuid,
-                                      it->second, line.line)));
+                                      it->second, line.line)))
+          .where.pointer = "/workload/uuid";
     }
     for (const auto& [input, spec] : w.inputs) {
       const auto* blob = std::get_if<SafetensorsInput>(&spec);
@@ -112,7 +127,8 @@ private:
         // Still read from root / path, as the old tool does.
         m_r.add(codes::k_dataset_workload_blob_outside,
                 fib_message(fmt::format("{}: blob path '{}' points outside the dataset", w.uuid,
-                                        blob->path)));
+                                        blob->path)))
+            .where.pointer = input_pointer(input, "/path");
       }
     }
   }
@@ -123,37 +139,41 @@ private:
     const Workload& w = t.workload;
     const std::string& uuid = w.uuid;
     bool ok = true;
-    const auto fail = [&](std::string_view code, std::string message) {
-      m_r.add(code, std::move(message));
+    const auto fail = [&](std::string_view code, std::string message, std::string pointer) {
+      m_r.add(code, std::move(message)).where.pointer = std::move(pointer);
       ok = false;
     };
     if (m_lines == WorkloadLines::workload_file && !t.is_workload_trace()) {
       fail(codes::k_workload_not_workload_only,
-           fmt::format("{}: workload entry should not have solution or evaluation", uuid));
+           fmt::format("{}: workload entry should not have solution or evaluation", uuid),
+           t.solution ? "/solution" : "/evaluation");
     }
     const std::set<std::string> provided = keys_of(w.axes);
     if (const auto missing = difference(m_var_axes, provided); !missing.empty()) {
       fail(codes::k_dataset_workload_missing_axes,
-           fmt::format("{}: missing axes {}", uuid, py_list_repr(missing)));
+           fmt::format("{}: missing axes {}", uuid, py_list_repr(missing)), "/workload/axes");
     }
     if (const auto extra = difference(provided, m_var_axes); !extra.empty()) {
       fail(codes::k_dataset_workload_extra_axes,
-           fmt::format("{}: extra axes {}", uuid, py_list_repr(extra)));
+           fmt::format("{}: extra axes {}", uuid, py_list_repr(extra)),
+           pointer_append("/workload/axes", extra.front()));
     }
     for (const auto& [name, value] : w.axes) {
       if (value <= 0) {
         fail(codes::k_dataset_workload_axis_value,
-             fmt::format("{}: axis {} has non-positive value {}", uuid, name, value));
+             fmt::format("{}: axis {} has non-positive value {}", uuid, name, value),
+             pointer_append("/workload/axes", name));
       }
     }
     const std::set<std::string> given = keys_of(w.inputs);
     if (const auto missing = difference(m_inputs, given); !missing.empty()) {
       fail(codes::k_dataset_workload_missing_inputs,
-           fmt::format("{}: missing inputs {}", uuid, py_list_repr(missing)));
+           fmt::format("{}: missing inputs {}", uuid, py_list_repr(missing)), "/workload/inputs");
     }
     if (const auto extra = difference(given, m_inputs); !extra.empty()) {
       fail(codes::k_dataset_workload_extra_inputs,
-           fmt::format("{}: extra inputs {}", uuid, py_list_repr(extra)));
+           fmt::format("{}: extra inputs {}", uuid, py_list_repr(extra)),
+           input_pointer(extra.front()));
     }
     return ok;
   }
@@ -183,7 +203,8 @@ private:
                    std::string_view kind, std::string_view expected) {
     if (mismatch) {
       m_r.add(codes::k_dataset_workload_input_kind,
-              fmt::format("{}: {} is {} but definition expects {}", uuid, name, kind, expected));
+              fmt::format("{}: {} is {} but definition expects {}", uuid, name, kind, expected))
+          .where.pointer = input_pointer(name, "/type");
     }
     return !mismatch;
   }
@@ -194,7 +215,8 @@ private:
     if (!m_blobs.exists(full)) {
       std::string message = fmt::format("{}: blob missing at {}", uuid, blob.path);
       if (m_missing_blobs.insert(message).second) {
-        m_r.add(codes::k_blob_not_found, std::move(message));
+        m_r.add(codes::k_blob_not_found, std::move(message)).where.pointer =
+            input_pointer(name, "/path");
       }
       return false;
     }
@@ -204,19 +226,22 @@ private:
       if (!header.error().hint.empty()) {
         message += fmt::format(" ({})", header.error().hint);
       }
-      m_r.add(CheckLevel::error, header.error().code, std::move(message));
+      m_r.add(CheckLevel::error, header.error().code, std::move(message)).where.pointer =
+          input_pointer(name, "/path");
       return false;
     }
     const auto entry = header->tensors.find(blob.tensor_key);
     if (entry == header->tensors.end()) {
       m_r.add(codes::k_dataset_workload_tensor_key,
-              fmt::format("{}: tensor key '{}' not found in {}", uuid, blob.tensor_key, blob.path));
+              fmt::format("{}: tensor key '{}' not found in {}", uuid, blob.tensor_key, blob.path))
+          .where.pointer = input_pointer(name, "/tensor_key");
       return false;
     }
     if (entry->second.shape != *expected) {
       m_r.add(codes::k_dataset_workload_blob_shape,
               fmt::format("{}: {} shape mismatch: expected {}, got {}", uuid, name,
-                          py_tuple_repr(*expected), py_tuple_repr(entry->second.shape)));
+                          py_tuple_repr(*expected), py_tuple_repr(entry->second.shape)))
+          .where.pointer = input_pointer(name);
       return false;
     }
     const std::string_view expected_dtype = safetensors_dtype_name(spec.dtype);
@@ -230,7 +255,8 @@ private:
                                       "blob holds {}",
                                       uuid, name, to_string(spec.dtype),
                                       expected_dtype.empty() ? "U8" : expected_dtype,
-                                      entry->second.dtype)));
+                                      entry->second.dtype)))
+          .where.pointer = input_pointer(name);
     }
     return true;
   }
@@ -350,7 +376,9 @@ std::optional<CheckResult> check_workload(const DefinitionJob& job,
   }
   if (!job.workload->parsed) {
     r.add(CheckLevel::error, job.workload->error.code,
-          fmt::format("parse error: {}", job.workload->error.text));
+          fmt::format("parse error: {}", job.workload->error.text))
+        .where = location_in(*job.workload->file, context.root, job.workload->error.line,
+                             job.workload->error.pointer);
     return r;
   }
   if (!job.definition->parsed()) {
@@ -363,6 +391,7 @@ std::optional<CheckResult> check_workload(const DefinitionJob& job,
     checker.check(line);
   }
   checker.finish(job.workload->lines.size());
+  locate_unplaced(r, *job.workload->file, context.root);
   return r;
 }
 

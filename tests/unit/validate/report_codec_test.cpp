@@ -15,9 +15,14 @@ DefinitionReport sample_report() {
   DefinitionReport report;
   CheckResult layout;
   CheckResult definition;
-  definition.add(codes::k_reference_syntax, "Reference must be valid Python code: invalid syntax");
+  definition.add(codes::k_reference_syntax, "Reference must be valid Python code: invalid syntax")
+      .where = MessageLocation{"definitions/gemm/g.json", "/reference", 0};
   definition.add(CheckLevel::info, codes::k_dataset_workload_valid_count, "note \xc3\xa9 text");
-  definition.add(CheckMessage{CheckLevel::warning, "a message without a code", ""});
+  definition.add(CheckMessage{CheckLevel::warning, "a message without a code", "", {}});
+  layout.add(codes::k_blob_not_found, "u: blob missing at b.safetensors").where =
+      MessageLocation{"workloads/gemm/g.jsonl", "/workload/inputs/A/path", 7};
+  layout.add(codes::k_blob_not_found, "v: blob missing at c.safetensors").where =
+      MessageLocation{"workloads/gemm/g.jsonl", "", 9};
   report[Category::layout] = layout;
   report[Category::definition] = definition;
   report.update_status();
@@ -41,6 +46,31 @@ TEST(ReportCodec, DefinitionReportRoundTrips) {
             table_code(codes::k_reference_syntax).data())
       << "codes read back as the table's own text";
   EXPECT_FALSE((*decoded)[Category::workload]) << "a category that did not run stays so";
+  for (const Category category : {Category::layout, Category::definition}) {
+    const auto& before = original[category]->messages;
+    const auto& after = (*decoded)[category]->messages;
+    ASSERT_EQ(after.size(), before.size());
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      EXPECT_EQ(after[i].where, before[i].where) << to_string(category) << " message " << i;
+    }
+  }
+  EXPECT_EQ((*decoded)[Category::layout]->messages[1].where.line, 9u);
+}
+
+TEST(ReportCodec, FileIndexOutOfRangeNeverDecodes) {
+  DefinitionReport report;
+  CheckResult layout;
+  layout.add(codes::k_blob_not_found, "m").where = MessageLocation{"a.jsonl", "", 1};
+  report[Category::layout] = layout;
+  detail::ByteWriter out;
+  encode_definition_report(report, out);
+  std::string bytes = out.bytes();
+  // Status (1 byte), then the file count: claim no files, so index 1 points past the table.
+  const std::string no_files("\0\0\0\0", 4);
+  const std::size_t table_end = 1 + 4 + 4 + std::string("a.jsonl").size();
+  std::string damaged = bytes.substr(0, 1) + no_files + bytes.substr(table_end);
+  detail::ByteReader in(damaged);
+  EXPECT_FALSE(decode_definition_report(in));
 }
 
 TEST(ReportCodec, DamagedBytesNeverDecode) {

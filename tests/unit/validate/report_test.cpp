@@ -302,7 +302,7 @@ TEST(DatasetReportRender, JsonWriterMatchesTheTreeDumpByteForByte) {
     DefinitionReport definition;
     CheckResult result;
     result.add(CheckLevel::error, codes::k_reference_syntax, texts[i]);
-    result.add(CheckMessage{CheckLevel::info, texts[(i + 1) % texts.size()], ""});
+    result.add(CheckMessage{CheckLevel::info, texts[(i + 1) % texts.size()], "", {}});
     definition[Category::layout] = CheckResult{};
     definition[Category::definition] = result;
     definition.update_status();
