@@ -93,7 +93,7 @@ Examples:
   fib dump --sglang --model Qwen/Qwen3-30B-A3B --ep 2 --out d --print-harness > harness.py)TXT";
 
 int usage(std::string message) {
-  write_line(stderr, render_text(make_diagnostic(codes::k_usage, std::move(message))));
+  write_diagnostic(stderr, make_diagnostic(codes::k_usage, std::move(message)));
   return k_exit_usage;
 }
 
@@ -218,7 +218,7 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
   std::vector<Diagnostic> problems = check_tag_operands(options.tags);
   for (Diagnostic& problem : problems) {
     problem.message += " (nothing was run)";
-    write_line(stderr, render_text(problem));
+    write_diagnostic(stderr, problem);
   }
   if (count_diagnostics(problems).errors > 0) {
     return exit_status(problems);
@@ -227,7 +227,7 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
     const Diagnostic d = make_diagnostic(
         codes::k_dataset_root_missing,
         fmt::format("dataset root {}: {} (nothing was run)", *problem, command.stage));
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
     return exit_status(std::vector<Diagnostic>{d});
   }
   if (!command.normalize) {
@@ -241,14 +241,14 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
 // The dumped files (stdout) and their problems (stderr), then the summary line.
 void print_dump(const DumpResult& result) {
   for (const auto& d : result.diagnostics) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
   std::map<DumpFileState, std::size_t> states;
   std::size_t invalid = 0;
   for (const auto& file : result.files) {
     if (file.problem) {
       ++invalid;
-      write_line(stderr, render_text(*file.problem));
+      write_diagnostic(stderr, *file.problem);
       write_line(stdout, fmt::format("{:<12}{}", "invalid", file.file.filename().string()));
       continue;
     }
@@ -273,13 +273,13 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
                    const std::optional<StagedRunnable>& runnable) {
   if (result.staged) {
     for (const auto& d : result.staged->diagnostics) {
-      write_line(stderr, render_text(d));
+      write_diagnostic(stderr, d);
     }
     SmokePrinter smoke_printer(SmokeNotes::hidden);
     for (std::size_t i = 0; i < result.staged->entries.size(); ++i) {
       const auto& entry = result.staged->entries[i];
       for (const auto& d : entry.diagnostics) {
-        write_line(stderr, render_text(d));
+        write_diagnostic(stderr, d);
       }
       const auto& check = runnable ? runnable->checks[i] : std::nullopt;
       if (check) {
@@ -295,13 +295,13 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
   }
   for (const auto& file : result.tagged_files) {
     for (const auto& d : file.diagnostics) {
-      write_line(stderr, render_text(d));
+      write_diagnostic(stderr, d);
     }
     write_line(stdout, fmt::format("{:<12}{}: {}", "tagged", file.file.relative.generic_string(),
                                    render_tag_change(file)));
   }
   for (const auto& d : result.validation_environment) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
   if (result.validation) {
     print_validation(*result.validation);

@@ -88,12 +88,13 @@ Examples:
   fib normalize --check definitions/        # CI lint step
   fib normalize --in-place --decisions decisions.json --report report.json dumps/)TXT";
 
-std::string finding_line(const RuleFinding& finding) {
+// The finding with its rule's id and level in front of the message.
+Diagnostic finding_with_rule(const RuleFinding& finding) {
   Diagnostic d = finding.diagnostic;
   if (const auto* rule = rule_of_code(d.code)) {
     d.message = fmt::format("{} {}: {}", rule->id, to_string(rule->level), d.message);
   }
-  return render_text(d);
+  return d;
 }
 
 void print_rules() {
@@ -105,7 +106,7 @@ void print_rules() {
 
 int usage_error(std::string message) {
   const Diagnostic usage = make_diagnostic(codes::k_usage, std::move(message));
-  write_line(stderr, render_text(usage));
+  write_diagnostic(stderr, usage);
   return exit_status({usage});
 }
 
@@ -222,7 +223,7 @@ public:
       if (m_command.quiet && finding.diagnostic.severity == Severity::note) {
         continue;
       }
-      write_line(stderr, finding_line(finding));
+      write_diagnostic(stderr, finding_with_rule(finding));
     }
     std::optional<RunnableCheck> check;
     if (m_runner != nullptr) {
@@ -254,7 +255,7 @@ public:
   // The run's own diagnostics, the summary line, and the --report file.
   void finish(const NormalizeSummary& summary) {
     for (const auto& d : summary.diagnostics) {
-      write_line(stderr, render_text(d));
+      write_diagnostic(stderr, d);
     }
     m_counts += count_diagnostics(summary.diagnostics);
     write_line(
@@ -276,7 +277,7 @@ public:
     StaleTemporarySweeper().remove_stale_beside(m_command.report);
     if (auto written = write_file_atomically(m_command.report, text, Overwrite::allowed);
         !written) {
-      write_line(stderr, render_text(written.error()));
+      write_diagnostic(stderr, written.error());
       m_counts += count_diagnostics({written.error()});
     }
   }

@@ -59,7 +59,7 @@ Examples:
 
 void print_diagnostics(const DiagnosticList& list) {
   for (const Diagnostic& d : list.items()) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
 }
 

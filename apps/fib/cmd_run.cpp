@@ -106,7 +106,7 @@ int run_run(const RunCommand& command) {
   }
   if (command.unsafe_no_sandbox) {
     runner_options.sandbox = SandboxMode::unsafe_disabled;
-    write_line(stderr, render_text(unsafe_sandbox_warning()));
+    write_diagnostic(stderr, unsafe_sandbox_warning());
   }
   ReferenceRunner runner(runner_options);
   RunOptions options;
@@ -149,7 +149,7 @@ int run_run(const RunCommand& command) {
   };
   const RunResult result = run_solutions(options, runner, on_evaluation);
   for (const auto& d : result.diagnostics) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
   std::string counts;
   for (const auto& [status, count] : result.statuses) {

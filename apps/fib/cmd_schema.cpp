@@ -51,7 +51,7 @@ Subcommand register_schema(CLI::App& app) {
   sub->footer(R"(The schemas are built into fib (the same files are installed under
 share/fib/schemas). Each has an $id of the form
 https://flashinfer-trace.fib/schemas/<file name>; editors map files to them by
-path (docs/schemas.md, installed under share/doc/fib/docs).
+path (docs/schemas.md).
 
 Examples:
   fib schema definition > definition.v1.schema.json
@@ -74,7 +74,7 @@ int run_schema(const SchemaCommand& command) {
   if (command.name.empty()) {
     const Diagnostic d = make_diagnostic(
         codes::k_usage, fmt::format("fib schema wants a name: {}", fmt::join(kinds, ", ")));
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
     return exit_status(std::vector<Diagnostic>{d});
   }
   const auto schema = find_schema(command.name);
@@ -85,7 +85,7 @@ int run_schema(const SchemaCommand& command) {
       message += fmt::format("; did you mean '{}'?", close);
     }
     const Diagnostic d = make_diagnostic(codes::k_usage, std::move(message));
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
     return exit_status(std::vector<Diagnostic>{d});
   }
   write_all(stdout, schema->text);

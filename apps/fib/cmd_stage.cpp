@@ -99,7 +99,7 @@ Examples:
 std::optional<int> stage_options(const StageCommand& command, StageOptions& options,
                                  NormalizeDecisions& decisions) {
   if (auto misuse = check_smoke_flags(command.subcommand, command.smoke)) {
-    write_line(stderr, render_text(*misuse));
+    write_diagnostic(stderr, *misuse);
     return exit_status(std::vector<Diagnostic>{*misuse});
   }
   for (const auto& source : command.sources) {
@@ -110,7 +110,7 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
   apply_staging_flags(command.staging, options);
   if (auto misuse = overwrite_flags_misuse(command.staging)) {
     const Diagnostic d = make_diagnostic(codes::k_usage, *misuse);
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
     return exit_status(std::vector<Diagnostic>{d});
   }
   if (command.normalize) {
@@ -123,7 +123,7 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
       !command.flashinfer_src.empty()) {
     const Diagnostic d = make_diagnostic(
         codes::k_usage, "--decisions, --no-rule and --flashinfer-src need --normalize");
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
     return exit_status(std::vector<Diagnostic>{d});
   }
   return std::nullopt;
@@ -134,13 +134,13 @@ std::optional<int> stage_options(const StageCommand& command, StageOptions& opti
 void print_stage_result(const StageCommand& command, const StageResult& result,
                         const std::optional<StagedRunnable>& runnable) {
   for (const auto& d : result.diagnostics) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
   SmokePrinter smoke_printer(command.quiet ? SmokeNotes::hidden : SmokeNotes::shown);
   for (std::size_t i = 0; i < result.entries.size(); ++i) {
     const auto& entry = result.entries[i];
     for (const auto& d : entry.diagnostics) {
-      write_line(stderr, render_text(d));
+      write_diagnostic(stderr, d);
     }
     const auto& check = runnable ? runnable->checks[i] : std::nullopt;
     if (check) {
@@ -182,7 +182,7 @@ DiagnosticCounts write_manifest(const std::filesystem::path& file, const Json& m
   if (written) {
     return {};
   }
-  write_line(stderr, render_text(written.error()));
+  write_diagnostic(stderr, written.error());
   return count_diagnostics({written.error()});
 }
 

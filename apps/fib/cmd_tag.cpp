@@ -107,7 +107,7 @@ void add_selection_options(CLI::App& sub, TagCommand& command) {
 
 void print_diagnostics(const std::vector<Diagnostic>& diagnostics) {
   for (const auto& d : diagnostics) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
 }
 
@@ -193,7 +193,7 @@ DiagnosticCounts check_added_tags(const TagCommand& command) {
         problem.message += " (added anyway: --force)";
       }
     }
-    write_line(stderr, render_text(problem));
+    write_diagnostic(stderr, problem);
   }
   const DiagnosticCounts counts = count_diagnostics(problems);
   if (malformed > 0 && !command.force) {
@@ -287,7 +287,7 @@ int run_tag(const TagCommand& command) {
   const TagAction action = command.add->parsed() ? TagAction::add : TagAction::remove;
   auto options = selection_options(command, action);
   if (!options) {
-    write_line(stderr, render_text(options.error()));
+    write_diagnostic(stderr, options.error());
     return exit_status(std::vector<Diagnostic>{options.error()});
   }
   const TagSelection selection = select_tag_files(*options);

@@ -74,13 +74,13 @@ are a usage error in the other.
 
 File mode prints one line per problem,
   FILE:LINE: SEVERITY[CODE] /json/pointer: MESSAGE
-and a summary line. Codes are listed in docs/diagnostics.md (share/doc/fib/docs).
+and a summary line. Codes are listed in docs/diagnostics.md.
 
 In CI (both modes): --format github annotates each finding on the file and line
 it is in (at most --max-annotations errors and as many warnings, then a notice;
 paths relative to $GITHUB_WORKSPACE, or --path-prefix); --format sarif prints
 SARIF 2.1.0 for code scanning; when $GITHUB_STEP_SUMMARY is set, a digest of the
-findings is appended to it. docs/ci.md (share/doc/fib/docs) has the details.
+findings is appended to it. docs/ci.md has the details.
 
 Dataset mode writes report-YYYYMMDD-HHMMSS.{json,txt} under DIR/reports (or
 --output-folder; a run that finds that name taken, by a run of the same second,
@@ -109,8 +109,8 @@ per-path-ignores, severity and baseline; --select, --ignore, --extend-ignore,
 another, --no-config none). Only findings are selected or ignored: what stops
 fib from judging always shows. A baseline (--write-baseline FILE, then
 --baseline FILE) leaves out known errors and warnings, says how many, and names
-the entries that no longer match. docs/configuration.md, installed under
-share/doc/fib/docs, has the keys and the baseline's format.
+the entries that no longer match. docs/configuration.md has the keys and the
+baseline's format.
 
 Examples:
   fib validate definitions/gemm/gemm_n128_k2048.json
@@ -159,7 +159,7 @@ std::filesystem::path default_dataset_root() {
 
 // Prints a diagnostic that stops the run; its code's exit class gives the status.
 int fail(const Diagnostic& d) {
-  write_line(stderr, render_text(d));
+  write_diagnostic(stderr, d);
   return exit_status(std::vector<Diagnostic>{d});
 }
 
@@ -188,7 +188,7 @@ std::optional<Shard> parse_shard(const std::string& text) {
 // Problems that stop fib from judging (Python start-up, the worker), printed as they come.
 class StderrSink final : public DiagnosticSink {
 public:
-  void report(Diagnostic d) override { write_line(stderr, render_text(d)); }
+  void report(Diagnostic d) override { write_diagnostic(stderr, d); }
 };
 
 // --exit-zero: findings do not count, what fib could not do still does.
@@ -397,7 +397,7 @@ void print_file_findings(const ValidateCommand& command, const std::vector<Diagn
     write_line(stdout, render_json(found));
   } else if (command.format_name == "text") {
     for (const Diagnostic& d : found) {
-      write_line(stdout, render_text(d));
+      write_diagnostic(stdout, d);
     }
   } else {
     print_ci_findings(command.format_name, found, command.ci, paths);

@@ -54,7 +54,7 @@ namespace {
 
 // Prints a diagnostic that stops the merge; its code's exit class gives the status.
 int fail(const Diagnostic& d) {
-  write_line(stderr, render_text(d));
+  write_diagnostic(stderr, d);
   return exit_status(std::vector<Diagnostic>{d});
 }
 
@@ -84,7 +84,7 @@ int run_validate_merge(const ValidateMergeCommand& command) {
   const std::vector<std::filesystem::path> files(command.reports.begin(), command.reports.end());
   const std::vector<Diagnostic> problems = check_shard_set(reports, files, command.partial);
   for (const Diagnostic& d : problems) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
   if (command.partial == PartialMerge::refused && !problems.empty()) {
     return exit_status(problems);

@@ -40,7 +40,7 @@ namespace {
 
 // Prints a diagnostic that stops the rendering; its code's exit class gives the status.
 int fail(const Diagnostic& d) {
-  write_line(stderr, render_text(d));
+  write_diagnostic(stderr, d);
   return exit_status(std::vector<Diagnostic>{d});
 }
 

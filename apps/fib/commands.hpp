@@ -31,6 +31,9 @@ Subcommand register_dump(CLI::App& app); // Python starts only with --stage
 Subcommand register_run(CLI::App& app);
 Subcommand register_report(CLI::App& app);
 Subcommand register_schema(CLI::App& app);
+// Both read the whole command table when they run: register them last.
+Subcommand register_completion(CLI::App& app);
+Subcommand register_man(CLI::App& app);
 
 // The runners, declared here so that each register_X can bind its own.
 struct ValidateCommand;
@@ -53,5 +56,9 @@ struct ReportCommand;
 int run_report(const ReportCommand& command);
 struct SchemaCommand;
 int run_schema(const SchemaCommand& command);
+struct CompletionCommand;
+int run_completion(const CompletionCommand& command);
+struct ManCommand;
+int run_man(const ManCommand& command);
 
 } // namespace fib::app

@@ -1,7 +1,9 @@
 // fib: a command-line toolchain for FlashInfer-Trace kernel datasets. Parses the command line and
 // dispatches to one subcommand; everything else lives in the library.
 
+#include "color.hpp"
 #include "commands.hpp"
+#include "doc_paths.hpp"
 #include "exit_status.hpp"
 #include "usage_hints.hpp"
 
@@ -73,7 +75,10 @@ int main(int argc, char** argv) {
         register_stage(app),          register_tag(app),
         register_dump(app),           register_run(app),
         register_report(app),         register_schema(app),
+        register_completion(app),     register_man(app),
     };
+    name_installed_docs(app);
+    add_color_option(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

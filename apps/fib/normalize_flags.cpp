@@ -47,18 +47,18 @@ std::optional<int> load_decisions(const std::string& file, NormalizeDecisions& d
   }
   auto text = read_text_file(file);
   if (!text) {
-    write_line(stderr, render_text(text.error()));
+    write_diagnostic(stderr, text.error());
     return k_exit_environment;
   }
   DiagnosticList sink;
   auto document = parse_json(*text, file, sink);
   if (!document) {
-    write_line(stderr, render_text(document.error()));
+    write_diagnostic(stderr, document.error());
     return k_exit_usage;
   }
   auto parsed = parse_normalize_decisions(*document, sink);
   for (const auto& d : sink.items()) {
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
   if (!parsed) {
     return k_exit_usage;
@@ -117,7 +117,7 @@ std::optional<int> apply_normalize_flags(const NormalizeFlags& flags, NormalizeD
   for (auto error : {apply_disabled_rules(flags.disabled_rules, options),
                      apply_flashinfer_source(flags.flashinfer_src, options)}) {
     if (error) {
-      write_line(stderr, render_text(*error));
+      write_diagnostic(stderr, *error);
       return k_exit_usage;
     }
   }

@@ -34,12 +34,16 @@ void write_line(std::FILE* stream, std::string_view text) {
   std::fputc('\n', stream);
 }
 
-std::string render_text(const Diagnostic& d) {
+std::string render_text(const Diagnostic& d, const Palette& colors) {
   std::string location = d.file.empty() ? std::string("fib") : d.file.string();
   if (d.line > 0) {
     location += fmt::format(":{}", d.line);
   }
-  std::string out = fmt::format("{}: {}[{}]", location, to_string(d.severity), d.code);
+  const std::string_view severity_color = d.severity == Severity::error     ? colors.error
+                                          : d.severity == Severity::warning ? colors.warning
+                                                                            : colors.note;
+  std::string out = fmt::format("{}{}{}: {}{}{}[{}]", colors.bold, location, colors.reset,
+                                severity_color, to_string(d.severity), colors.reset, d.code);
   if (!d.pointer.empty()) {
     out += ' ';
     out += d.pointer;
@@ -47,10 +51,14 @@ std::string render_text(const Diagnostic& d) {
   out += ": ";
   out += indent_continuations(d.message);
   if (!d.hint.empty()) {
-    out += "\n  hint: ";
+    out += fmt::format("\n  {}hint:{} ", colors.dim, colors.reset);
     out += indent_continuations(d.hint);
   }
   return out;
+}
+
+void write_diagnostic(std::FILE* stream, const Diagnostic& diagnostic) {
+  write_line(stream, render_text(diagnostic, palette_for(stream)));
 }
 
 std::string render_json(const std::vector<Diagnostic>& diagnostics) {

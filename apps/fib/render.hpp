@@ -1,6 +1,8 @@
 #pragma once
 // Rendering diagnostics for people (text) and programs (json).
 
+#include "color.hpp"
+
 #include <fib/base/diagnostic.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/tag/tags.hpp>
@@ -23,8 +25,12 @@ void write_line(std::FILE* stream, std::string_view text);
 
 // One line per diagnostic: `FILE:LINE: SEVERITY[CODE] POINTER: MESSAGE`, where `:LINE` is left out
 // when unknown and ` POINTER` when it is the whole document; a hint follows on its own line,
-// indented, as `  hint: …`. Continuation lines of multi-line messages are indented too.
-std::string render_text(const Diagnostic& diagnostic);
+// indented, as `  hint: …`. Continuation lines of multi-line messages are indented too. With a
+// palette, the location is bold and the severity coloured (the text is otherwise the same).
+std::string render_text(const Diagnostic& diagnostic, const Palette& colors = {});
+
+// render_text of `diagnostic` with the palette for `stream` (--color, NO_COLOR), and a newline.
+void write_diagnostic(std::FILE* stream, const Diagnostic& diagnostic);
 
 // A stable JSON array: one object per diagnostic with keys file, line, pointer, severity, code,
 // message and hint (line is null when unknown, hint "" when none), in report order.

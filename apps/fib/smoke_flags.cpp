@@ -64,7 +64,7 @@ ReferenceRunnerOptions smoke_runner_options(const CLI::App* sub, const SmokeFlag
   }
   if (flags.unsafe_no_sandbox) {
     options.sandbox = SandboxMode::unsafe_disabled;
-    write_line(stderr, render_text(unsafe_sandbox_warning()));
+    write_diagnostic(stderr, unsafe_sandbox_warning());
   }
   return options;
 }
@@ -82,7 +82,7 @@ void SmokePrinter::print(const RunnableCheck& check) {
         continue;
       }
     }
-    write_line(stderr, render_text(d));
+    write_diagnostic(stderr, d);
   }
   m_environment_printed = m_environment_printed || environment;
 }

@@ -60,8 +60,18 @@ def check_layout(check, prefix, source, worker_built):
                  f"share/fib/schemas holds exactly {schemas}")
     docs = os.path.join(prefix, "share", "doc", "fib")
     for name in ["README.md", "LICENSE", os.path.join("docs", "building.md"),
-                 os.path.join("docs", "cli.md")]:
+                 os.path.join("docs", "cli.md"), os.path.join("docs", "ci.md")]:
         check.expect(os.path.isfile(os.path.join(docs, name)), f"share/doc/fib/{name} is installed")
+    generated = {
+        os.path.join("share", "man", "man1", "fib.1"): ".TH FIB 1",
+        os.path.join("share", "bash-completion", "completions", "fib"): "complete -o filenames",
+        os.path.join("share", "zsh", "site-functions", "_fib"): "#compdef fib",
+        os.path.join("share", "fish", "vendor_completions.d", "fib.fish"): "complete -c fib",
+    }
+    for name, marker in generated.items():
+        path = os.path.join(prefix, name)
+        text = open(path, encoding="utf-8").read() if os.path.isfile(path) else ""
+        check.expect(marker in text, f"{name} is installed (holds {marker!r})")
 
 
 def main():
@@ -97,6 +107,12 @@ def main():
         check.expect("=== Dataset Validation Report ===" in result.stdout
                      and " 0 error" in result.stdout,
                      "the dataset report says 0 errors", log)
+
+        result, log = run([fib, "validate", "--help"], scratch, env)
+        installed_doc = os.path.join(prefix, "share", "doc", "fib", "docs", "configuration.md")
+        check.expect(result.returncode == 0 and installed_doc in result.stdout,
+                     "validate --help names the installed docs/configuration.md (moved prefix)",
+                     log)
 
         smoke = [fib, "validate", "--smoke", os.path.join(source, SMOKE_DEFINITION)]
         if worker_built:
