@@ -18,9 +18,11 @@ set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/exec/worker_client.cpp
 # --help names the installed documents at <directory of fib>/FIB_DOCDIR_FROM_BINDIR/docs.
 file(RELATIVE_PATH FIB_DOCDIR_FROM_BINDIR "${CMAKE_INSTALL_FULL_BINDIR}"
      "${CMAKE_INSTALL_FULL_DOCDIR}")
-set_property(SOURCE ${PROJECT_SOURCE_DIR}/apps/fib/doc_paths.cpp
-             DIRECTORY ${PROJECT_SOURCE_DIR}/apps/fib
-             APPEND PROPERTY COMPILE_DEFINITIONS FIB_DOCDIR_FROM_BINDIR="${FIB_DOCDIR_FROM_BINDIR}")
+if(TARGET fib)
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/apps/fib/doc_paths.cpp
+               DIRECTORY ${PROJECT_SOURCE_DIR}/apps/fib
+               APPEND PROPERTY COMPILE_DEFINITIONS FIB_DOCDIR_FROM_BINDIR="${FIB_DOCDIR_FROM_BINDIR}")
+endif()
 
 # A library outside the system directories (a pip or conda torch, a venv's libpython) stays
 # findable from the installed binaries.
