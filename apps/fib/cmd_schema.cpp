@@ -46,15 +46,16 @@ Subcommand register_schema(CLI::App& app) {
       app.add_subcommand("schema", "Print the JSON Schema of definitions, solutions, workload "
                                    "lines or trace lines");
   sub->add_option("name", command->name,
-                  "definition, solution, workload or trace (or a schema's file name)");
+                  "definition, solution, workload or trace (or a schema's file name or $id)");
   sub->add_flag("--list", command->list, "List the schemas: kind, file name and $id");
   sub->footer(R"(The schemas are built into fib (the same files are installed under
 share/fib/schemas). Each has an $id of the form
-https://flashinfer-trace.fib/schemas/<file name>; editors map files to them by
-path (docs/schemas.md).
+https://flashinfer-trace.fib/schemas/<file name>, a name that fib resolves
+(NAME may be the $id); editors map files to them by path (docs/schemas.md).
 
 Examples:
   fib schema definition > definition.v1.schema.json
+  fib schema https://flashinfer-trace.fib/schemas/solution.v1.schema.json
   fib schema --list)");
   return {sub, [command](python::Runtime& /*python*/) { return run_schema(*command); }};
 }

@@ -19,7 +19,11 @@ struct SchemaFile {
 // Every schema, in file-name order (generated from schemas/ at build time).
 std::span<const SchemaFile> all_schemas();
 
-// The schema of `kind` (a kind or a file name), or nullopt.
+// Every schema's "$id" is this followed by its file name.
+inline constexpr std::string_view k_schema_id_base = "https://flashinfer-trace.fib/schemas/";
+
+// The schema of `kind` (a kind, a file name, or a schema's "$id": how fib resolves the ids, which
+// name the schemas rather than locate them), or nullopt.
 std::optional<SchemaFile> find_schema(std::string_view kind);
 
 } // namespace fib

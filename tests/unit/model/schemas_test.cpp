@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <filesystem>
 
 namespace fib {
@@ -35,6 +37,19 @@ TEST(Schemas, KindsNameTheFourKindsOfFile) {
   EXPECT_EQ(find_schema("workload")->file_name, "workload-line.v1.schema.json");
   EXPECT_FALSE(find_schema("nosuch"));
   EXPECT_FALSE(find_schema(""));
+}
+
+TEST(Schemas, EachIdResolvesToItsOwnSchema) {
+  for (const SchemaFile& schema : all_schemas()) {
+    const std::string id = std::string(k_schema_id_base) + std::string(schema.file_name);
+    EXPECT_NE(schema.text.find("\"$id\": \"" + id + "\""), std::string_view::npos)
+        << schema.file_name << " has the $id " << id;
+    const auto found = find_schema(id);
+    ASSERT_TRUE(found) << id;
+    EXPECT_EQ(found->file_name, schema.file_name);
+  }
+  EXPECT_FALSE(find_schema(std::string(k_schema_id_base) + "nosuch.v1.schema.json"));
+  EXPECT_FALSE(find_schema("https://elsewhere.example/definition.v1.schema.json"));
 }
 
 } // namespace
