@@ -229,6 +229,11 @@ def validate_canonical(state, root):
     return {p: (tuple(sorted(e)) if isinstance(e, set) else e) for p, e in out.items()}
 
 
+def build_baseline_dataset(fixture):
+    # Staged definitions whose descriptions are missing: warnings the baseline records.
+    staged_fixture(os.path.join(fixture, "ds"))
+
+
 def validate_reports(state):
     return sorted(p for p in state if REPORT_NAME.match(os.path.basename(p)))
 
@@ -284,6 +289,14 @@ def writers(fib, worker):
                canonical=validate_canonical, check_rerun=validate_check_rerun,
                # Its two files are written after the whole validation, in about the last tenth
                # of the run: its middle kills are counted (toward the total), not required.
+               min_middle=0.0),
+        Writer("validate.write_baseline",
+               f"validate DS --write-baseline FILE ({FILES} definitions with findings)",
+               build_baseline_dataset,
+               lambda r: [fib, "validate", f"{r}/ds", "--no-config", "--exit-zero", "--no-cache",
+                          "--write-baseline", f"{r}/fib-baseline.json"],
+               # One file, written after every definition was checked (about the last tenth of
+               # the run): its middle kills are counted (toward the total), not required.
                min_middle=0.0),
         Writer("validate_merge", "validate-merge SHARDS --output FILE --text FILE",
                fixtures_with_fib["validate_merge"],
