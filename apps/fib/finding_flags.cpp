@@ -131,6 +131,7 @@ bool read_baseline_into(const std::filesystem::path& file, Presence presence,
 }
 
 bool write_baseline_file(const Baseline& baseline, std::size_t findings, DiagnosticSink& sink) {
+  StaleTemporarySweeper().remove_stale_beside(baseline.file); // what a killed earlier run left
   const auto written =
       write_file_atomically(baseline.file, render_baseline(baseline), Overwrite::allowed);
   if (!written) {
