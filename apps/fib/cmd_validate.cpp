@@ -299,7 +299,8 @@ std::function<void(std::size_t, std::size_t)> terminal_progress() {
   };
 }
 
-// The report on standard output, in the --format asked for (and the log lines of the files).
+// The report on standard output for --format text or json (and the log lines of the files);
+// github and sarif are print_dataset_ci_findings's.
 void print_dataset_report(const ValidateCommand& command, const DatasetReport& report,
                           const DatasetPlan& plan, const ReportFiles& files) {
   if (plan.targets.json_file) {
@@ -308,11 +309,9 @@ void print_dataset_report(const ValidateCommand& command, const DatasetReport& r
   if (plan.targets.text_file) {
     spdlog::info("Report text written to {}", files.text.string());
   }
-  if (command.format_name == "github" || command.format_name == "sarif") {
-    // printed by print_dataset_ci_findings
-  } else if (command.format_name == "json") {
+  if (command.format_name == "json") {
     write_line(stdout, render_report_json(report));
-  } else if (plan.targets.stdout_text) {
+  } else if (command.format_name == "text" && plan.targets.stdout_text) {
     // The text report ends with one "\n"; print() adds another, as in the old tool.
     write_line(stdout, render_report_text(report));
   }

@@ -16,18 +16,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string_view sarif_level(Severity severity) {
-  switch (severity) {
-  case Severity::error:
-    return "error";
-  case Severity::warning:
-    return "warning";
-  case Severity::note:
-    return "note";
-  }
-  return "note";
-}
-
 // A path as a URI reference: every byte but unreserved characters and '/' percent-encoded.
 std::string uri_escape(std::string_view path) {
   std::string out;
@@ -59,7 +47,7 @@ Json rule_of(std::string_view code) {
     return rule;
   }
   rule["shortDescription"] = {{"text", std::string(info->summary)}};
-  rule["defaultConfiguration"] = {{"level", std::string(sarif_level(info->severity))}};
+  rule["defaultConfiguration"] = {{"level", std::string(to_string(info->severity))}};
   rule["properties"] = {{"origin", info->origin == CheckOrigin::legacy ? "legacy" : "fib"}};
   return rule;
 }
@@ -107,7 +95,7 @@ std::string render_sarif(const std::vector<Diagnostic>& findings, const CiPaths&
     Json result = {
         {"ruleId", d.code},
         {"ruleIndex", rule_index.at(d.code)},
-        {"level", std::string(sarif_level(d.severity))},
+        {"level", std::string(to_string(d.severity))}, // SARIF's names too
         {"message", {{"text", d.hint.empty() ? d.message : d.message + "\nhint: " + d.hint}}}};
     const std::string path = ci_path(d.file, paths);
     if (!path.empty()) {

@@ -98,7 +98,7 @@ std::optional<CheckResult> check_trace(const DefinitionJob& job, const CategoryC
     const std::size_t before = r.messages.size();
     check_lines(job, *t, solutions, r);
     check_coverage(*t, uuids, r);
-    const std::string file = t->file->path.lexically_relative(context.root).generic_string();
+    const std::string file = location_in(*t->file, context.root).file;
     for (std::size_t i = before; i < r.messages.size(); ++i) {
       r.messages[i].where.file = file;
     }
