@@ -433,9 +433,11 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
     result.reports.emplace_back(std::move(job.name), std::move(job.report));
   }
   chunk = LoadedChunk{};
-  if (parsed_any) {
+  if (parsed_any && threads != 1) {
     // A chunk served whole from the cache parsed nothing: the little it freed is better kept for
-    // the next chunk than handed back and faulted in again.
+    // the next chunk than handed back and faulted in again. So is what a chunk validated on one
+    // thread (in a worker process) freed: it lies in the one heap the next chunk allocates from,
+    // and trimming it cost a tenth of a cold run in page faults (bench/README.md).
     release_free_memory();
   }
   return result;
