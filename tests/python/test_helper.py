@@ -69,6 +69,106 @@ class AnalyzeReference(unittest.TestCase):
         self.assertEqual(helper.analyze_reference(source)[1], 2)
 
 
+# Sources for which the symbol-table path must give exactly what the AST path gives: either the
+# same answer or None (the caller then takes the AST path).
+TRICKY_REFERENCES = [
+    "def run(q, k, v, scale):\n    return q\n",
+    "import torch\n\n@torch.no_grad()\ndef run(a, b=1):\n    return a\n",
+    "def run(\n    a,  # the (first) input\n    b: 'tuple[int, int]' = (1, 2),\n    *,\n"
+    "    c=\"')\",\n    d,\n):\n    return a\n",
+    "def  run  (a, b=[1, (2, 3)], c={'x': ')'}, *args, **kw) -> int:\n    return a\n",
+    "def run(a, b='''multi\nline ) string''', c=r'\\\\'):\n    return a\n",
+    "def run(a, /, b, c=lambda x=1: x, *d, e, f=2, **g):\n    return a\n",
+    "def run(x, y=f'{1})'):\n    return x\n",
+    "def run(a):\r\n    return a\r\n\r\ndef run(a, b):\r\n    return a\r\n",
+    "x = 1\rdef run(a, b, c):\r    return a\r",
+    "def run(*, a, b=1):\n    return a\n",
+    "\fdef run(a):\n    return a\n",
+    "\ufeffdef run(a):\n    return a\n",
+    "async def run(a):\n    return a\n",
+    "def run(a):\n    return a\n\nasync def run(a, b):\n    return a\n",
+    "def run(a):\n    return a\n\nif True:\n    def run(a, b):\n        return a\n",
+    "if True:\n    def run(a, b):\n        return a\n",
+    "class run:\n    def run(self, a):\n        return a\n",
+    "def run(a):\n    return a\n\nclass run:\n    pass\n",
+    "run = lambda a: a\n",
+    "def outer():\n    def run(a):\n        return a\n    return run\n",
+    "def run(a, a):\n    return a\n",
+    "nonlocal x\ndef run(a):\n    return a\n",
+    "def run(a):\n    global a\n    return a\n",
+    "def run(a):\n    yield a\nreturn 1\n",
+    "def \\\nrun(a):\n    return a\n",
+    "def run(a, b=(1,\n    2)): return a\n",
+    "def run(a, b=\"unterminated):\n    return a\n",
+    "def run(a\x00):\n    return a\n",
+    "def run(): pass\ndef run(x, y, z=0, /): pass\n",
+    "def run(a, b):\n    return a\n\ndef run(a, b, c=3):\n    return a\n\nx = [run for run in ()]\n",
+]
+
+
+def reference_by(path, source):
+    """analyze_reference with the symbol-table path ("fast") or without it ("ast"); both calls
+    start CPython's parse at the same Python stack depth, which moves the depth it gives up at."""
+    if path == "fast":
+        return helper.analyze_reference(source)
+    saved = helper._fast_reference
+    helper._fast_reference = lambda src: None
+    try:
+        return helper.analyze_reference(source)
+    finally:
+        helper._fast_reference = saved
+
+
+class SymbolTablePath(unittest.TestCase):
+    def test_it_agrees_with_the_ast_path_or_steps_aside(self):
+        for source in TRICKY_REFERENCES:
+            with self.subTest(source=source):
+                exact = reference_by("ast", source)
+                self.assertIn(helper._fast_reference(source), (None, exact))
+                self.assertEqual(reference_by("fast", source), exact)
+
+    def test_it_is_taken_for_ordinary_references(self):
+        # An ordinary reference never needs the AST path (that would silently cost the time back).
+        for source in TRICKY_REFERENCES[:10]:
+            with self.subTest(source=source):
+                self.assertIsNotNone(helper._fast_reference(source))
+
+    def test_it_steps_aside_below_the_depth_where_the_ast_path_gives_up(self):
+        shapes = {
+            "unary": lambda n: "x = " + "-" * n + "y\n",
+            "attribute": lambda n: "x = y" + ".a" * n + "\n",
+            "call": lambda n: "x = f" + "()" * n + "\n",
+            "lambda": lambda n: "x = " + "lambda: " * n + "0\n",
+            "in run": lambda n: "def run(x):\n    return " + "not " * n + "y\n",
+        }
+
+        for name, shape in shapes.items():
+            with self.subTest(shape=name):
+                low, high = 1, 20000  # the deepest nesting the AST path accepts
+                while low < high:
+                    middle = (low + high + 1) // 2
+                    parses = reference_by("ast", shape(middle))[0] != "syntax"
+                    low, high = (middle, high) if parses else (low, middle - 1)
+                self.assertGreater(low, 1000)
+                for depth in range(low - 4, low + 5):
+                    source = shape(depth)
+                    self.assertEqual(reference_by("fast", source), reference_by("ast", source))
+                # The margin: near the limit the symbol table refuses and the AST path answers.
+                self.assertIsNone(helper._fast_reference(shape(low)))
+                self.assertIsNotNone(helper._fast_reference(shape(low - 200)))
+
+    def test_expressions_agree_with_the_ast_path(self):
+        for source in ("M % 16 == 0", "x +", "(yield)", "[x for x in y if (x := 1)]", "a\x00",
+                       "lambda: (lambda: 0)", "-" * 3000 + "x"):
+            with self.subTest(source=source):
+                try:
+                    helper._parse(source, "eval")
+                    exact = None
+                except helper._PARSE_ERRORS as e:
+                    exact = helper._syntax(e)
+                self.assertEqual(helper.check_expression(source), exact)
+
+
 class CheckExpression(unittest.TestCase):
     def test_a_valid_expression_is_none(self):
         self.assertIsNone(helper.check_expression("M % 16 == 0 and N > 0"))
