@@ -47,6 +47,30 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_usage, error, F, U,
      "the command line asks for something that does not exist (an unknown check name, a bad "
      "--shard)"},
+    {codes::k_collect_call_incomplete, warning, F, D,
+     "a dumped call has only its inputs record (`inputs_saved`): the API raised, the process died "
+     "in the call or is still running; it never becomes a workload"},
+    {codes::k_collect_graph_pending, warning, F, D,
+     "a call captured in a CUDA graph was never replayed or flushed, so no tensor of it was "
+     "written"},
+    {codes::k_collect_link_not_followed, warning, F, D,
+     "an entry of a dump is a symbolic link: fib does not follow links out of a dump"},
+    {codes::k_collect_metadata_cut, warning, F, D,
+     "a call's metadata.jsonl ends in a cut line (the process was killed while appending it)"},
+    {codes::k_collect_metadata_invalid, warning, F, D,
+     "a call's metadata.jsonl cannot be read, is not JSON Lines, or lacks a field of FlashInfer's "
+     "Level-10 record"},
+    {codes::k_collect_no_metadata, warning, F, D,
+     "a directory of a dump has no metadata.jsonl (FlashInfer failed to write the call's "
+     "tensors, or it is not a call's directory)"},
+    {codes::k_collect_not_a_dump, error, F, U,
+     "a dump directory given to fib does not exist, is not a directory or holds no call"},
+    {codes::k_collect_tensor_file, warning, F, D,
+     "a call's inputs or outputs safetensors file is missing, unreadable, malformed, or lacks a "
+     "tensor its metadata lists"},
+    {codes::k_collect_torch_format, error, F, D,
+     "a call was dumped with torch.save (`.pt`), which fib does not read: dump again with "
+     "FLASHINFER_DUMP_SAFETENSORS=1"},
     {codes::k_config_invalid, error, F, U,
      "fib.toml or [tool.fib] cannot be read: a TOML syntax error, an unknown key, a value of the "
      "wrong type, or a code pattern that names no finding code"},

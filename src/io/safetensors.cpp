@@ -516,6 +516,77 @@ Expected<std::vector<double>> read_tensor_values(const std::filesystem::path& fi
   return values;
 }
 
+Expected<std::string> encode_safetensors(const std::vector<SafetensorsTensor>& tensors,
+                                         const std::map<std::string, std::string>& metadata) {
+  std::vector<const SafetensorsTensor*> ordered;
+  ordered.reserve(tensors.size());
+  for (const SafetensorsTensor& tensor : tensors) {
+    ordered.push_back(&tensor);
+  }
+  std::sort(ordered.begin(), ordered.end(),
+            [](const SafetensorsTensor* a, const SafetensorsTensor* b) { return a->key < b->key; });
+  const auto refuse = [](const std::string& key, std::string message) {
+    return unexpected(blob_error(codes::k_blob_malformed, {}, std::move(message),
+                                 key.empty() ? std::string() : pointer_append("", key)));
+  };
+  Json header = Json::object();
+  if (!metadata.empty()) {
+    Json entries = Json::object();
+    for (const auto& [name, value] : metadata) {
+      entries[name] = value;
+    }
+    header[std::string(k_key_metadata)] = std::move(entries);
+  }
+  std::uint64_t offset = 0;
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    const SafetensorsTensor& tensor = *ordered[i];
+    if (tensor.key.empty() || tensor.key == k_key_metadata) {
+      return refuse(tensor.key, fmt::format("\"{}\" cannot name a tensor", tensor.key));
+    }
+    if (i > 0 && ordered[i - 1]->key == tensor.key) {
+      return refuse(tensor.key, fmt::format("two tensors are named \"{}\"", tensor.key));
+    }
+    const std::uint64_t bits = dtype_bits(tensor.dtype);
+    if (bits == 0 || bits % 8 != 0) {
+      return refuse(tensor.key, fmt::format("tensor \"{}\": fib cannot write dtype \"{}\"",
+                                            tensor.key, tensor.dtype));
+    }
+    std::uint64_t count = 1;
+    for (const std::int64_t dim : tensor.shape) {
+      if (dim < 0) {
+        return refuse(tensor.key, fmt::format("tensor \"{}\": negative dimension", tensor.key));
+      }
+      const auto extent = static_cast<std::uint64_t>(dim);
+      if (extent != 0 && count > std::numeric_limits<std::uint64_t>::max() / extent / (bits / 8)) {
+        return refuse(tensor.key, fmt::format("tensor \"{}\": too many elements", tensor.key));
+      }
+      count *= extent;
+    }
+    if (tensor.data.size() != count * (bits / 8)) {
+      return refuse(tensor.key, fmt::format("tensor \"{}\": {} bytes of data for {} elements of {}",
+                                            tensor.key, tensor.data.size(), count, tensor.dtype));
+    }
+    Json entry = Json::object();
+    entry[std::string(k_key_dtype)] = tensor.dtype;
+    entry[std::string(k_key_shape)] = tensor.shape;
+    entry[std::string(k_key_data_offsets)] = {offset, offset + tensor.data.size()};
+    header[tensor.key] = std::move(entry);
+    offset += tensor.data.size();
+  }
+  std::string text = header.dump();
+  text.append((8 - (k_length_prefix_bytes + text.size()) % 8) % 8, ' ');
+  std::string out;
+  out.reserve(k_length_prefix_bytes + text.size() + static_cast<std::size_t>(offset));
+  for (std::uint64_t i = 0, size = text.size(); i < k_length_prefix_bytes; ++i) {
+    out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
+  }
+  out += text;
+  for (const SafetensorsTensor* tensor : ordered) {
+    out += tensor->data;
+  }
+  return out;
+}
+
 std::optional<DType> dtype_from_safetensors(std::string_view name) {
   for (const DType dtype : k_all_dtypes) {
     const std::string_view spelling = safetensors_dtype_name(dtype);

@@ -91,6 +91,25 @@ Expected<std::vector<double>> read_tensor_values(const std::filesystem::path& fi
                                                  const SafetensorsHeader& header,
                                                  const std::string& key, std::size_t max_elements);
 
+// One tensor to write: its key, its dtype as safetensors spells it ("I32", "BF16", …), its shape
+// ([] for a 0-D tensor) and its elements as raw little-endian bytes in row-major order.
+struct SafetensorsTensor {
+  std::string key;
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::string data;
+};
+
+// The bytes of a safetensors file holding `tensors`, for the caller to write (atomically): the
+// header lists "__metadata__" first when `metadata` is not empty, then the tensors by key; their
+// data follows in the same order, and the header is padded with spaces so that the data starts
+// at a multiple of 8 bytes, as the safetensors library writes it. read_safetensors_header accepts
+// the result. Errors (`blob.malformed`, pointer "/<key>"): an empty key, "__metadata__" or a
+// repeated key, a dtype whose width the format does not define, a negative dimension, a data
+// size other than element_count × element size, an element count that overflows.
+Expected<std::string> encode_safetensors(const std::vector<SafetensorsTensor>& tensors,
+                                         const std::map<std::string, std::string>& metadata = {});
+
 // The DType whose safetensors spelling is `name` (the inverse of safetensors_dtype_name): "F32" →
 // float32, "BOOL" → boolean. nullopt for names no DType has ("U8", "F4", "f32").
 std::optional<DType> dtype_from_safetensors(std::string_view name);

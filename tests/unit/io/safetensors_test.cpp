@@ -389,3 +389,53 @@ TEST(Safetensors, ReadsTheCorpusBlobs) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+TEST(EncodeSafetensors, WhatItWritesReadsBackWithAlignedDataAndTheValues) {
+  TempDir dir;
+  auto bytes = encode_safetensors(
+      {{"scale", "F32", {}, f32(0.125f)}, {"idx", "I32", {3}, i32s({-1, 7, 2147483647})}},
+      {{"format", "pt"}});
+  ASSERT_TRUE(bytes.has_value()) << bytes.error().message;
+  auto header = read_safetensors_header(dir.write("b.safetensors", *bytes));
+  ASSERT_TRUE(header.has_value()) << header.error().message;
+  EXPECT_EQ(header->data_start % 8, 0u);
+  EXPECT_EQ(header->metadata.at("format"), "pt");
+  ASSERT_EQ(header->tensors.size(), 2u);
+  EXPECT_EQ(header->tensors.at("idx").data_begin, 0u); // laid out by key
+  EXPECT_EQ(header->tensors.at("scale").shape, std::vector<std::int64_t>{});
+  auto idx = read_tensor_values(dir.path() / "b.safetensors", *header, "idx", 10);
+  ASSERT_TRUE(idx.has_value());
+  EXPECT_EQ(*idx, (std::vector<double>{-1, 7, 2147483647}));
+  auto scale = read_tensor_values(dir.path() / "b.safetensors", *header, "scale", 10);
+  ASSERT_TRUE(scale.has_value());
+  EXPECT_EQ(*scale, std::vector<double>{0.125});
+}
+
+TEST(EncodeSafetensors, TensorsItCannotWriteTruthfullyAreRefusedWithTheirKey) {
+  struct Case {
+    std::vector<SafetensorsTensor> tensors;
+    std::string pointer;
+  };
+  const std::vector<Case> cases = {
+      {{{"a", "I32", {2}, i32s({1})}}, "/a"}, // 4 bytes for 2 elements
+      {{{"a", "I32", {1}, i32s({1})}, {"a", "I32", {1}, i32s({2})}}, "/a"}, // repeated key
+      {{{"__metadata__", "I32", {1}, i32s({1})}}, "/__metadata__"},
+      {{{"", "I32", {1}, i32s({1})}}, ""},
+      {{{"f4", "F4", {2}, "\x12"}}, "/f4"},               // sub-byte dtype
+      {{{"q", "Q8", {1}, "\x01"}}, "/q"},                 // unknown dtype
+      {{{"n", "I32", {-1}, ""}}, "/n"},                   // negative dimension
+      {{{"h", "I64", {1LL << 40, 1LL << 40}, ""}}, "/h"}, // overflowing element count
+  };
+  for (const Case& c : cases) {
+    auto bytes = encode_safetensors(c.tensors);
+    ASSERT_FALSE(bytes.has_value()) << c.pointer;
+    EXPECT_EQ(bytes.error().code, codes::k_blob_malformed);
+    EXPECT_EQ(bytes.error().pointer, c.pointer);
+  }
+}
+
+} // namespace
+} // namespace fib
