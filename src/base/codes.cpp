@@ -47,6 +47,11 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_usage, error, F, U,
      "the command line asks for something that does not exist (an unknown check name, a bad "
      "--shard)"},
+    {codes::k_collect_axis_mismatch, warning, F, D,
+     "a dumped call's tensors disagree with the definition (a rank, a const axis, or two values "
+     "of one var axis): the call is not a workload of it"},
+    {codes::k_collect_axis_unbound, warning, F, D,
+     "no tensor a dumped call bound gives this var axis, so no workload can be made of the call"},
     {codes::k_collect_call_incomplete, warning, F, D,
      "a dumped call has only its inputs record (`inputs_saved`): the API raised, the process died "
      "in the call or is still running; it never becomes a workload"},

@@ -20,7 +20,6 @@ constexpr std::string_view k_graph_flushes_dir = "graph_flushes";
 
 constexpr std::string_view k_status_completed = "completed";
 constexpr std::string_view k_status_inputs_saved = "inputs_saved";
-constexpr std::string_view k_status_graph_pending = "graph_capture_pending_flush";
 
 Diagnostic call_problem(std::string_view code, const fs::path& file, std::string message,
                         std::string pointer = {}) {
