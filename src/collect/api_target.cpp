@@ -1,5 +1,7 @@
 #include "fib/collect/api_target.hpp"
 
+#include "collect/python_names.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -9,14 +11,7 @@ namespace {
 constexpr std::string_view k_run = "run";
 constexpr std::string_view k_plan = "plan";
 
-bool is_identifier(std::string_view part) {
-  if (part.empty() || std::isdigit(static_cast<unsigned char>(part.front())) != 0) {
-    return false;
-  }
-  return std::all_of(part.begin(), part.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-  });
-}
+using collect_detail::is_identifier;
 
 bool starts_upper(std::string_view part) {
   return !part.empty() && std::isupper(static_cast<unsigned char>(part.front())) != 0;

@@ -1,5 +1,7 @@
 #include "fib/collect/arguments.hpp"
 
+#include "collect/python_names.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -7,15 +9,7 @@
 namespace fib {
 namespace {
 
-bool is_identifier(std::string_view text) {
-  if (text.empty() || std::isdigit(static_cast<unsigned char>(text.front())) != 0) {
-    return false;
-  }
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||
-           static_cast<unsigned char>(c) >= 0x80; // non-ASCII identifiers, as Python allows
-  });
-}
+using collect_detail::is_identifier;
 
 std::string_view trim(std::string_view text) {
   const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };

@@ -321,13 +321,9 @@ public:
 
   // A directory found below the root: a link is reported, not followed.
   void read_listed_call(const fs::path& dir) {
-    if (is_link(dir)) {
-      reject(
-          relative_name(dir), "",
-          call_problem(codes::k_collect_link_not_followed, dir, "a symbolic link (not followed)"));
-      return;
+    if (!rejected_as_link(dir, "")) {
+      read_call(dir);
     }
-    read_call(dir);
   }
 
   void read_call(const fs::path& dir) {
@@ -394,10 +390,7 @@ private:
     }
     for (const fs::path& snapshot : *snapshots) {
       const std::string snapshot_name = relative_name(snapshot);
-      if (is_link(snapshot)) {
-        reject(snapshot_name, record.function_name,
-               call_problem(codes::k_collect_link_not_followed, snapshot,
-                            "a symbolic link (not followed)"));
+      if (rejected_as_link(snapshot, record.function_name)) {
         continue;
       }
       auto flushed = last_record(snapshot);
@@ -422,6 +415,16 @@ private:
       }
       keep(snapshot_name, std::move(call));
     }
+  }
+
+  // Rejects `dir` when it is a symbolic link (never followed); true when it did.
+  bool rejected_as_link(const fs::path& dir, const std::string& function_name) {
+    if (!is_link(dir)) {
+      return false;
+    }
+    reject(relative_name(dir), function_name,
+           call_problem(codes::k_collect_link_not_followed, dir, "a symbolic link (not followed)"));
+    return true;
   }
 
   static std::optional<int> flush_index_of(const std::string& dir_name) {
