@@ -28,6 +28,7 @@ Subcommand register_normalize(CLI::App& app);
 Subcommand register_stage(CLI::App& app); // Python starts only with --normalize
 Subcommand register_tag(CLI::App& app);
 Subcommand register_dump(CLI::App& app); // Python starts only with --stage
+Subcommand register_collect(CLI::App& app);
 Subcommand register_run(CLI::App& app);
 Subcommand register_report(CLI::App& app);
 Subcommand register_schema(CLI::App& app);
@@ -50,6 +51,8 @@ struct TagCommand;
 int run_tag(const TagCommand& command);
 struct DumpCommand;
 int run_dump(const DumpCommand& command, python::Runtime& python);
+struct CollectCommand;
+int run_collect(const CollectCommand& command);
 struct RunCommand;
 int run_run(const RunCommand& command);
 struct ReportCommand;

@@ -70,12 +70,11 @@ int main(int argc, char** argv) {
     spdlog::set_default_logger(logger);
     // The command table: one row per subcommand, in the order `fib --help` lists them.
     const std::vector<Subcommand> commands = {
-        register_validate(app),       register_validate_render(app),
-        register_validate_merge(app), register_normalize(app),
-        register_stage(app),          register_tag(app),
-        register_dump(app),           register_run(app),
-        register_report(app),         register_schema(app),
-        register_completion(app),     register_man(app),
+        register_validate(app),  register_validate_render(app), register_validate_merge(app),
+        register_normalize(app), register_stage(app),           register_tag(app),
+        register_dump(app),      register_collect(app),         register_run(app),
+        register_report(app),    register_schema(app),          register_completion(app),
+        register_man(app),
     };
     name_installed_docs(app);
     add_color_option(app);

@@ -99,7 +99,7 @@ std::optional<std::vector<SignatureParameter>> parse_function_signature(std::str
     return std::nullopt;
   }
   std::vector<SignatureParameter> out;
-  ParameterKind next = ParameterKind::positional;
+  SignatureParameterKind next = SignatureParameterKind::positional;
   for (std::size_t i = 0; i < parts->size(); ++i) {
     std::string_view part = trim((*parts)[i]);
     if (part.empty() && parts->size() == 1) {
@@ -109,17 +109,17 @@ std::optional<std::vector<SignatureParameter>> parse_function_signature(std::str
       continue;
     }
     if (part == "*") {
-      next = ParameterKind::keyword_only;
+      next = SignatureParameterKind::keyword_only;
       continue;
     }
-    ParameterKind kind = next;
+    SignatureParameterKind kind = next;
     if (part.starts_with("**")) {
-      kind = ParameterKind::var_keyword;
+      kind = SignatureParameterKind::var_keyword;
       part.remove_prefix(2);
     } else if (part.starts_with("*")) {
-      kind = ParameterKind::var_positional;
+      kind = SignatureParameterKind::var_positional;
       part.remove_prefix(1);
-      next = ParameterKind::keyword_only;
+      next = SignatureParameterKind::keyword_only;
     }
     const std::size_t end = part.find_first_of(":=");
     const std::string_view name = trim(part.substr(0, end));
@@ -161,7 +161,7 @@ std::optional<FoundArgument> find_argument(const DumpedCall& call,
   std::vector<std::string> keys = {"kwarg_" + ref.parameter};
   int position = 0;
   for (const SignatureParameter& p : signature) {
-    if (p.kind != ParameterKind::positional) {
+    if (p.kind != SignatureParameterKind::positional) {
       break;
     }
     if (p.name == ref.parameter) {

@@ -39,6 +39,7 @@ bool is_link(const fs::path& path) {
 struct Record {
   std::string function_name;
   std::string module;
+  std::string function_signature;
   std::int64_t call_sequence = 0;
   std::string timestamp;
   std::int64_t process_id = 0;
@@ -126,6 +127,9 @@ Expected<Record> read_record(const Json& record, const fs::path& file, int line)
   }
   if (!text("module", out.module, false)) {
     return invalid("/module", "`module` is not a string");
+  }
+  if (!text("function_signature", out.function_signature, false)) {
+    return invalid("/function_signature", "`function_signature` is not a string");
   }
   if (!integer("call_sequence", out.call_sequence)) {
     return invalid("/call_sequence", "`call_sequence` is missing or not an integer");
@@ -268,6 +272,7 @@ Expected<DumpedCall> completed_call(const fs::path& dir, std::string name, Recor
   call.name = std::move(name);
   call.function_name = std::move(record.function_name);
   call.module = std::move(record.module);
+  call.function_signature = std::move(record.function_signature);
   call.call_sequence = record.call_sequence;
   call.timestamp = std::move(record.timestamp);
   call.process_id = record.process_id;

@@ -516,6 +516,43 @@ Expected<std::vector<double>> read_tensor_values(const std::filesystem::path& fi
   return values;
 }
 
+Expected<std::string> read_tensor_bytes(const std::filesystem::path& file,
+                                        const SafetensorsHeader& header, const std::string& key,
+                                        std::optional<std::uint64_t> bytes,
+                                        std::uint64_t max_bytes) {
+  const auto found = header.tensors.find(key);
+  if (found == header.tensors.end()) {
+    return unexpected(blob_error(codes::k_blob_malformed, file,
+                                 fmt::format("no tensor named \"{}\" in the blob", key)));
+  }
+  const SafetensorsEntry& entry = found->second;
+  const std::string pointer = pointer_append("", key);
+  const std::uint64_t size = entry.data_end - entry.data_begin;
+  const std::uint64_t wanted = bytes.value_or(size);
+  if (wanted > size) {
+    return unexpected(blob_error(
+        codes::k_blob_malformed, file,
+        fmt::format("tensor \"{}\" has {} bytes, not the {} asked for", key, size, wanted),
+        pointer));
+  }
+  if (wanted > max_bytes) {
+    return unexpected(
+        blob_error(codes::k_io_too_large, file,
+                   fmt::format("tensor \"{}\" has {} bytes, more than the limit of {}", key, wanted,
+                               max_bytes),
+                   pointer));
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::string out;
+  if (!in || !read_at(in, header.data_start + entry.data_begin, wanted, out)) {
+    return unexpected(blob_error(
+        codes::k_blob_unreadable, file,
+        fmt::format("tensor \"{}\": cannot read its {} bytes (has the file changed?)", key, wanted),
+        pointer));
+  }
+  return out;
+}
+
 Expected<std::string> encode_safetensors(const std::vector<SafetensorsTensor>& tensors,
                                          const std::map<std::string, std::string>& metadata) {
   std::vector<const SafetensorsTensor*> ordered;

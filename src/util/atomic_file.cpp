@@ -364,6 +364,34 @@ open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMi
   return unexpected(io_error(codes::k_io_write, path, "cannot create the directory", ENOENT));
 }
 
+Expected<bool> remove_file_in(const DirectoryHandle& directory, std::string_view name) {
+  const std::string entry(name);
+  const auto path = directory.path() / entry;
+  struct stat info {};
+  if (::fstatat(directory.fd(), entry.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+    const int error = errno;
+    if (error == ENOENT) {
+      return false;
+    }
+    return unexpected(io_error(codes::k_io_write, path, "cannot look up", error));
+  }
+  if (S_ISLNK(info.st_mode)) {
+    return unexpected(unsafe_path(path, "is a symbolic link"));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return unexpected(unsafe_path(path, "is not a regular file"));
+  }
+  if (::unlinkat(directory.fd(), entry.c_str(), 0) != 0) {
+    const int error = errno;
+    if (error == ENOENT) {
+      return false;
+    }
+    return unexpected(io_error(codes::k_io_write, path, "cannot remove", error));
+  }
+  ::fsync(directory.fd());
+  return true;
+}
+
 Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
                                                   std::string_view name, std::uintmax_t max_bytes) {
   const std::string entry(name);

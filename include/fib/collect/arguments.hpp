@@ -15,11 +15,11 @@ namespace fib {
 
 // --- Interface ---
 
-enum class ParameterKind { positional, var_positional, keyword_only, var_keyword };
+enum class SignatureParameterKind { positional, var_positional, keyword_only, var_keyword };
 
 struct SignatureParameter {
   std::string name;
-  ParameterKind kind = ParameterKind::positional;
+  SignatureParameterKind kind = SignatureParameterKind::positional;
 };
 
 // The parameters of a signature as Python's str(inspect.signature(f)) writes it:

@@ -44,6 +44,9 @@ struct DumpedCall {
   std::string name;          // dir relative to the dump root, generic form
   std::string function_name; // "rmsnorm", "BatchDecodeWithPagedKVCacheWrapper.run", "run", …
   std::string module;        // "flashinfer.norm", … ("" when the record has none)
+  // str(inspect.signature(f)) of the undecorated function ("" when the record has none); the
+  // positions of `arg_<i>` keys are read from it (parse_function_signature).
+  std::string function_signature;
   std::int64_t call_sequence = 0;
   std::string timestamp; // "20260101_120000_001" ("" for graph-flush records, which have none)
   std::int64_t process_id = 0;

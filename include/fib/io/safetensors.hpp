@@ -91,6 +91,15 @@ Expected<std::vector<double>> read_tensor_values(const std::filesystem::path& fi
                                                  const SafetensorsHeader& header,
                                                  const std::string& key, std::size_t max_elements);
 
+// The raw little-endian bytes of the first `bytes` bytes of tensor `key` of `file` (whose header is
+// `header`); all of them when `bytes` is nullopt. Reads only those bytes. Errors: `blob.malformed`
+// when `key` is not in `header` or `bytes` is past its end; `blob.unreadable` when the file cannot
+// be read (or has shrunk); `io.too-large` when more than `max_bytes` would be read.
+Expected<std::string> read_tensor_bytes(const std::filesystem::path& file,
+                                        const SafetensorsHeader& header, const std::string& key,
+                                        std::optional<std::uint64_t> bytes,
+                                        std::uint64_t max_bytes);
+
 // One tensor to write: its key, its dtype as safetensors spells it ("I32", "BF16", …), its shape
 // ([] for a 0-D tensor) and its elements as raw little-endian bytes in row-major order.
 struct SafetensorsTensor {

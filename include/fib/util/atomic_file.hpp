@@ -122,6 +122,12 @@ open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMi
 Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
                                                   std::string_view name, std::uintmax_t max_bytes);
 
+// Removes the regular file `name` of `directory` (unlinkat(2) of the name: a symbolic link there is
+// refused, `io.unsafe-path`, never followed), then syncs the directory. Returns false when there
+// was no such file. Errors: `io.unsafe-path` for a link or anything but a regular file, `io.write`
+// when the removal fails.
+Expected<bool> remove_file_in(const DirectoryHandle& directory, std::string_view name);
+
 namespace detail {
 // The point of an atomic write between its complete temporary and the step that names it, where
 // tests make the process die or stop ($FIB_FAULT_INJECTION kill-before-rename or

@@ -35,21 +35,21 @@ TEST(FunctionSignature, ParametersAreSplitAtTopLevelCommasWithTheirKinds) {
             (std::vector<std::string>{"self", "indptr", "indices", "last_page_len", "num_qo_heads",
                                       "num_kv_heads", "head_dim", "page_size",
                                       "deprecated_positional_args", "kwargs"}));
-  EXPECT_EQ((*plan)[7].kind, ParameterKind::positional);
-  EXPECT_EQ((*plan)[8].kind, ParameterKind::var_positional);
-  EXPECT_EQ((*plan)[9].kind, ParameterKind::var_keyword);
+  EXPECT_EQ((*plan)[7].kind, SignatureParameterKind::positional);
+  EXPECT_EQ((*plan)[8].kind, SignatureParameterKind::var_positional);
+  EXPECT_EQ((*plan)[9].kind, SignatureParameterKind::var_keyword);
 
   auto run = parse_function_signature(k_run_signature);
   ASSERT_TRUE(run.has_value());
   EXPECT_EQ(names(*run), (std::vector<std::string>{"self", "q", "paged_kv_cache", "args", "q_scale",
                                                    "kv_layout", "window"}));
-  EXPECT_EQ((*run)[4].kind, ParameterKind::keyword_only);
+  EXPECT_EQ((*run)[4].kind, SignatureParameterKind::keyword_only);
 
   auto marked = parse_function_signature("(a, /, b, *, c=1)");
   ASSERT_TRUE(marked.has_value());
   EXPECT_EQ(names(*marked), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ((*marked)[1].kind, ParameterKind::positional);
-  EXPECT_EQ((*marked)[2].kind, ParameterKind::keyword_only);
+  EXPECT_EQ((*marked)[1].kind, SignatureParameterKind::positional);
+  EXPECT_EQ((*marked)[2].kind, SignatureParameterKind::keyword_only);
 
   EXPECT_EQ(parse_function_signature("() -> None").value().size(), 0u);
   for (const char* bad : {"", "x", "(a, b", "(a b)", "(1a)", "(a: List[int)", "(a='x)", "(a) x"}) {

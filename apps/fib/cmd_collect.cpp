@@ -1,0 +1,215 @@
+// `fib collect DUMP_DIR… --dataset DS`: workloads from FlashInfer Level-10 dumps.
+
+#include "commands.hpp"
+#include "exit_status.hpp"
+#include "render.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/collect/collect.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace fib::app {
+
+struct CollectCommand {
+  CLI::App* subcommand = nullptr;
+  std::vector<std::string> dumps;
+  std::string dataset;
+  std::vector<std::string> definitions;
+  std::vector<std::string> op_types;
+  std::vector<std::string> scalars;
+  std::size_t max_workloads = k_default_max_workloads;
+  std::size_t max_per_axes = k_default_max_per_axes;
+  double max_blob_mb = static_cast<double>(k_default_max_blob_tensor_bytes >> 20);
+  bool replace = false;
+  bool dry_run = false;
+  std::string format = "text";
+};
+
+namespace {
+
+constexpr const char* k_collect_footer =
+    R"TXT(Reads FlashInfer Level-10 dumps (FLASHINFER_LOGLEVEL=10 with
+FLASHINFER_DUMP_SAFETENSORS=1; `fib dump --workloads` sets both) and writes workloads for
+the dataset's definitions whose fi_api: tag names the dumped API (the class form
+fi_api:flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper and the method form
+....BatchDecodeWithPagedKVCacheWrapper.run both work). A wrapper's run is paired with
+the last plan of the same process and the same object before it.
+
+Each call is bound to the definition's inputs (k_cache/v_cache are the two halves of
+paged_kv_cache; index buffers come from the plan, kv_indices cut to kv_indptr[-1]),
+its var axes are read off the tensors and every const axis is checked: a call of
+another model or tensor-parallel size is refused with the reason. Integer tensors are
+stored as blobs, float tensors are `random`, scalars are the call's values. A scalar
+the dump does not hold is asked for, never made up: --scalar NAME=VALUE answers it.
+
+Selection: exact duplicates (same axes and data) of other calls or of the dataset's
+workloads are dropped, at most --max-per-axes workloads share identical axes, and
+--max-workloads are spread over the axes (each batch size seen first). Lines are
+appended to workloads/<op_type>/<name>.jsonl (with --replace they take the place of
+the old ones, and the old lines' blobs go; nothing is removed when nothing was
+accepted). Blobs are written as ./blob/workloads/<op_type>/<name>/<name>_<uuid>.safetensors,
+only for selected workloads; every write is atomic and runs under a lock.
+
+Exit status: 0 done (refused calls are warnings), 1 a definition got no usable call
+(collect.no-workloads), 2 usage (an unknown --definitions/--op-types value, a dump
+root that is not a dump), 3 I/O.
+
+Examples:
+  fib collect dumps/ --dataset ds --definitions gqa_paged_decode_h32_kv8_d128_ps1
+  fib collect dumps/run1 dumps/run2 --dataset ds --op-types rmsnorm --max-workloads 8
+  fib collect dumps/ --dataset ds --scalar sm_scale=0.08838834764831845 --dry-run)TXT";
+
+Expected<ScalarAnswer> parse_scalar_answer(const std::string& text) {
+  const auto equals = text.find('=');
+  const auto refuse = [&](std::string why) {
+    return unexpected(make_diagnostic(
+        codes::k_usage, fmt::format("--scalar {}: {} (the form is NAME=VALUE or "
+                                    "DEFINITION:NAME=VALUE, VALUE a number, true or false)",
+                                    text, why)));
+  };
+  if (equals == std::string::npos || equals == 0) {
+    return refuse("no NAME=");
+  }
+  ScalarAnswer answer;
+  std::string name = text.substr(0, equals);
+  if (const auto colon = name.find(':'); colon != std::string::npos) {
+    answer.definition = name.substr(0, colon);
+    name = name.substr(colon + 1);
+  }
+  answer.input = name;
+  const std::string value = text.substr(equals + 1);
+  answer.value = Json::parse(value, nullptr, false);
+  if (answer.input.empty() || !(answer.value.is_number() || answer.value.is_boolean())) {
+    return refuse(answer.input.empty() ? "no input name" : "the value is not a number or a bool");
+  }
+  return answer;
+}
+
+std::string render_report(const CollectReport& report, DryRun dry_run) {
+  std::string out;
+  out +=
+      fmt::format("{:<44} {:>6} {:>8} {:>8} {:>6} {:>8} {:>7}\n", "definition", "calls", "accepted",
+                  "refused", "dups", "selected", dry_run == DryRun::yes ? "would" : "written");
+  for (const DefinitionCollection& d : report.definitions) {
+    std::size_t refused = 0;
+    for (const auto& [code, count] : d.rejected) {
+      refused += count;
+    }
+    const Selection& s = d.written.selection;
+    out += fmt::format("{:<44} {:>6} {:>8} {:>8} {:>6} {:>8} {:>7}\n", d.name, d.calls, d.accepted,
+                       refused, s.duplicates + s.axes_capped, s.selected.size(),
+                       d.written.uuids.size());
+    for (const auto& [code, count] : d.rejected) {
+      out += fmt::format("    refused {:>5}  {}\n", count, code);
+    }
+    if (!d.written.uuids.empty() || d.written.removed > 0) {
+      out += fmt::format("    {} {} ({} existing line(s){}; {} blob(s) written, {} removed)\n",
+                         dry_run == DryRun::yes ? "would write" : "wrote", d.written.file.string(),
+                         d.written.existing,
+                         d.written.removed > 0 ? fmt::format(", {} replaced", d.written.removed)
+                                               : std::string(),
+                         d.written.blobs_written, d.written.blobs_removed);
+    } else if (d.accepted > 0) {
+      out += fmt::format("    nothing new for {} ({} existing line(s) kept)\n",
+                         d.written.file.string(), d.written.existing);
+    }
+  }
+  out += fmt::format("{} call(s) read, {} left out by the dump reader, {} of APIs no selected "
+                     "definition takes; {} definition(s) without calls\n",
+                     report.calls_read, report.calls_rejected, report.calls_unmatched,
+                     report.definitions_without_calls);
+  return out;
+}
+
+} // namespace
+
+Subcommand register_collect(CLI::App& app) {
+  auto command = std::make_shared<CollectCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "collect", "Make workloads for a dataset's definitions from FlashInfer Level-10 dumps");
+  command->subcommand = sub;
+  sub->add_option("dumps", command->dumps, "Level-10 dump directories (FLASHINFER_DUMP_DIR)")
+      ->required()
+      ->type_name("DUMP_DIR");
+  sub->add_option("--dataset", command->dataset, "The dataset to write workloads into")
+      ->required()
+      ->type_name("DIR");
+  sub->add_option("--definitions", command->definitions,
+                  "Only these definitions (names; repeatable)")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
+  sub->add_option("--op-types", command->op_types, "Only definitions of these op_types")
+      ->type_name("OP")
+      ->allow_extra_args(false);
+  sub->add_option("--scalar", command->scalars,
+                  "A scalar the dumps do not hold: NAME=VALUE or DEFINITION:NAME=VALUE "
+                  "(repeatable)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  sub->add_option("--max-workloads", command->max_workloads,
+                  "New workloads per definition (default 20)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--max-per-axes", command->max_per_axes,
+                  "Workloads with identical axes, old and new (default 2)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--max-blob-mb", command->max_blob_mb,
+                  "Largest tensor kept as a blob, in MiB; a larger one becomes random "
+                  "(default 64)")
+      ->check(CLI::Range(0.0, 1048576.0));
+  sub->add_flag("--replace", command->replace,
+                "Replace each definition's workloads (only where new ones were accepted)");
+  sub->add_flag("--dry-run", command->dry_run, "Report what would be written; write nothing");
+  sub->add_option("--format", command->format, "Report format on stdout")
+      ->check(CLI::IsMember({"text", "json"}));
+  sub->footer(k_collect_footer);
+  return {command->subcommand, [command](python::Runtime&) { return run_collect(*command); }};
+}
+
+int run_collect(const CollectCommand& command) {
+  CollectOptions options;
+  for (const std::string& dump : command.dumps) {
+    options.dumps.emplace_back(dump);
+  }
+  options.dataset = command.dataset;
+  options.definitions = command.definitions;
+  options.op_types = command.op_types;
+  for (const std::string& text : command.scalars) {
+    auto answer = parse_scalar_answer(text);
+    if (!answer) {
+      write_diagnostic(stderr, answer.error());
+      return k_exit_usage;
+    }
+    options.candidates.scalars.push_back(std::move(*answer));
+  }
+  options.candidates.max_blob_tensor_bytes =
+      static_cast<std::uint64_t>(command.max_blob_mb * 1024.0 * 1024.0);
+  options.write.replace = command.replace ? ReplaceMode::replace : ReplaceMode::append;
+  options.write.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
+  options.write.policy.max_workloads = command.max_workloads;
+  options.write.policy.max_per_axes = command.max_per_axes;
+  DiagnosticList diagnostics;
+  auto report = collect_workloads(options, diagnostics);
+  for (const Diagnostic& d : diagnostics.items()) {
+    write_diagnostic(stderr, d);
+  }
+  std::vector<Diagnostic> all = diagnostics.items();
+  if (!report) {
+    write_diagnostic(stderr, report.error());
+    all.push_back(report.error());
+    return exit_status(all);
+  }
+  if (command.format == "json") {
+    Json json = collect_report_json(*report);
+    json["dry_run"] = command.dry_run;
+    write_line(stdout, json.dump(2));
+  } else {
+    write_all(stdout, render_report(*report, options.write.dry_run));
+  }
+  return exit_status(all);
+}
+
+} // namespace fib::app

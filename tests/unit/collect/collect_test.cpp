@@ -1,0 +1,433 @@
+// `fib collect` end to end on Level-10 dumps written by the test (l10_fixtures.hpp): binding,
+// plan pairing by object, const checks for TP ranks, storage policy, scalars that are asked for,
+// dedupe, selection, --replace that never empties a definition, and recovery of an interrupted
+// run's blobs.
+#include "l10_fixtures.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/collect/collect.hpp>
+#include <fib/collect/selection.hpp>
+#include <fib/collect/workload_file.hpp>
+#include <fib/io/safetensors.hpp>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fib {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+using namespace l10;
+
+UuidSource counting_uuids() {
+  auto next = std::make_shared<int>(0);
+  return [next] { return fmt::format("00000000-0000-4000-8000-{:012}", ++*next); };
+}
+
+struct CollectRun {
+  Expected<CollectReport> report = unexpected(make_diagnostic(codes::k_usage, "not run"));
+  DiagnosticList diagnostics;
+};
+
+CollectRun collect(const TempDir& dump, const TempDir& dataset,
+                   const std::function<void(CollectOptions&)>& adjust = {}) {
+  CollectOptions options;
+  options.dumps = {dump.path()};
+  options.dataset = dataset.path();
+  options.write.uuid = counting_uuids();
+  if (adjust) {
+    adjust(options);
+  }
+  CollectRun run;
+  run.report = collect_workloads(options, run.diagnostics);
+  return run;
+}
+
+std::vector<Json> lines_of(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<Json> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) {
+      out.push_back(Json::parse(line));
+    }
+  }
+  return out;
+}
+
+std::string text_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const DefinitionCollection& only(const CollectRun& run) {
+  EXPECT_TRUE(run.report.has_value()) << (run.report ? "" : run.report.error().message);
+  EXPECT_EQ(run.report->definitions.size(), 1u);
+  return run.report->definitions.at(0);
+}
+
+std::vector<std::int32_t> blob_i32(const fs::path& file, const std::string& key) {
+  auto header = read_safetensors_header(file);
+  EXPECT_TRUE(header.has_value());
+  auto values = read_tensor_values(file, *header, key, 1000);
+  EXPECT_TRUE(values.has_value());
+  std::vector<std::int32_t> out;
+  for (const double v : *values) {
+    out.push_back(static_cast<std::int32_t>(v));
+  }
+  return out;
+}
+
+const Diagnostic* find_code(const DiagnosticList& list, std::string_view code) {
+  for (const Diagnostic& d : list.items()) {
+    if (d.code == code) {
+      return &d;
+    }
+  }
+  return nullptr;
+}
+
+TEST(Collect, APlainFunctionCallBecomesAWorkloadWithItsScalarAndNoBlob) {
+  for (const bool by_keyword : {false, true}) {
+    TempDir dump;
+    TempDir dataset;
+    write_call(dump, rmsnorm_call(1, 4, by_keyword));
+    write_definition(dataset, rmsnorm_definition());
+    const CollectRun run = collect(dump, dataset);
+    const DefinitionCollection& d = only(run);
+    EXPECT_EQ(d.calls, 1u);
+    EXPECT_EQ(d.accepted, 1u);
+    ASSERT_EQ(d.written.uuids.size(), 1u);
+    const auto lines = lines_of(dataset.path() / "workloads/rmsnorm/rmsnorm_h8.jsonl");
+    ASSERT_EQ(lines.size(), 1u);
+    const Json& w = lines[0].at("workload");
+    EXPECT_EQ(lines[0].at("definition"), "rmsnorm_h8");
+    EXPECT_TRUE(lines[0].at("solution").is_null());
+    EXPECT_TRUE(lines[0].at("evaluation").is_null());
+    EXPECT_EQ(w.at("uuid"), "00000000-0000-4000-8000-000000000001");
+    EXPECT_EQ(w.at("axes"), Json::parse(R"({"batch_size": 4})"));
+    EXPECT_EQ(w.at("inputs").at("hidden_states"), Json::parse(R"({"type": "random"})"));
+    EXPECT_EQ(w.at("inputs").at("weight"), Json::parse(R"({"type": "random"})"));
+    EXPECT_EQ(w.at("inputs").at("eps").at("type"), "scalar");
+    EXPECT_DOUBLE_EQ(w.at("inputs").at("eps").at("value").get<double>(), 1e-06);
+    EXPECT_FALSE(fs::exists(dataset.path() / "blob")) << "no blob for a workload without one";
+  }
+}
+
+TEST(Collect, AConstAxisMismatchRefusesTheCallAndWritesNothing) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, rmsnorm_call(1, 4, false, 16)); // hidden 16 for an h8 definition
+  write_definition(dataset, rmsnorm_definition(8));
+  const CollectRun run = collect(dump, dataset);
+  const DefinitionCollection& d = only(run);
+  EXPECT_EQ(d.accepted, 0u);
+  EXPECT_EQ(d.rejected.at(std::string(codes::k_collect_axis_mismatch)), 1u);
+  const Diagnostic* refused = find_code(run.diagnostics, codes::k_collect_axis_mismatch);
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->pointer, "/axes/hidden_size");
+  EXPECT_NE(refused->message.find("rmsnorm_call0001"), std::string::npos) << refused->message;
+  EXPECT_NE(find_code(run.diagnostics, codes::k_collect_no_workloads), nullptr);
+  EXPECT_FALSE(fs::exists(dataset.path() / "workloads"));
+}
+
+void write_decode_dump(const TempDir& dump) {
+  write_call(dump, decode_plan());
+  write_call(dump, decode_run());
+}
+
+TEST(Collect, ADecodeRunTakesItsPlansIndexBuffersCutToTheirUsedLength) {
+  for (const std::string_view api : {"flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper",
+                                     "flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper.run"}) {
+    TempDir dump;
+    TempDir dataset;
+    write_decode_dump(dump);
+    write_definition(dataset, decode_definition(4, 2, api));
+    const CollectRun run = collect(dump, dataset);
+    const DefinitionCollection& d = only(run);
+    EXPECT_EQ(d.calls, 1u) << api << ": the plan is not a workload of its own";
+    ASSERT_EQ(d.written.uuids.size(), 1u) << api;
+    const auto lines =
+        lines_of(dataset.path() / "workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1.jsonl");
+    ASSERT_EQ(lines.size(), 1u);
+    const Json& w = lines[0].at("workload");
+    // num_pages is the pool's size (the cache's first dimension), not max(index) + 1.
+    EXPECT_EQ(w.at("axes"), Json::parse(R"({"batch_size": 2, "num_pages": 12, "len_indptr": 3,
+                                            "num_kv_indices": 5})"));
+    for (const char* random : {"q", "k_cache", "v_cache"}) {
+      EXPECT_EQ(w.at("inputs").at(random).at("type"), "random") << random;
+    }
+    EXPECT_EQ(w.at("inputs").at("sm_scale"), Json::parse(R"({"type": "scalar", "value": 0.25})"));
+    const std::string path = w.at("inputs").at("kv_indices").at("path");
+    EXPECT_EQ(path, "./blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1/"
+                    "gqa_paged_decode_h4_kv2_d16_ps1_00000000000040008000000000000001.safetensors");
+    EXPECT_EQ(w.at("inputs").at("kv_indices").at("tensor_key"), "kv_indices");
+    const fs::path blob = dataset.path() / path.substr(2);
+    EXPECT_EQ(blob_i32(blob, "kv_indptr"), (std::vector<std::int32_t>{0, 3, 5}));
+    EXPECT_EQ(blob_i32(blob, "kv_indices"), (std::vector<std::int32_t>{7, 2, 9, 4, 1}));
+    EXPECT_EQ(blob_i32(blob, "kv_last_page_len"), (std::vector<std::int32_t>{1, 1}));
+    EXPECT_FALSE(fs::exists(blob.parent_path() / ".fib-collect-pending.json"));
+  }
+}
+
+TEST(Collect, ARunWithoutItsPlanIsRefusedForItsIndexBuffers) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, decode_run());
+  write_definition(dataset, decode_definition());
+  const CollectRun run = collect(dump, dataset);
+  const DefinitionCollection& d = only(run);
+  EXPECT_EQ(d.rejected.at(std::string(codes::k_collect_input_missing)), 1u);
+  const Diagnostic* refused = find_code(run.diagnostics, codes::k_collect_input_missing);
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->pointer, "/inputs/kv_indptr");
+  EXPECT_NE(refused->message.find("no plan of the same object"), std::string::npos);
+}
+
+TEST(Collect, AMissingScalarIsAskedForAndTheAnswerIsUsed) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, decode_plan(4242, 4, 2, /*sm_scale=*/false));
+  write_call(dump, decode_run());
+  write_definition(dataset, decode_definition());
+  const CollectRun asked = collect(dump, dataset);
+  EXPECT_EQ(only(asked).rejected.at(std::string(codes::k_collect_scalar_missing)), 1u);
+  const Diagnostic* question = find_code(asked.diagnostics, codes::k_collect_scalar_missing);
+  ASSERT_NE(question, nullptr);
+  EXPECT_EQ(question->pointer, "/inputs/sm_scale");
+  EXPECT_NE(question->message.find("--scalar sm_scale=VALUE"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dataset.path() / "workloads")) << "no value is made up";
+
+  const CollectRun answered = collect(dump, dataset, [](CollectOptions& o) {
+    o.candidates.scalars.push_back({"gqa_paged_decode_h4_kv2_d16_ps1", "sm_scale", 0.125});
+  });
+  ASSERT_EQ(only(answered).written.uuids.size(), 1u);
+  const auto lines =
+      lines_of(dataset.path() / "workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1.jsonl");
+  EXPECT_EQ(lines.at(0).at("workload").at("inputs").at("sm_scale").at("value"), 0.125);
+}
+
+TEST(Collect, ARunIsPairedWithThePlanOfItsOwnWrapperObject) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);
+  write_call(dump, prefill_plan()); // same pid, another object, sorts between plan and run
+  write_definition(dataset, decode_definition());
+  const CollectRun run = collect(dump, dataset);
+  ASSERT_EQ(only(run).written.uuids.size(), 1u);
+  const auto lines =
+      lines_of(dataset.path() / "workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1.jsonl");
+  // Pairing by process only would give len_indptr 3 from [0,4,9] and 9 indices.
+  EXPECT_EQ(lines.at(0).at("workload").at("axes").at("num_kv_indices"), 5);
+}
+
+TEST(Collect, TensorParallelRanksGoToTheDefinitionOfTheirShardOnly) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);                   // TP=1 shapes: 4 q heads, 2 kv heads
+  write_call(dump, decode_plan(4243, 2, 1)); // a TP=2 rank: 2 and 1
+  write_call(dump, decode_run(4243, 2, 1));
+  write_definition(dataset, decode_definition(4, 2));
+  write_definition(dataset, decode_definition(2, 1));
+  const CollectRun run = collect(dump, dataset);
+  ASSERT_TRUE(run.report.has_value());
+  ASSERT_EQ(run.report->definitions.size(), 2u);
+  for (const DefinitionCollection& d : run.report->definitions) {
+    EXPECT_EQ(d.calls, 2u) << d.name;
+    EXPECT_EQ(d.accepted, 1u) << d.name;
+    EXPECT_EQ(d.rejected.at(std::string(codes::k_collect_axis_mismatch)), 1u) << d.name;
+    EXPECT_EQ(d.written.uuids.size(), 1u) << d.name;
+  }
+}
+
+TEST(Collect, DebrisIsCountedAndTheGoodCallsStillCount) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, rmsnorm_call(1, 4));
+  Call crashed = rmsnorm_call(2, 6);
+  crashed.completed = false;
+  write_call(dump, crashed);
+  dump.write("20260101_120000_004_pid4242_rmsnorm_call0004/.keep", "");
+  dump.write("20260101_120000_005_pid4242_rmsnorm_call0005/metadata.jsonl", "{\"function_na");
+  write_definition(dataset, rmsnorm_definition());
+  const CollectRun run = collect(dump, dataset);
+  ASSERT_TRUE(run.report.has_value());
+  EXPECT_EQ(run.report->calls_rejected, 3u);
+  EXPECT_NE(find_code(run.diagnostics, codes::k_collect_call_incomplete), nullptr);
+  EXPECT_NE(find_code(run.diagnostics, codes::k_collect_no_metadata), nullptr);
+  EXPECT_NE(find_code(run.diagnostics, codes::k_collect_metadata_cut), nullptr);
+  EXPECT_EQ(only(run).written.uuids.size(), 1u) << "the crashed call never becomes a workload";
+}
+
+TEST(Collect, DuplicatesAreDroppedWithinARunAndAgainstTheDataset) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, rmsnorm_call(1, 4));
+  write_call(dump, rmsnorm_call(2, 4)); // the same data
+  write_call(dump, rmsnorm_call(3, 8));
+  write_definition(dataset, rmsnorm_definition());
+  const CollectRun first = collect(dump, dataset);
+  EXPECT_EQ(only(first).written.selection.duplicates, 1u);
+  EXPECT_EQ(only(first).written.uuids.size(), 2u);
+  const fs::path file = dataset.path() / "workloads/rmsnorm/rmsnorm_h8.jsonl";
+  const std::string before = text_of(file);
+  const CollectRun again = collect(dump, dataset);
+  EXPECT_EQ(only(again).written.selection.duplicates, 3u);
+  EXPECT_TRUE(only(again).written.uuids.empty());
+  EXPECT_EQ(text_of(file), before) << "nothing new: the file is not rewritten";
+}
+
+TEST(Collect, ReplaceNeverEmptiesADefinitionAndRemovesOnlyTheOldLinesBlobs) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);
+  write_definition(dataset, decode_definition());
+  ASSERT_EQ(only(collect(dump, dataset)).written.uuids.size(), 1u);
+  const fs::path file =
+      dataset.path() / "workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1.jsonl";
+  const fs::path blob_dir =
+      dataset.path() / "blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1";
+  const std::string old_path = lines_of(file).at(0)["workload"]["inputs"]["kv_indptr"]["path"];
+  dataset.write("blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1/notes.txt", "mine");
+
+  TempDir empty_dump;
+  write_call(empty_dump, decode_run()); // refused: no plan
+  const std::string before = text_of(file);
+  const CollectRun nothing = collect(
+      empty_dump, dataset, [](CollectOptions& o) { o.write.replace = ReplaceMode::replace; });
+  EXPECT_EQ(only(nothing).accepted, 0u);
+  EXPECT_EQ(text_of(file), before) << "--replace with nothing accepted keeps the workloads";
+  EXPECT_TRUE(fs::exists(dataset.path() / old_path.substr(2)));
+
+  TempDir new_dump;
+  Call plan = decode_plan();
+  plan.inputs[1] = i32("arg_2", {3, 2, 9, 4, 1, 0, 0, 0}); // other pages: new data
+  write_call(new_dump, plan);
+  write_call(new_dump, decode_run());
+  const CollectRun replaced = collect(new_dump, dataset, [](CollectOptions& o) {
+    o.write.replace = ReplaceMode::replace;
+    o.write.uuid = [] { return std::string("00000000-0000-4000-8000-0000000000aa"); };
+  });
+  EXPECT_EQ(only(replaced).written.removed, 1u);
+  EXPECT_EQ(only(replaced).written.blobs_removed, 1u);
+  const auto lines = lines_of(file);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["workload"]["uuid"], "00000000-0000-4000-8000-0000000000aa");
+  EXPECT_FALSE(fs::exists(dataset.path() / old_path.substr(2)));
+  EXPECT_TRUE(fs::exists(blob_dir / "notes.txt")) << "files no line named are not touched";
+}
+
+TEST(Collect, AnInterruptedRunsUnlistedBlobsAreRemovedByTheNextRun) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);
+  write_definition(dataset, decode_definition());
+  const std::string dir = "blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1/";
+  // What a run killed between its blob and its line leaves: the journal and the blob.
+  dataset.write(dir + "orphan.safetensors", safetensors({i32("kv_indptr", {0, 1})}));
+  dataset.write(dir + ".fib-collect-pending.json",
+                Json{{"written", {dir + "orphan.safetensors"}}, {"remove", Json::array()}}.dump());
+  const CollectRun run = collect(dump, dataset);
+  EXPECT_EQ(only(run).written.uuids.size(), 1u);
+  const Diagnostic* recovered = find_code(run.diagnostics, codes::k_collect_recovered);
+  ASSERT_NE(recovered, nullptr);
+  EXPECT_NE(recovered->message.find("removed 1 blob"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dataset.path() / dir / "orphan.safetensors"));
+  EXPECT_FALSE(fs::exists(dataset.path() / dir / ".fib-collect-pending.json"));
+}
+
+TEST(Collect, DryRunWritesNothing) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);
+  write_definition(dataset, decode_definition());
+  const CollectRun run =
+      collect(dump, dataset, [](CollectOptions& o) { o.write.dry_run = DryRun::yes; });
+  EXPECT_EQ(only(run).written.uuids.size(), 1u);
+  EXPECT_EQ(only(run).written.blobs_written, 1u);
+  EXPECT_FALSE(fs::exists(dataset.path() / "workloads"));
+  EXPECT_FALSE(fs::exists(dataset.path() / "blob"));
+}
+
+TEST(Collect, UnknownFiltersAndHostileNamesAreRefused) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, rmsnorm_call(1, 4));
+  write_definition(dataset, rmsnorm_definition());
+  const CollectRun unknown =
+      collect(dump, dataset, [](CollectOptions& o) { o.definitions = {"nope"}; });
+  ASSERT_FALSE(unknown.report.has_value());
+  EXPECT_EQ(unknown.report.error().code, codes::k_filter_unmatched);
+
+  Json hostile = rmsnorm_definition();
+  hostile["name"] = "../../escape";
+  dataset.write("definitions/rmsnorm/escape.json", hostile.dump());
+  const CollectRun run = collect(dump, dataset);
+  ASSERT_TRUE(run.report.has_value());
+  const Diagnostic* unsafe = find_code(run.diagnostics, codes::k_io_unsafe_path);
+  ASSERT_NE(unsafe, nullptr);
+  EXPECT_EQ(unsafe->pointer, "/name");
+  EXPECT_FALSE(fs::exists(dataset.path().parent_path() / "escape.jsonl"));
+  EXPECT_EQ(run.report->definitions.size(), 1u) << "the safe definition is still collected";
+}
+
+TEST(CollectSelection, SpreadsOverTheAxesAndCapsIdenticalAxes) {
+  const Definition definition = [] {
+    DiagnosticList ignored;
+    JsonDocument document{"d.json", rmsnorm_definition(), {}, {}};
+    return parse_definition(document, ignored);
+  }();
+  std::vector<Candidate> candidates;
+  for (const int batch : {1, 2, 4, 8, 16, 16, 16}) {
+    Candidate c;
+    c.axes = {{"batch_size", batch}};
+    c.fingerprint = fmt::format("{}-{}", batch, candidates.size());
+    candidates.push_back(c);
+  }
+  SelectionPolicy policy;
+  policy.max_workloads = 3;
+  const Selection picked = select_workloads(definition, candidates, {}, policy);
+  EXPECT_EQ(picked.axes_capped, 1u) << "a third batch 16";
+  EXPECT_EQ(picked.selected, (std::vector<std::size_t>{0, 4, 2})) << "1, then 16, then 4";
+  EXPECT_EQ(picked.not_selected, 3u);
+  policy.max_workloads = 10;
+  const Selection every = select_workloads(definition, candidates, {}, policy);
+  EXPECT_EQ(every.selected, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  const Selection against =
+      select_workloads(definition, candidates, {{{{"batch_size", 16}}, "x"}}, policy);
+  EXPECT_EQ(against.axes_capped, 2u) << "the dataset's workload counts toward the cap";
+}
+
+TEST(CollectBlobPaths, BothFormsAreFoundAndNothingOutsideBlob) {
+  TempDir dataset;
+  const Definition definition = [] {
+    DiagnosticList ignored;
+    JsonDocument document{"d.json", rmsnorm_definition(), {}, {}};
+    return parse_definition(document, ignored);
+  }();
+  dataset.write("blob/workloads/rmsnorm/rmsnorm_h8_a.safetensors", "x");            // flat
+  dataset.write("blob/workloads/rmsnorm/rmsnorm_h8/rmsnorm_h8_b.safetensors", "x"); // nested
+  const auto found = [&](std::string_view path) {
+    const auto p = resolve_workload_blob(dataset.path(), definition, path);
+    return p ? p->lexically_relative(dataset.path()).generic_string() : std::string("-");
+  };
+  EXPECT_EQ(found("./blob/workloads/rmsnorm/rmsnorm_h8_a.safetensors"),
+            "blob/workloads/rmsnorm/rmsnorm_h8_a.safetensors");
+  EXPECT_EQ(found("blob/workloads/rmsnorm/rmsnorm_h8/rmsnorm_h8_a.safetensors"),
+            "blob/workloads/rmsnorm/rmsnorm_h8_a.safetensors");
+  EXPECT_EQ(found("./blob/workloads/rmsnorm/rmsnorm_h8_b.safetensors"),
+            "blob/workloads/rmsnorm/rmsnorm_h8/rmsnorm_h8_b.safetensors");
+  EXPECT_EQ(found("./blob/../definitions/x.json"), "-");
+  EXPECT_EQ(found("/etc/passwd"), "-");
+  EXPECT_EQ(found("workloads/rmsnorm/rmsnorm_h8.jsonl"), "-");
+}
+
+} // namespace
+} // namespace fib
