@@ -53,19 +53,23 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_collect_axis_unbound, warning, F, D,
      "no tensor a dumped call bound gives this var axis, so no workload can be made of the call"},
     {codes::k_collect_binding_invalid, warning, F, D,
-     "a dumped index buffer is not usable: an indptr that does not start at 0, decreases, or ends past its indices"},
+     "a dumped index buffer is not usable: an indptr that does not start at 0, decreases, or ends "
+     "past its indices"},
     {codes::k_collect_blob_too_large, warning, F, D,
-     "a tensor of a dumped call is larger than the blob limit of `fib collect`: the workload generates it (`random`) instead"},
+     "a tensor of a dumped call is larger than the blob limit of `fib collect`: the workload "
+     "generates it (`random`) instead"},
     {codes::k_collect_call_incomplete, warning, F, D,
      "a dumped call has only its inputs record (`inputs_saved`): the API raised, the process died "
      "in the call or is still running; it never becomes a workload"},
     {codes::k_collect_dtype_mismatch, warning, F, D,
-     "a tensor of a dumped call has another dtype than the definition declares: the call is not a workload of it"},
+     "a tensor of a dumped call has another dtype than the definition declares: the call is not a "
+     "workload of it"},
     {codes::k_collect_graph_pending, warning, F, D,
      "a call captured in a CUDA graph was never replayed or flushed, so no tensor of it was "
      "written"},
     {codes::k_collect_input_missing, warning, F, D,
-     "an input that a workload must store from the call (an integer or index tensor) is in neither the call nor its plan"},
+     "an input that a workload must store from the call (an integer or index tensor) is in neither "
+     "the call nor its plan"},
     {codes::k_collect_link_not_followed, warning, F, D,
      "an entry of a dump is a symbolic link: fib does not follow links out of a dump"},
     {codes::k_collect_metadata_cut, warning, F, D,
@@ -74,7 +78,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a call's metadata.jsonl cannot be read, is not JSON Lines, or lacks a field of FlashInfer's "
      "Level-10 record"},
     {codes::k_collect_no_api, warning, F, D,
-     "a definition selected for collection has no usable `fi_api:` tag, so no dumped call can be matched to it"},
+     "a definition selected for collection has no usable `fi_api:` tag, so no dumped call can be "
+     "matched to it"},
     {codes::k_collect_no_metadata, warning, F, D,
      "a directory of a dump has no metadata.jsonl (FlashInfer failed to write the call's "
      "tensors, or it is not a call's directory)"},
@@ -83,11 +88,14 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_collect_not_a_dump, error, F, U,
      "a dump directory given to fib does not exist, is not a directory or holds no call"},
     {codes::k_collect_recovered, note, F, D,
-     "blobs that an interrupted `fib collect` wrote but never listed in a workload file were removed"},
+     "blobs that an interrupted `fib collect` wrote but never listed in a workload file were "
+     "removed"},
     {codes::k_collect_scalar_invalid, warning, F, D,
-     "a dumped scalar argument is not a number or a bool (a dtype, a string, a tensor of several elements)"},
+     "a dumped scalar argument is not a number or a bool (a dtype, a string, a tensor of several "
+     "elements)"},
     {codes::k_collect_scalar_missing, warning, F, D,
-     "a scalar input was not passed to the dumped call, so its value is unknown: fib asks for it (`--scalar NAME=VALUE`) and never makes one up"},
+     "a scalar input was not passed to the dumped call, so its value is unknown: fib asks for it "
+     "(`--scalar NAME=VALUE`) and never makes one up"},
     {codes::k_collect_tensor_file, warning, F, D,
      "a call's inputs or outputs safetensors file is missing, unreadable, malformed, or lacks a "
      "tensor its metadata lists"},

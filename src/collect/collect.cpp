@@ -234,6 +234,7 @@ Expected<CollectReport> collect_workloads(const CollectOptions& options, Diagnos
     }
     collect_from_dump(dump, collectors, options.candidates, report, sink);
   }
+  StaleTemporarySweeper sweeper;
   for (Collector& collector : collectors) {
     if (collector.summary.calls == 0 && !collector.selected->named) {
       ++report.definitions_without_calls;
@@ -253,7 +254,7 @@ Expected<CollectReport> collect_workloads(const CollectOptions& options, Diagnos
     }
     std::vector<Diagnostic> notes;
     auto written = write_workloads(options.dataset, collector.selected->definition,
-                                   collector.candidates, options.write, notes);
+                                   collector.candidates, options.write, sweeper, notes);
     for (Diagnostic& note : notes) {
       sink.report(std::move(note));
     }

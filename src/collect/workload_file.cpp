@@ -441,6 +441,7 @@ std::optional<fs::path> resolve_workload_blob(const fs::path& root, const Defini
 Expected<WorkloadWriteResult> write_workloads(const fs::path& root, const Definition& definition,
                                               const std::vector<Candidate>& candidates,
                                               const WorkloadWriteOptions& options,
+                                              StaleTemporarySweeper& sweeper,
                                               std::vector<Diagnostic>& notes) {
   for (const auto& [what, value] :
        {std::pair<std::string_view, const std::string&>{"op_type", definition.op_type},
@@ -477,6 +478,8 @@ Expected<WorkloadWriteResult> write_workloads(const fs::path& root, const Defini
       read_existing(root, definition, text, result.file, fingerprints);
   result.existing = lines.size();
   if (options.dry_run == DryRun::no) {
+    sweeper.remove_stale_in(*directory);
+    sweeper.remove_stale_below(root, blob_directory(definition) / k_journal_name);
     if (auto problem = recover(root, definition, lines, notes)) {
       return unexpected(std::move(*problem));
     }

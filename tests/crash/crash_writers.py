@@ -316,6 +316,11 @@ def writers(fib, worker):
                           "--tag", "status:verified", "--", sys.executable, f"{r}/harness.py"],
                check_killed=dump_check_killed),
     ]
+    listed.append(Writer("collect", f"collect DUMP --dataset DS ({FILES // 2} definitions, "
+                                    f"{3 * (FILES // 2)} calls, every tensor a blob)",
+                         build_collect, lambda r: [fib, "collect", f"{r}/dumps", "--dataset",
+                                                   f"{r}/ds"],
+                         canonical=collect_canonical, check_killed=collect_check_killed))
     listed.append(run_writer(fib, worker))
     return listed
 
@@ -327,6 +332,104 @@ def dump_check_killed(killed, pre, post):
     return [p for p, e in killed.items()
             if p.startswith("dumps/") and e[0] == "file" and post.get(p, ("",))[0] == "file"
             and e[3] < post[p][3]]
+
+
+# --- fib collect: workloads and blobs from a Level-10 dump -----------------------------------
+
+COLLECT_SIGNATURE = ("(probs: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, "
+                     "deterministic: bool = True) -> torch.Tensor")
+
+
+def safetensors_bytes(tensors):
+    """A safetensors file of {key: (dtype, shape, raw bytes)}, as the library writes it."""
+    header, data = {}, b""
+    for key in sorted(tensors):
+        dtype, shape, raw = tensors[key]
+        header[key] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data),
+                                                                        len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return len(text).to_bytes(8, "little") + text + data
+
+
+def build_collect(fixture):
+    """FILES//2 sampling definitions (every tensor a blob) and 3 calls of each one's vocabulary."""
+    for i in range(FILES // 2):
+        vocab = 16 + i
+        name = f"sampling_v{vocab}"
+        path = os.path.join(fixture, "ds", "definitions", "sampling", name + ".json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({
+                "name": name, "op_type": "sampling",
+                "tags": ["fi_api:flashinfer.sampling.top_k_top_p_sampling_from_probs"],
+                "axes": {"batch_size": {"type": "var"},
+                         "vocab_size": {"type": "const", "value": vocab}},
+                "inputs": {"probs": {"shape": ["batch_size", "vocab_size"], "dtype": "float32"},
+                           "top_k": {"shape": ["batch_size"], "dtype": "int32"},
+                           "top_p": {"shape": ["batch_size"], "dtype": "float32"}},
+                "outputs": {"samples": {"shape": ["batch_size"], "dtype": "int32"}},
+                "reference": "def run(probs, top_k, top_p):\n    return top_k\n"}, f)
+        for batch in (1, 2, 3):
+            sequence = i * 3 + batch
+            call = (f"20260101_120000_{sequence:03}_pid7_top_k_top_p_sampling_from_probs_"
+                    f"call{sequence:04}")
+            folder = os.path.join(fixture, "dumps", call)
+            os.makedirs(folder)
+            inputs = {"arg_0": ("F32", [batch, vocab], bytes([sequence % 251]) * (4 * batch * vocab)),
+                      "arg_1": ("I32", [batch], (5).to_bytes(4, "little") * batch),
+                      "arg_2": ("F32", [batch], b"\x00\x00\x00\x3f" * batch)}
+            record = {"function_name": "top_k_top_p_sampling_from_probs",
+                      "module": "flashinfer.sampling", "call_sequence": sequence,
+                      "timestamp": call[:19], "process_id": 7, "input_metadata": {},
+                      "output_metadata": {},
+                      "tensor_info": {"input_tensor_keys": sorted(inputs),
+                                      "output_tensor_keys": []},
+                      "tensor_details": {}, "tensor_format": "safetensors",
+                      "function_signature": COLLECT_SIGNATURE, "versions": {},
+                      "execution_status": "completed", "graph_capture": False}
+            with open(os.path.join(folder, "metadata.jsonl"), "w", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+            with open(os.path.join(folder, "inputs.safetensors"), "wb") as f:
+                f.write(safetensors_bytes(inputs))
+
+
+COLLECT_JOURNAL = ".fib-collect-pending.json"
+
+
+def collect_canonical(state, root):
+    """Uuids differ from run to run: a workloads file is compared by its lines without them (and
+    without the blob paths, which hold them), a definition's blobs by their contents."""
+    out = {}
+    for path, entry in state.items():
+        folder, name = os.path.split(path)
+        if path.startswith("ds/workloads/") and name.endswith(".jsonl") and entry[0] == "file":
+            lines = []
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                for text in f.read().splitlines():
+                    line = json.loads(text)
+                    line["workload"].pop("uuid")
+                    for spec in line["workload"]["inputs"].values():
+                        spec.pop("path", None)
+                    lines.append(json.dumps(line, sort_keys=True))
+            out[path] = (entry[1], tuple(sorted(lines)))
+        elif path.startswith("ds/blob/") and name.endswith(".safetensors"):
+            out.setdefault(os.path.join(folder, "*.safetensors"), []).append(entry[2])
+        else:
+            out[path] = entry
+    return {p: (tuple(sorted(e)) if isinstance(e, list) else e) for p, e in out.items()}
+
+
+def collect_check_killed(killed, pre, post):
+    """A kill between a definition's blobs and its line leaves those blobs and the journal that
+    lists them; the rerun removes them (compared after the rerun as usual)."""
+    tolerated = [p for p in killed if os.path.basename(p) == COLLECT_JOURNAL]
+    for path in killed:
+        folder, name = os.path.split(path)
+        if path.startswith("ds/blob/") and name.endswith(".safetensors"):
+            tolerated.append(os.path.join(folder, "*.safetensors"))
+    return tolerated
 
 
 # --- fib run: traces appended ------------------------------------------------------------------

@@ -63,6 +63,8 @@ struct WorkloadWriteResult {
 // Selects among `candidates` (select_workloads, against the file's existing workloads unless they
 // are replaced) and writes the selection for `definition` below `root`, under the lock of the
 // file's directory (fib/util/file_lock.hpp), so concurrent runs never lose each other's lines:
+// 0. the temporaries a killed write left in the file's directory and the definition's blob
+//    directory are removed (`sweeper`, one per run: fib/util/atomic_file.hpp);
 // 1. blobs an earlier, interrupted run wrote but no line names are removed first (it leaves a
 //    journal, `.fib-collect-pending.json` in the definition's blob directory; `collect.recovered`
 //    in `notes`);
@@ -77,10 +79,9 @@ struct WorkloadWriteResult {
 // says what would be). Errors: `io.unsafe-path` for an op_type or name that is not a safe path
 // segment or a symbolic link on the way; `io.lock-timeout`; `io.read` / `io.write` /
 // `io.too-large`; `collect.tensor-file` when a selected call's tensor changed since it was read.
-Expected<WorkloadWriteResult> write_workloads(const std::filesystem::path& root,
-                                              const Definition& definition,
-                                              const std::vector<Candidate>& candidates,
-                                              const WorkloadWriteOptions& options,
-                                              std::vector<Diagnostic>& notes);
+Expected<WorkloadWriteResult>
+write_workloads(const std::filesystem::path& root, const Definition& definition,
+                const std::vector<Candidate>& candidates, const WorkloadWriteOptions& options,
+                StaleTemporarySweeper& sweeper, std::vector<Diagnostic>& notes);
 
 } // namespace fib

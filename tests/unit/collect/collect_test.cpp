@@ -431,3 +431,87 @@ TEST(CollectBlobPaths, BothFormsAreFoundAndNothingOutsideBlob) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+TEST(Collect, BadBuffersDtypesAndScalarsRefuseTheCallWithTheirCode) {
+  struct Case {
+    std::string code;
+    std::string pointer;
+    std::function<void(Call& plan, Call& run)> spoil;
+  };
+  const std::vector<Case> cases = {
+      {std::string(codes::k_collect_binding_invalid), "/inputs/kv_indices",
+       [](Call& plan, Call&) {
+         plan.inputs[0] = i32("arg_1", {0, 3, 50});
+       }},
+      {std::string(codes::k_collect_binding_invalid), "/inputs/kv_indptr",
+       [](Call& plan, Call&) {
+         plan.inputs[0] = i32("arg_1", {0, 3, 2});
+       }},
+      {std::string(codes::k_collect_dtype_mismatch), "/inputs/q",
+       [](Call&, Call& run) { run.inputs[0].dtype = "F16"; }},
+      {std::string(codes::k_collect_scalar_invalid), "/inputs/sm_scale",
+       [](Call& plan, Call&) {
+         plan.input_metadata["kwarg_sm_scale"] = {{"type", "torch.dtype"},
+                                                  {"value", "torch.bfloat16"}};
+       }},
+  };
+  for (const Case& c : cases) {
+    TempDir dump;
+    TempDir dataset;
+    Call plan = decode_plan();
+    Call run = decode_run();
+    c.spoil(plan, run);
+    write_call(dump, plan);
+    write_call(dump, run);
+    write_definition(dataset, decode_definition());
+    const CollectRun result = collect(dump, dataset);
+    EXPECT_EQ(only(result).rejected.count(c.code), 1u) << c.code << " " << c.pointer;
+    const Diagnostic* refused = find_code(result.diagnostics, c.code);
+    ASSERT_NE(refused, nullptr) << c.code;
+    EXPECT_EQ(refused->pointer, c.pointer) << refused->message;
+    EXPECT_FALSE(fs::exists(dataset.path() / "workloads")) << c.code;
+  }
+}
+
+TEST(Collect, ATensorAboveTheBlobLimitIsGeneratedInstead) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);
+  write_definition(dataset, decode_definition());
+  const CollectRun run =
+      collect(dump, dataset, [](CollectOptions& o) { o.candidates.max_blob_tensor_bytes = 10; });
+  ASSERT_EQ(only(run).written.uuids.size(), 1u);
+  EXPECT_EQ(only(run).notes, 2u) << "kv_indptr (12 bytes) and kv_indices (20); not 8 bytes";
+  const Diagnostic* note = find_code(run.diagnostics, codes::k_collect_blob_too_large);
+  ASSERT_NE(note, nullptr);
+  EXPECT_EQ(note->severity, Severity::warning);
+  const auto lines =
+      lines_of(dataset.path() / "workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1.jsonl");
+  const Json& inputs = lines.at(0).at("workload").at("inputs");
+  EXPECT_EQ(inputs.at("kv_indptr").at("type"), "random");
+  EXPECT_EQ(inputs.at("kv_last_page_len").at("type"), "safetensors");
+}
+
+TEST(Collect, ADefinitionWithoutAnFiApiTagIsNamedWhenSelected) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, rmsnorm_call(1, 4));
+  Json untagged = rmsnorm_definition();
+  untagged["tags"] = Json::array();
+  write_definition(dataset, untagged);
+  const CollectRun quiet = collect(dump, dataset);
+  ASSERT_TRUE(quiet.report.has_value());
+  EXPECT_EQ(find_code(quiet.diagnostics, codes::k_collect_no_api), nullptr);
+  EXPECT_EQ(quiet.report->calls_unmatched, 1u);
+  const CollectRun named =
+      collect(dump, dataset, [](CollectOptions& o) { o.definitions = {"rmsnorm_h8"}; });
+  const Diagnostic* no_api = find_code(named.diagnostics, codes::k_collect_no_api);
+  ASSERT_NE(no_api, nullptr);
+  EXPECT_EQ(no_api->pointer, "/tags");
+}
+
+} // namespace
+} // namespace fib
