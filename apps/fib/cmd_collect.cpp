@@ -63,68 +63,6 @@ Examples:
   fib collect dumps/run1 dumps/run2 --dataset ds --op-types rmsnorm --max-workloads 8
   fib collect dumps/ --dataset ds --scalar sm_scale=0.08838834764831845 --dry-run)TXT";
 
-Expected<ScalarAnswer> parse_scalar_answer(const std::string& text) {
-  const auto equals = text.find('=');
-  const auto refuse = [&](std::string why) {
-    return unexpected(make_diagnostic(
-        codes::k_usage, fmt::format("--scalar {}: {} (the form is NAME=VALUE or "
-                                    "DEFINITION:NAME=VALUE, VALUE a number, true or false)",
-                                    text, why)));
-  };
-  if (equals == std::string::npos || equals == 0) {
-    return refuse("no NAME=");
-  }
-  ScalarAnswer answer;
-  std::string name = text.substr(0, equals);
-  if (const auto colon = name.find(':'); colon != std::string::npos) {
-    answer.definition = name.substr(0, colon);
-    name = name.substr(colon + 1);
-  }
-  answer.input = name;
-  const std::string value = text.substr(equals + 1);
-  answer.value = Json::parse(value, nullptr, false);
-  if (answer.input.empty() || !(answer.value.is_number() || answer.value.is_boolean())) {
-    return refuse(answer.input.empty() ? "no input name" : "the value is not a number or a bool");
-  }
-  return answer;
-}
-
-std::string render_report(const CollectReport& report, DryRun dry_run) {
-  std::string out;
-  out +=
-      fmt::format("{:<44} {:>6} {:>8} {:>8} {:>6} {:>8} {:>7}\n", "definition", "calls", "accepted",
-                  "refused", "dups", "selected", dry_run == DryRun::yes ? "would" : "written");
-  for (const DefinitionCollection& d : report.definitions) {
-    std::size_t refused = 0;
-    for (const auto& [code, count] : d.rejected) {
-      refused += count;
-    }
-    const Selection& s = d.written.selection;
-    out += fmt::format("{:<44} {:>6} {:>8} {:>8} {:>6} {:>8} {:>7}\n", d.name, d.calls, d.accepted,
-                       refused, s.duplicates + s.axes_capped, s.selected.size(),
-                       d.written.uuids.size());
-    for (const auto& [code, count] : d.rejected) {
-      out += fmt::format("    refused {:>5}  {}\n", count, code);
-    }
-    if (!d.written.uuids.empty() || d.written.removed > 0) {
-      out += fmt::format("    {} {} ({} existing line(s){}; {} blob(s) written, {} removed)\n",
-                         dry_run == DryRun::yes ? "would write" : "wrote", d.written.file.string(),
-                         d.written.existing,
-                         d.written.removed > 0 ? fmt::format(", {} replaced", d.written.removed)
-                                               : std::string(),
-                         d.written.blobs_written, d.written.blobs_removed);
-    } else if (d.accepted > 0) {
-      out += fmt::format("    nothing new for {} ({} existing line(s) kept)\n",
-                         d.written.file.string(), d.written.existing);
-    }
-  }
-  out += fmt::format("{} call(s) read, {} left out by the dump reader, {} of APIs no selected "
-                     "definition takes; {} definition(s) without calls\n",
-                     report.calls_read, report.calls_rejected, report.calls_unmatched,
-                     report.definitions_without_calls);
-  return out;
-}
-
 } // namespace
 
 Subcommand register_collect(CLI::App& app) {
@@ -207,7 +145,7 @@ int run_collect(const CollectCommand& command) {
     json["dry_run"] = command.dry_run;
     write_line(stdout, json.dump(2));
   } else {
-    write_all(stdout, render_report(*report, options.write.dry_run));
+    write_all(stdout, render_collect_report(*report, options.write.dry_run));
   }
   return exit_status(all);
 }

@@ -48,8 +48,14 @@ struct DumpCommand {
   std::string flashinfer_src;
   std::vector<std::string> tags;
   std::string model_slug;
-  StagingFlags staging; // --on-conflict, --exclude, --force, --drop-curated (with --stage)
-  SmokeFlags smoke;     // --smoke: the runnable verdict of every staged definition
+  StagingFlags staging;   // --on-conflict, --exclude, --force, --drop-curated (with --stage)
+  SmokeFlags smoke;       // --smoke: the runnable verdict of every staged definition
+  bool workloads = false; // --workloads: Level-10 dumps beside, collected
+  std::vector<std::string> workloads_include; // --workloads-include PATTERN
+  std::int64_t workloads_max_count = 50'000;
+  double workloads_max_gb = 30;
+  std::size_t max_workloads = k_default_max_workloads;
+  std::vector<std::string> scalars; // --scalar (with --workloads --stage)
 };
 
 namespace {
@@ -60,7 +66,8 @@ FLASHINFER_TRACE_DUMP_DIR=<absolute DIR> in its environment from the start, so
 before any import. Its output streams through. Afterwards fib lists the
 definitions in DIR (new, rewritten or kept) and reports every truncated or
 invalid JSON by name. Existing dumps are kept unless --clean (which refuses a
-directory holding anything but *.json files).
+directory holding anything but *.json files, and with --workloads a level10/
+directory of Level-10 calls, which it removes too).
 
 --sglang generates an SGLang harness (attention backend flashinfer, CUDA
 graphs and radix cache off, a short greedy generate, engine shut down) and
@@ -81,16 +88,27 @@ the sandboxed worker (--smoke-timeout, --device, --max-bytes, --memory-limit,
 verdict (runnable, not runnable here, fails when run, needs a decision) and
 the last line says how many are runnable.
 
+--workloads also turns on FlashInfer's Level-10 tensor dumps for the child
+(FLASHINFER_LOGLEVEL=10, FLASHINFER_DUMP_DIR=DIR/level10,
+FLASHINFER_DUMP_SAFETENSORS=1, FLASHINFER_DUMP_EXCLUDE=*.__init__, count and size
+limits per process); the SGLang harness then serves batches of 1, 4, 16 and 64
+distinct prompts and two sampling passes with sampling_backend flashinfer. With
+--stage, workloads of the staged definitions are collected from it as
+`fib collect DIR/level10 --dataset DATASET --definitions ...` would.
+
 Exit status: 0 dumped (and staged, tagged, valid), 1 the command failed or
-timed out, nothing was dumped, a dump is invalid, a staging conflict, or a
-staged definition does not validate, 2 usage, 3 I/O or environment (the
+timed out, nothing was dumped, a dump is invalid, a staging conflict, a
+staged definition does not validate, or (--workloads) a staged definition got
+no workload, 2 usage, 3 I/O or environment (the
 command could not be started).
 
 Examples:
   fib dump --out /tmp/fi_dumps --clean -- python3 my_harness.py
   fib dump --sglang --model meta-llama/Llama-3.2-3B-Instruct --tp 2 --out /tmp/fi_dumps \
            --stage tmp/flashinfer-trace --normalize --tag status:verified
-  fib dump --sglang --model Qwen/Qwen3-30B-A3B --ep 2 --out d --print-harness > harness.py)TXT";
+  fib dump --sglang --model Qwen/Qwen3-30B-A3B --ep 2 --out d --print-harness > harness.py
+  fib dump --sglang --model meta-llama/Llama-3.1-8B-Instruct --out d --clean --workloads \
+           --stage tmp/flashinfer-trace --normalize --max-workloads 8)TXT";
 
 int usage(std::string message) {
   write_diagnostic(stderr, make_diagnostic(codes::k_usage, std::move(message)));
@@ -172,6 +190,16 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
   if (auto misuse = overwrite_flags_misuse(command.staging)) {
     return misuse;
   }
+  if (!command.workloads) {
+    for (const char* option : {"--workloads-include", "--workloads-max-count", "--workloads-max-gb",
+                               "--max-workloads", "--scalar"}) {
+      if (given(option)) {
+        return fmt::format("{} needs --workloads", option);
+      }
+    }
+  } else if (command.stage.empty() && (given("--max-workloads") || given("--scalar"))) {
+    return "--max-workloads and --scalar need --stage DATASET (they choose what is collected)";
+  }
   if (command.mem_fraction <= 0.0) {
     return "--mem-fraction must be above 0";
   }
@@ -205,6 +233,15 @@ DumpOptions dump_options(const DumpCommand& command) {
   options.sglang.prompt = command.prompt;
   options.sglang.max_new_tokens = command.max_new_tokens;
   options.sglang.mem_fraction = command.mem_fraction;
+  if (command.workloads) {
+    WorkloadDump workloads;
+    workloads.include = command.workloads_include;
+    workloads.max_count = command.workloads_max_count;
+    workloads.max_size_gb = command.workloads_max_gb;
+    workloads.collect.write.policy.max_workloads = command.max_workloads;
+    options.workloads = std::move(workloads);
+    options.sglang.workloads = true;
+  }
   return options;
 }
 
@@ -310,6 +347,12 @@ void print_staging(const DumpResult& result, const std::filesystem::path& datase
     write_line(stderr, fmt::format("fib dump: of the staged definitions: {}",
                                    render_counts(runnable->counts)));
   }
+  for (const auto& d : result.collect_diagnostics) {
+    write_diagnostic(stderr, d);
+  }
+  if (result.collected) {
+    write_all(stdout, render_collect_report(*result.collected, DryRun::no));
+  }
 }
 
 // --smoke: the verdicts of what was staged; nullopt without --smoke or when nothing was staged.
@@ -372,6 +415,28 @@ Subcommand register_dump(CLI::App& app) {
   add_staging_flags(*sub, command->staging, StagingHelp::dump);
   sub->add_option("--model-slug", command->model_slug,
                   "With --stage: the slug of the model:<slug> tag (default: from --model)");
+  sub->add_flag("--workloads", command->workloads,
+                "Also dump the API calls' tensors (FlashInfer Level-10) into DIR/level10 and, "
+                "with --stage, collect workloads for the staged definitions");
+  sub->add_option("--workloads-include", command->workloads_include,
+                  "With --workloads: dump only calls whose logged name matches (fnmatch; "
+                  "repeatable; default every API)")
+      ->type_name("PATTERN")
+      ->allow_extra_args(false);
+  sub->add_option("--workloads-max-count", command->workloads_max_count,
+                  "With --workloads: FLASHINFER_DUMP_MAX_COUNT, calls per process (default 50000)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  sub->add_option("--workloads-max-gb", command->workloads_max_gb,
+                  "With --workloads: FLASHINFER_DUMP_MAX_SIZE_GB, per process (default 30)")
+      ->check(CLI::Range(0.001, 1e6));
+  sub->add_option("--max-workloads", command->max_workloads,
+                  "With --workloads --stage: new workloads per definition (default 20)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--scalar", command->scalars,
+                  "With --workloads --stage: a scalar the dump does not hold, NAME=VALUE or "
+                  "DEFINITION:NAME=VALUE (repeatable)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
   add_smoke_flags(sub, command->smoke,
                   "With --stage: also run each staged definition on tiny synthesized inputs and "
                   "say whether it is runnable",
@@ -386,6 +451,14 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     return usage(std::move(*problem));
   }
   DumpOptions options = dump_options(command);
+  for (const std::string& text : command.scalars) {
+    auto answer = parse_scalar_answer(text);
+    if (!answer) {
+      write_diagnostic(stderr, answer.error());
+      return k_exit_usage;
+    }
+    options.workloads->collect.candidates.scalars.push_back(std::move(*answer));
+  }
   if (command.print_harness) {
     SglangHarness harness = options.sglang;
     std::error_code ec;

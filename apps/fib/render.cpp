@@ -130,4 +130,40 @@ std::string render_tag_change(const TaggedFile& file) {
   return out;
 }
 
+std::string render_collect_report(const CollectReport& report, DryRun dry_run) {
+  std::string out;
+  out +=
+      fmt::format("{:<44} {:>6} {:>8} {:>8} {:>6} {:>8} {:>7}\n", "definition", "calls", "accepted",
+                  "refused", "dups", "selected", dry_run == DryRun::yes ? "would" : "written");
+  for (const DefinitionCollection& d : report.definitions) {
+    std::size_t refused = 0;
+    for (const auto& [code, count] : d.rejected) {
+      refused += count;
+    }
+    const Selection& s = d.written.selection;
+    out += fmt::format("{:<44} {:>6} {:>8} {:>8} {:>6} {:>8} {:>7}\n", d.name, d.calls, d.accepted,
+                       refused, s.duplicates + s.axes_capped, s.selected.size(),
+                       d.written.uuids.size());
+    for (const auto& [code, count] : d.rejected) {
+      out += fmt::format("    refused {:>5}  {}\n", count, code);
+    }
+    if (!d.written.uuids.empty() || d.written.removed > 0) {
+      out += fmt::format("    {} {} ({} existing line(s){}; {} blob(s) written, {} removed)\n",
+                         dry_run == DryRun::yes ? "would write" : "wrote", d.written.file.string(),
+                         d.written.existing,
+                         d.written.removed > 0 ? fmt::format(", {} replaced", d.written.removed)
+                                               : std::string(),
+                         d.written.blobs_written, d.written.blobs_removed);
+    } else if (d.accepted > 0) {
+      out += fmt::format("    nothing new for {} ({} existing line(s) kept)\n",
+                         d.written.file.string(), d.written.existing);
+    }
+  }
+  out += fmt::format("{} call(s) read, {} left out by the dump reader, {} of APIs no selected "
+                     "definition takes; {} definition(s) without calls\n",
+                     report.calls_read, report.calls_rejected, report.calls_unmatched,
+                     report.definitions_without_calls);
+  return out;
+}
+
 } // namespace fib::app

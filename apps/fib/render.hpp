@@ -4,6 +4,7 @@
 #include "color.hpp"
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/collect/collect.hpp>
 #include <fib/stage/stage.hpp>
 #include <fib/tag/tags.hpp>
 #include <fib/validate/report.hpp>
@@ -49,5 +50,9 @@ std::string render_stage_counts(const StageResult& result);
 // replaced value of a single-valued namespace (after a "; " when +/- parts precede), `unchanged`
 // or `skipped`.
 std::string render_tag_change(const TaggedFile& file);
+
+// The per-definition table of `fib collect` (and `fib dump --workloads --stage`): calls, accepted,
+// refused (by code), duplicates, selected and written, the file written, and a totals line.
+std::string render_collect_report(const CollectReport& report, DryRun dry_run);
 
 } // namespace fib::app

@@ -184,6 +184,32 @@ std::string blob_content(const BlobTensorSource& blob) {
 
 } // namespace
 
+Expected<ScalarAnswer> parse_scalar_answer(const std::string& text) {
+  const auto equals = text.find('=');
+  const auto refuse = [&](std::string why) {
+    return unexpected(make_diagnostic(
+        codes::k_usage, fmt::format("--scalar {}: {} (the form is NAME=VALUE or "
+                                    "DEFINITION:NAME=VALUE, VALUE a number, true or false)",
+                                    text, why)));
+  };
+  if (equals == std::string::npos || equals == 0) {
+    return refuse("no NAME=");
+  }
+  ScalarAnswer answer;
+  std::string name = text.substr(0, equals);
+  if (const auto colon = name.find(':'); colon != std::string::npos) {
+    answer.definition = name.substr(0, colon);
+    name = name.substr(colon + 1);
+  }
+  answer.input = name;
+  const std::string value = text.substr(equals + 1);
+  answer.value = Json::parse(value, nullptr, false);
+  if (answer.input.empty() || !(answer.value.is_number() || answer.value.is_boolean())) {
+    return refuse(answer.input.empty() ? "no input name" : "the value is not a number or a bool");
+  }
+  return answer;
+}
+
 std::string workload_fingerprint(const OrderedMap<std::int64_t>& axes,
                                  const std::vector<InputContent>& inputs) {
   Sha256 digest;

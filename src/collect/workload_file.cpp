@@ -290,6 +290,18 @@ std::string workload_line(const Definition& definition, const Candidate& candida
   return line.dump();
 }
 
+// Whether `blob` (relative to the root) is the definition's own: in its nested directory, or a
+// flat `blob/workloads/<op_type>/<name>_….safetensors`. A replaced line's blob anywhere else may
+// be another definition's too, so it is left alone.
+bool owned_by(const Definition& definition, const fs::path& blob) {
+  const fs::path parent = blob.parent_path();
+  if (parent == blob_directory(definition)) {
+    return true;
+  }
+  return parent == fs::path("blob") / "workloads" / definition.op_type &&
+         blob.filename().string().starts_with(definition.name + "_");
+}
+
 // What a run is about to write: the new lines, their blobs, and the blobs it replaces.
 struct PendingWrite {
   std::vector<std::string> lines;
@@ -323,7 +335,7 @@ Expected<PendingWrite> prepare_write(const fs::path& root, const Definition& def
   if (options.replace == ReplaceMode::replace) {
     result.removed = lines.size();
     for (const fs::path& blob : named_blobs(lines)) {
-      if (!new_names.contains(blob) && is_plain_file(root / blob)) {
+      if (!new_names.contains(blob) && owned_by(definition, blob) && is_plain_file(root / blob)) {
         pending.to_remove.push_back(blob);
       }
     }

@@ -22,6 +22,27 @@ namespace {
 
 constexpr std::size_t k_listed_offenders = 5;
 
+// Whether `directory` holds only what FlashInfer's Level-10 logging writes: call directories
+// (`<ts>_pid<pid>_<name>_call<NNNN>`, real directories) and session.jsonl.
+bool holds_only_level10_calls(const std::filesystem::path& directory) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code inner;
+    if (name == "session.jsonl" && it->is_regular_file(inner) && !it->is_symlink(inner)) {
+      continue;
+    }
+    const bool call_name =
+        name.size() > 24 && name.find("_pid") == 19 && name.rfind("_call") != std::string::npos &&
+        name.find_first_not_of("0123456789", name.rfind("_call") + 5) == std::string::npos;
+    if (!call_name || !it->is_directory(inner) || it->is_symlink(inner)) {
+      return false;
+    }
+  }
+  return !ec;
+}
+
 Diagnostic io_diagnostic(std::string_view code, const std::filesystem::path& file,
                          std::string message) {
   Diagnostic d = make_diagnostic(code, std::move(message));
@@ -273,10 +294,51 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
   result.validation_environment = environment.items();
 }
 
+// Collects workloads from the Level-10 dump for the definitions this run staged (and those it
+// found unchanged in the dataset).
+void collect_staged(const DumpOptions& options, const std::filesystem::path& level10,
+                    const DumpProgress& progress, DumpResult& result) {
+  if (!result.staged) {
+    return;
+  }
+  CollectOptions collect = options.workloads->collect;
+  collect.dumps = {level10};
+  collect.dataset = options.dataset;
+  std::set<std::string> names;
+  for (const auto& entry : result.staged->entries) {
+    const bool in_dataset = entry.action == StageAction::added ||
+                            entry.action == StageAction::overwritten ||
+                            entry.action == StageAction::unchanged;
+    if (in_dataset && names.insert(entry.name).second) {
+      collect.definitions.push_back(entry.name);
+    }
+  }
+  std::error_code ec;
+  if (collect.definitions.empty() || !std::filesystem::is_directory(level10, ec)) {
+    result.diagnostics.push_back(io_diagnostic(
+        codes::k_collect_no_workloads, level10,
+        fmt::format("no Level-10 dump in {}: the traced program made no FlashInfer API call "
+                    "(or imported flashinfer before the environment was set)",
+                    level10.string())));
+    return;
+  }
+  progress(fmt::format("collecting workloads of {} definition{} from {}",
+                       collect.definitions.size(), collect.definitions.size() == 1 ? "" : "s",
+                       level10.string()));
+  DiagnosticList diagnostics;
+  auto report = collect_workloads(collect, diagnostics);
+  result.collect_diagnostics = diagnostics.items();
+  if (!report) {
+    result.collect_diagnostics.push_back(report.error());
+    return;
+  }
+  result.collected = std::move(*report);
+}
+
 } // namespace
 
 Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& directory,
-                                              ExistingDumps existing) {
+                                              ExistingDumps existing, Level10Directory level10) {
   std::error_code ec;
   const auto status = std::filesystem::symlink_status(directory, ec);
   if (!std::filesystem::exists(status)) {
@@ -303,6 +365,7 @@ Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& direc
     return before;
   }
   std::vector<std::filesystem::path> dumps;
+  std::vector<std::filesystem::path> level10_dirs;
   std::vector<std::string> offenders;
   std::size_t offender_count = 0;
   for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end;
@@ -310,8 +373,13 @@ Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& direc
     std::error_code inner;
     const bool plain_json =
         it->path().extension() == ".json" && it->is_regular_file(inner) && !it->is_symlink(inner);
+    const bool level10_directory = level10 == Level10Directory::beside &&
+                                   it->path().filename() == k_level10_directory &&
+                                   it->is_directory(inner) && !it->is_symlink(inner);
     if (plain_json) {
       dumps.push_back(it->path());
+    } else if (level10_directory && holds_only_level10_calls(it->path())) {
+      level10_dirs.push_back(it->path());
     } else {
       ++offender_count;
       if (offenders.size() < k_listed_offenders) {
@@ -342,6 +410,15 @@ Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& direc
                     offender_count == 1 ? "is" : "are", listed));
     d.hint = "use a directory of its own for the dump, or --keep";
     return unexpected(std::move(d));
+  }
+  for (const auto& dir : level10_dirs) {
+    std::error_code remove_ec;
+    std::filesystem::remove_all(dir, remove_ec);
+    if (remove_ec) {
+      return unexpected(
+          io_diagnostic(codes::k_io_write, dir,
+                        fmt::format("cannot remove {}: {}", dir.string(), remove_ec.message())));
+    }
   }
   for (const auto& file : dumps) {
     std::error_code remove_ec;
@@ -392,6 +469,44 @@ std::vector<DumpedFile> collect_dump(const std::filesystem::path& directory,
   return out;
 }
 
+namespace {
+
+// The body of the harness's `try:`: one greedy generate, or (workloads) the batches and the
+// sampling passes.
+std::string harness_generate_calls(const SglangHarness& harness) {
+  const std::string prompt = python_literal(harness.prompt);
+  if (!harness.workloads) {
+    return fmt::format(
+        "        outputs = engine.generate(\n"
+        "            [{}],\n"
+        "            {{\"temperature\": 0.0, \"max_new_tokens\": {}}},\n"
+        "        )\n"
+        "        for output in outputs:\n"
+        "            print(\"generated:\", repr(output.get(\"text\", \"\")), flush=True)\n",
+        prompt, harness.max_new_tokens);
+  }
+  std::string sizes;
+  for (const int size : harness.batch_sizes) {
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+  }
+  return fmt::format(
+      "        # Distinct prompts of several lengths, so each batch has its own shapes.\n"
+      "        def prompts(n):\n"
+      "            return [{0} + \" (request %d)\" % i + \" and more\" * (i % 7) for i in "
+      "range(n)]\n"
+      "        passes = [(n, {{\"temperature\": 0.0}}) for n in ({1},)]\n"
+      "        # Sampling passes reach the top-k / top-p sampling kernels.\n"
+      "        passes += [(8, {{\"temperature\": 0.7, \"top_k\": 50, \"top_p\": 0.9}}),\n"
+      "                   (8, {{\"temperature\": 0.7, \"top_p\": 0.9}})]\n"
+      "        for n, sampling in passes:\n"
+      "            outputs = engine.generate(prompts(n), {{**sampling, \"max_new_tokens\": {2}}})\n"
+      "            print(\"generated: batch\", n, sampling, len(outputs), \"outputs\", "
+      "flush=True)\n",
+      prompt, sizes, harness.max_new_tokens);
+}
+
+} // namespace
+
 std::string render_sglang_harness(const SglangHarness& harness) {
   std::string engine_arguments = fmt::format(
       "        model_path={},\n"
@@ -406,6 +521,9 @@ std::string render_sglang_harness(const SglangHarness& harness) {
   }
   if (harness.page_size) {
     engine_arguments += fmt::format("        page_size={},\n", *harness.page_size);
+  }
+  if (harness.workloads) {
+    engine_arguments += "        sampling_backend=\"flashinfer\",  # the sampling kernels' calls\n";
   }
   engine_arguments += "        log_level=\"warning\",\n";
   return fmt::format(
@@ -427,12 +545,7 @@ std::string render_sglang_harness(const SglangHarness& harness) {
       "{}"
       "    )\n"
       "    try:\n"
-      "        outputs = engine.generate(\n"
-      "            [{}],\n"
-      "            {{\"temperature\": 0.0, \"max_new_tokens\": {}}},\n"
-      "        )\n"
-      "        for output in outputs:\n"
-      "            print(\"generated:\", repr(output.get(\"text\", \"\")), flush=True)\n"
+      "{}"
       "    finally:\n"
       "        engine.shutdown()\n"
       "\n"
@@ -440,7 +553,7 @@ std::string render_sglang_harness(const SglangHarness& harness) {
       "if __name__ == \"__main__\":  # SGLang starts worker processes that re-import this file\n"
       "    main()\n",
       python_literal(harness.dump_directory.string()), engine_arguments,
-      python_literal(harness.prompt), harness.max_new_tokens);
+      harness_generate_calls(harness));
 }
 
 std::string model_slug(std::string_view model) {
@@ -485,7 +598,9 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
                           const DumpProgress& progress) {
   DumpResult result;
   result.out = absolute_path(options.out);
-  auto before = prepare_dump_directory(result.out, options.existing);
+  auto before = prepare_dump_directory(result.out, options.existing,
+                                       options.workloads ? Level10Directory::beside
+                                                         : Level10Directory::absent);
   if (!before) {
     result.diagnostics.push_back(before.error());
     return result;
@@ -493,6 +608,12 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
   ChildOptions child;
   child.environment = {{std::string(k_trace_dump_variable), "1"},
                        {std::string(k_trace_dump_dir_variable), result.out.string()}};
+  const std::filesystem::path level10 = result.out / k_level10_directory;
+  if (options.workloads) {
+    for (auto& variable : level10_environment(level10, *options.workloads)) {
+      child.environment.push_back(std::move(variable));
+    }
+  }
   child.timeout = options.timeout;
   std::optional<TemporaryScript> script;
   if (options.source == DumpSource::sglang) {
@@ -517,8 +638,12 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
       shown += (shown.empty() ? "" : " ") + arg;
     }
   }
-  progress(fmt::format("running: {} (FLASHINFER_TRACE_DUMP=1, FLASHINFER_TRACE_DUMP_DIR={})", shown,
-                       result.out.string()));
+  progress(fmt::format(
+      "running: {} (FLASHINFER_TRACE_DUMP=1, FLASHINFER_TRACE_DUMP_DIR={}{})", shown,
+      result.out.string(),
+      options.workloads
+          ? fmt::format("; FLASHINFER_LOGLEVEL=10, FLASHINFER_DUMP_DIR={}", level10.string())
+          : std::string()));
   result.child = run_child_process(child);
   report_child(options, result);
   if (result.child.launch_error) {
@@ -538,8 +663,31 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
   }
   if (!options.dataset.empty() && dumped_now) {
     harvest(options, python, progress, result);
+    if (options.workloads) {
+      collect_staged(options, level10, progress, result);
+    }
   }
   return result;
+}
+
+std::vector<std::pair<std::string, std::string>>
+level10_environment(const std::filesystem::path& directory, const WorkloadDump& workloads) {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"FLASHINFER_LOGLEVEL", "10"},
+      {"FLASHINFER_DUMP_DIR", directory.string()},
+      {"FLASHINFER_DUMP_SAFETENSORS", "1"},
+      {"FLASHINFER_DUMP_EXCLUDE", "*.__init__"},
+      {"FLASHINFER_DUMP_MAX_COUNT", std::to_string(workloads.max_count)},
+      {"FLASHINFER_DUMP_MAX_SIZE_GB", fmt::format("{}", workloads.max_size_gb)},
+  };
+  if (!workloads.include.empty()) {
+    std::string joined;
+    for (const std::string& pattern : workloads.include) {
+      joined += (joined.empty() ? "" : ",") + pattern;
+    }
+    out.emplace_back("FLASHINFER_DUMP_INCLUDE", joined);
+  }
+  return out;
 }
 
 namespace {
@@ -564,6 +712,7 @@ DiagnosticCounts count_dump_diagnostics(const DumpResult& result) {
     counts += environment_errors_only(count_diagnostics(file.diagnostics));
   }
   counts += environment_errors_only(count_diagnostics(result.validation_environment));
+  counts += environment_errors_only(count_diagnostics(result.collect_diagnostics));
   return counts;
 }
 
@@ -574,7 +723,11 @@ bool dump_found_problems(const DumpResult& result) {
                                                 result.staged->summary.rejected > 0);
   const bool tagging_failed = result.tagged && result.tagged->skipped > 0;
   const bool invalid_definition = result.validation && count_statuses(*result.validation).error > 0;
-  return invalid_file || staging_failed || tagging_failed || invalid_definition;
+  const bool collection_failed =
+      std::any_of(result.collect_diagnostics.begin(), result.collect_diagnostics.end(),
+                  [](const Diagnostic& d) { return d.severity == Severity::error; });
+  return invalid_file || staging_failed || tagging_failed || invalid_definition ||
+         collection_failed;
 }
 
 } // namespace fib

@@ -33,6 +33,10 @@ struct ScalarAnswer {
   Json value; // a number or a bool
 };
 
+// The answer of `--scalar TEXT`: "NAME=VALUE" or "DEFINITION:NAME=VALUE", VALUE a JSON number or
+// true/false. Errors: `usage`, saying what is wrong and the form.
+Expected<ScalarAnswer> parse_scalar_answer(const std::string& text);
+
 struct CandidateOptions {
   std::vector<ScalarAnswer> scalars;
   std::uint64_t max_blob_tensor_bytes = k_default_max_blob_tensor_bytes;

@@ -73,7 +73,9 @@ struct WorkloadWriteResult {
 // 3. the file is rewritten in one atomic step: its existing lines as they were (none with
 //    ReplaceMode::replace), then one line per new workload
 //    {"definition", "solution": null, "workload": {"uuid", "axes", "inputs"}, "evaluation": null};
-// 4. with ReplaceMode::replace, the blobs the old lines named that no new line names are removed.
+// 4. with ReplaceMode::replace, the blobs the old lines named that no new line names are removed,
+//    when they are the definition's own (in its nested blob directory, or flat and named
+//    `<name>_…`): a blob elsewhere may be shared, and stays.
 // Nothing is written or removed when nothing is selected: in particular ReplaceMode::replace
 // never empties a definition's workloads. With DryRun::yes nothing is written at all (the result
 // says what would be). Errors: `io.unsafe-path` for an op_type or name that is not a safe path

@@ -12,6 +12,7 @@
 #include <fib/base/diagnostic.hpp>
 #include <fib/base/enum_names.hpp>
 #include <fib/base/expected.hpp>
+#include <fib/collect/collect.hpp>
 #include <fib/model/python_checks.hpp>
 #include <fib/normalize/normalize.hpp>
 #include <fib/stage/stage.hpp>
@@ -46,12 +47,40 @@ using DumpSnapshot = std::map<std::string, FileStamp>; // file name → stamp (*
 
 enum class ExistingDumps { keep, clean };
 
+// The subdirectory of the dump directory that `fib dump --workloads` gives FlashInfer's Level-10
+// logging (FLASHINFER_DUMP_DIR).
+inline constexpr std::string_view k_level10_directory = "level10";
+
+// Whether the dump directory also holds a Level-10 dump (k_level10_directory).
+enum class Level10Directory { absent, beside };
+
 // Creates `directory` when missing. ExistingDumps::clean removes its *.json files, but only when
 // it holds nothing else (no other file, no subdirectory, no link): otherwise nothing is removed
-// and the error is `dump.not-clean`, naming what is in the way. Returns the *.json files left
-// (empty after a clean). Errors: `dump.not-clean`, `io.write` (cannot create or clean), `io.read`.
+// and the error is `dump.not-clean`, naming what is in the way. With Level10Directory::beside, a
+// `level10/` subdirectory holding only Level-10 call directories and session.jsonl is not in the
+// way, and a clean removes it whole. Returns the *.json files left (empty after a clean). Errors:
+// `dump.not-clean`, `io.write` (cannot create or clean), `io.read`.
 Expected<DumpSnapshot> prepare_dump_directory(const std::filesystem::path& directory,
-                                              ExistingDumps existing);
+                                              ExistingDumps existing,
+                                              Level10Directory level10 = Level10Directory::absent);
+
+// --- Workloads from the same pass (`fib dump --workloads`) ---
+
+struct WorkloadDump {
+  // FLASHINFER_DUMP_INCLUDE patterns (fnmatch on the logged name); empty: every API.
+  std::vector<std::string> include;
+  std::int64_t max_count = 50'000; // FLASHINFER_DUMP_MAX_COUNT, per process
+  double max_size_gb = 30;         // FLASHINFER_DUMP_MAX_SIZE_GB, per process
+  CollectOptions collect;          // selection and storage; dumps and dataset are filled in
+};
+
+// The environment that turns on FlashInfer's Level-10 tensor dumps into `directory` for a child:
+// FLASHINFER_LOGLEVEL=10, FLASHINFER_DUMP_DIR, FLASHINFER_DUMP_SAFETENSORS=1,
+// FLASHINFER_DUMP_INCLUDE (when patterns are given), FLASHINFER_DUMP_EXCLUDE=*.__init__ (wrapper
+// constructors receive the workspace buffers), FLASHINFER_DUMP_MAX_COUNT and
+// FLASHINFER_DUMP_MAX_SIZE_GB. FlashInfer reads them once, at import.
+std::vector<std::pair<std::string, std::string>>
+level10_environment(const std::filesystem::path& directory, const WorkloadDump& workloads);
 
 enum class DumpFileState {
   created,   // not there before the run
@@ -96,12 +125,21 @@ struct SglangHarness {
   int max_new_tokens = 4;
   double mem_fraction = 0.5;            // mem_fraction_static
   std::filesystem::path dump_directory; // absolute
+  // `fib dump --workloads`: the pass also serves batches of every size in `batch_sizes` (greedy)
+  // and sampling passes, with FlashInfer's sampling backend, so that the Level-10 dump holds calls
+  // of many shapes and of the sampling kernels.
+  bool workloads = false;
+  std::vector<int> batch_sizes = {1, 4, 16, 64};
 };
 
 // A Python script that sets the dumper's variables before any import, starts an SGLang Engine
 // with attention_backend "flashinfer", CUDA graphs and the radix cache disabled, generates
-// greedily from one prompt and shuts the engine down. Every user value is written as a Python
-// literal (strings through repr rules), so no value can break out of its literal.
+// greedily from one prompt and shuts the engine down. With `workloads`, the engine also uses
+// sampling_backend "flashinfer", and the script generates a batch of distinct prompts for each of
+// `batch_sizes` (greedy), then two sampling passes (temperature 0.7 with top_k 50 and top_p 0.9,
+// and with top_p 0.9 alone) so that the top-k/top-p sampling kernels are called. Every user value
+// is written as a Python literal (strings through repr rules), so no value can break out of its
+// literal.
 std::string render_sglang_harness(const SglangHarness& harness);
 
 // `model:<slug>` for a model id: the last path segment, lower-cased, with runs of characters
@@ -132,6 +170,9 @@ struct DumpOptions {
   std::vector<std::string> exclude;
   OverwriteBreaking overwrite_breaking = OverwriteBreaking::refuse;
   CuratedFields curated = CuratedFields::keep;
+  // Also dump the API calls' tensors (Level-10) into out/level10 and, with a dataset, collect
+  // workloads for the definitions this run staged. nullopt: definitions only.
+  std::optional<WorkloadDump> workloads;
 };
 
 struct DumpResult {
@@ -148,6 +189,10 @@ struct DumpResult {
   std::vector<TaggedFile> tagged_files;
   std::optional<DatasetReport> validation;
   std::vector<Diagnostic> validation_environment;
+  // With workloads: the collection (when a dataset was given and definitions were staged) and its
+  // diagnostics (refused calls, debris of the dump).
+  std::optional<CollectReport> collected;
+  std::vector<Diagnostic> collect_diagnostics;
 };
 
 // Called as the run advances, for progress lines ("running: …", "staging 12 definitions").

@@ -5,7 +5,8 @@ API and wraps it in the auto-dump wrapper described in dumper.md §1.1/§1.3:
 at every call, if ``FLASHINFER_TRACE_DUMP`` is on, bind the call to the original
 signature (defaults applied), build the definition, write it (unless deduped or no
 DIR) and only then run the "kernel". Any exception while dumping becomes one
-``warnings.warn`` per (fi_api, exception type) and the call proceeds.
+``warnings.warn`` per (fi_api, exception type) and the call proceeds. With
+``FLASHINFER_LOGLEVEL>=10`` every decorated API is also logged with its tensors (level10.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import functools
 import inspect
 import warnings
 
+from . import level10
 from .trace.template import _TRACE_REGISTRY, TraceTemplate, _dump_enabled, make_fi_trace
 
 _WARNED = set()
@@ -46,7 +48,7 @@ def _attach_fi_trace(func, trace):
                         f"{type(e).__name__}: {e}. Further occurrences of this error "
                         f"for this API will be suppressed."
                     )
-        return func(*args, **kwargs)
+        return level10.call(func, args, kwargs)
 
     wrapper.fi_trace = fi_trace
     templates = [trace] if isinstance(trace, TraceTemplate) else list(getattr(trace, "templates", []))
@@ -60,7 +62,14 @@ def flashinfer_api(func=None, *, trace=None):
 
     def deco(f):
         if trace is None:
-            return f
+            if not level10.enabled():
+                return f
+
+            @functools.wraps(f)
+            def logged(*args, **kwargs):
+                return level10.call(f, args, kwargs)
+
+            return logged
         return _attach_fi_trace(f, trace)
 
     if func is not None:

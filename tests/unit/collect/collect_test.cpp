@@ -296,6 +296,15 @@ TEST(Collect, ReplaceNeverEmptiesADefinitionAndRemovesOnlyTheOldLinesBlobs) {
       dataset.path() / "blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1";
   const std::string old_path = lines_of(file).at(0)["workload"]["inputs"]["kv_indptr"]["path"];
   dataset.write("blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1/notes.txt", "mine");
+  // A line naming a blob outside the definition's own places: replaced, but its blob stays.
+  dataset.write("blob/shared/common.safetensors", safetensors({i32("kv_indptr", {0, 1})}));
+  {
+    Json line = lines_of(file).at(0);
+    line["workload"]["uuid"] = "shared";
+    line["workload"]["axes"]["batch_size"] = 7;
+    line["workload"]["inputs"]["kv_indptr"]["path"] = "./blob/shared/common.safetensors";
+    std::ofstream(file, std::ios::app) << line.dump() << "\n";
+  }
 
   TempDir empty_dump;
   write_call(empty_dump, decode_run()); // refused: no plan
@@ -315,13 +324,15 @@ TEST(Collect, ReplaceNeverEmptiesADefinitionAndRemovesOnlyTheOldLinesBlobs) {
     o.write.replace = ReplaceMode::replace;
     o.write.uuid = [] { return std::string("00000000-0000-4000-8000-0000000000aa"); };
   });
-  EXPECT_EQ(only(replaced).written.removed, 1u);
+  EXPECT_EQ(only(replaced).written.removed, 2u);
   EXPECT_EQ(only(replaced).written.blobs_removed, 1u);
   const auto lines = lines_of(file);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["workload"]["uuid"], "00000000-0000-4000-8000-0000000000aa");
   EXPECT_FALSE(fs::exists(dataset.path() / old_path.substr(2)));
   EXPECT_TRUE(fs::exists(blob_dir / "notes.txt")) << "files no line named are not touched";
+  EXPECT_TRUE(fs::exists(dataset.path() / "blob/shared/common.safetensors"))
+      << "a blob outside the definition's own places may be shared";
 }
 
 TEST(Collect, AnInterruptedRunsUnlistedBlobsAreRemovedByTheNextRun) {
