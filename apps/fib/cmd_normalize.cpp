@@ -32,6 +32,7 @@ struct NormalizeCommand {
   std::string decisions;
   std::vector<std::string> disabled_rules;
   std::string flashinfer_src;
+  std::string evidence; // --evidence DUMP_DIR: a Level-10 dump of the same pass
   bool strip_extras = false;
   std::string report;
   bool list_rules = false;
@@ -115,6 +116,7 @@ int usage_error(std::string message) {
 struct NormalizePlan {
   NormalizeFilesOptions options;
   NormalizeDecisions decisions;
+  std::optional<Level10Dump> evidence; // what options.rules.evidence points at
   NormalizeMode mode = NormalizeMode::stdout_json;
   bool print_diff = false;
 
@@ -175,6 +177,20 @@ std::optional<int> plan_normalize(const NormalizeCommand& command, NormalizePlan
           apply_normalize_flags({command.disabled_rules, command.decisions, command.flashinfer_src},
                                 plan.decisions, plan.options.rules)) {
     return stop;
+  }
+  if (!command.evidence.empty()) {
+    auto dump = read_level10_dump(command.evidence);
+    if (!dump) {
+      write_diagnostic(stderr, dump.error());
+      return k_exit_usage;
+    }
+    for (const RejectedCall& rejected : dump->rejected) {
+      if (rejected.reason.severity == Severity::error) {
+        write_diagnostic(stderr, rejected.reason); // a torch-format dump: no evidence in it
+      }
+    }
+    plan.evidence = std::move(*dump);
+    plan.options.rules.evidence = &*plan.evidence;
   }
   return choose_mode(command, plan);
 }
@@ -327,6 +343,10 @@ Subcommand register_normalize(CLI::App& app) {
                   "and reported")
       ->allow_extra_args(false);
   add_flashinfer_src_option(*sub, command->flashinfer_src, "");
+  sub->add_option("--evidence", command->evidence,
+                  "A FlashInfer Level-10 dump of the same pass: rules R1 and R2 repair dtypes and "
+                  "head counts its captured calls prove")
+      ->type_name("DUMP_DIR");
   sub->add_flag("--strip-extras", command->strip_extras,
                 "Remove init, check, optional and param (kept by default)");
   sub->add_option("--report", command->report,

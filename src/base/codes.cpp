@@ -348,6 +348,11 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "normalize: the file is not a definition (not a JSON object with inputs and outputs)"},
     {codes::k_normalize_output_collision, error, F, E,
      "normalize: two inputs would be written to the same output file"},
+    {codes::k_normalize_r1, note, F, D,
+     "normalize: an unknown dtype is set from the tensors a Level-10 dump captured (--evidence)"},
+    {codes::k_normalize_r2, note, F, D,
+     "normalize: GQA head counts that do not fit together are set from captured shapes, and the "
+     "name follows (--evidence)"},
     {codes::k_python_exception, error, F, E, "the embedded Python raised unexpectedly"},
     {codes::k_python_unavailable, error, F, E,
      "the embedded Python could not start, so Python-exact checks did not run"},

@@ -236,7 +236,7 @@ void report_child(const DumpOptions& options, DumpResult& result) {
 
 // Stages, tags and validates the files this run created or rewrote.
 void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgress& progress,
-             DumpResult& result) {
+             const Level10Dump* evidence, DumpResult& result) {
   StageOptions stage;
   for (const auto& file : result.files) {
     if (file.state != DumpFileState::kept && !file.problem) {
@@ -249,6 +249,7 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
   stage.dataset = options.dataset;
   stage.normalize = options.normalize;
   stage.normalize_options = options.normalize_options;
+  stage.normalize_options.evidence = evidence; // --workloads: rules R1 and R2 (normalize.hpp)
   stage.on_conflict = options.on_conflict;
   stage.exclude = options.exclude;
   stage.overwrite_breaking = options.overwrite_breaking;
@@ -662,7 +663,13 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
     result.diagnostics.push_back(std::move(d));
   }
   if (!options.dataset.empty() && dumped_now) {
-    harvest(options, python, progress, result);
+    std::optional<Level10Dump> evidence;
+    if (options.workloads && options.normalize == StageNormalize::yes) {
+      if (auto read = read_level10_dump(level10)) {
+        evidence = std::move(*read);
+      }
+    }
+    harvest(options, python, progress, evidence ? &*evidence : nullptr, result);
     if (options.workloads) {
       collect_staged(options, level10, progress, result);
     }

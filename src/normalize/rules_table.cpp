@@ -28,6 +28,19 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "A scalar input (shape null) with dtype `float64` becomes `float32`, which flashinfer-bench "
      "accepts and which a Python float fits.",
      &apply_n8_float64_scalars},
+    {"R2", mechanical, codes::k_normalize_r2, "Head counts from captured shapes",
+     "With --evidence (a Level-10 dump of the same pass): a gqa_paged or gqa_ragged definition "
+     "whose num_qo_heads and num_kv_heads do not fit together (kv above q, or q not a multiple "
+     "of kv) takes the counts that every captured call of its API shows (q's heads, and the KV "
+     "heads of k_cache or k), when its other const axes agree with those calls. The name's "
+     "`_h<q>` and `_kv<kv>` follow, status:verified becomes status:unverified, and the "
+     "description records the old name.",
+     &apply_r2_captured_head_counts},
+    {"R1", mechanical, codes::k_normalize_r1, "Dtypes from captured tensors",
+     "With --evidence: an `unknown` input dtype becomes the dtype of the tensor every captured "
+     "call of the definition's API (its const axes agreeing) passed for it. Disagreeing calls "
+     "leave it to the rules below.",
+     &apply_r1_captured_dtypes},
     {"A3b-2", mechanical, codes::k_normalize_a3b_2, "Plan-time index dtypes",
      "`unknown` on kv_indptr, kv_indices, qo_indptr, paged_kv_indptr, paged_kv_indices or "
      "kv_last_page_len (given to plan(), invisible to the dumper) becomes `int32`.",

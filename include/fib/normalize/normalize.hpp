@@ -10,6 +10,7 @@
 #include <fib/base/diagnostic.hpp>
 #include <fib/base/enum_names.hpp>
 #include <fib/base/expected.hpp>
+#include <fib/collect/level10.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/python_checks.hpp>
 
@@ -152,6 +153,9 @@ struct NormalizeOptions {
   // the `flashinfer` package directory (--flashinfer-src, FIB_FLASHINFER_SRC); empty: the
   // installed flashinfer package, found on the interpreter's import path without importing it.
   std::filesystem::path flashinfer_source;
+  // A Level-10 dump of the same serving pass (--evidence): rules R1 and R2 repair what its calls
+  // prove. Null: those rules do nothing.
+  const Level10Dump* evidence = nullptr;
 };
 
 // What a finding says: a rule changed the document (`applied`: M rules as notes, W rules as

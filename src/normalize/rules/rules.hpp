@@ -23,6 +23,10 @@ void apply_n22_flashinfer_helpers(NormalizeContext& context);
 // Asks about the names N1 and N22 left unresolved, with N22's reason for each.
 void apply_n3_unresolved_names(NormalizeContext& context);
 
+// rules/evidence.cpp (both do nothing without NormalizeOptions::evidence)
+void apply_r2_captured_head_counts(NormalizeContext& context);
+void apply_r1_captured_dtypes(NormalizeContext& context);
+
 // rules/dtypes.cpp
 void apply_n8_float64_scalars(NormalizeContext& context);
 // One pass over the `unknown` inputs: A3b-2, N4, N5, N6 and N7, the first that fits each input.
