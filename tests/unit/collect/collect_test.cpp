@@ -526,3 +526,91 @@ TEST(Collect, ADefinitionWithoutAnFiApiTagIsNamedWhenSelected) {
 
 } // namespace
 } // namespace fib
+
+namespace fib {
+namespace {
+
+TEST(Collect, EachReplayOfAGraphCaptureIsACallAndIdenticalReplaysAreDuplicates) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, decode_plan());
+  Call captured = decode_run();
+  captured.dir = "20260101_120000_106_pid4242_BatchDecodeWithPagedKVCacheWrapper.run_call0002";
+  write_graph_call(dump, captured, 2);
+  Call never = decode_run();
+  never.dir = "20260101_120000_107_pid4242_BatchDecodeWithPagedKVCacheWrapper.run_call0003";
+  write_graph_call(dump, never, 0);
+  write_definition(dataset, decode_definition());
+  const CollectRun run = collect(dump, dataset);
+  const DefinitionCollection& d = only(run);
+  EXPECT_EQ(d.calls, 2u) << "one call per flush; the pending capture is not a call";
+  EXPECT_EQ(d.accepted, 2u) << "each flush is paired with the plan of its wrapper";
+  EXPECT_EQ(d.written.selection.duplicates, 1u) << "a replay of the same shapes and buffers";
+  EXPECT_EQ(d.written.uuids.size(), 1u);
+  EXPECT_EQ(run.report->calls_rejected, 1u);
+  EXPECT_NE(find_code(run.diagnostics, codes::k_collect_graph_pending), nullptr);
+}
+
+TEST(Collect, ContainersAndEnumsAreReadAsFlashInferRecordsThem) {
+  TempDir dump;
+  TempDir dataset;
+  Call foo;
+  foo.dir = "20260101_120000_001_pid4242_foo_call0001";
+  foo.function = "foo";
+  foo.module = "flashinfer.misc";
+  foo.inputs = {i32("kwarg_xs__0", {1, 2}), i32("kwarg_xs__1", {3, 4}),
+                i32("kwarg_d__value_0", {5, 6}), i32("arg_1", {7, 8, 9})};
+  foo.input_metadata = {
+      {"kwarg_d",
+       {{"type", "dict"}, {"length", 1}, {"items", {{{"key", "a"}}}}, {"truncated", false}}},
+      {"kwarg_d__key_0", "a"},
+      {"arg_0", {{"type", "enum"}, {"name", "Mode.FAST"}, {"value", 1}}}};
+  foo.outputs = {i32("result_0", {0})};
+  foo.output_metadata = {{"result_1", 3}};
+  foo.signature = "(mode: Mode, n: torch.Tensor, xs: List[torch.Tensor] = (), d: Dict[str, "
+                  "torch.Tensor] = None) -> Tuple[torch.Tensor, int]";
+  write_call(dump, foo);
+  write_definition(dataset, Json::parse(R"({
+    "name": "foo_k3", "op_type": "misc", "tags": ["fi_api:flashinfer.misc.foo"],
+    "axes": {"k": {"type": "const", "value": 3}},
+    "inputs": {"mode": {"shape": null, "dtype": "int32"},
+               "n": {"shape": ["k"], "dtype": "int32"}},
+    "outputs": {"out": {"shape": ["k"], "dtype": "int32"}},
+    "reference": "def run(mode, n):\n    return n\n"})"));
+  const CollectRun run = collect(dump, dataset);
+  ASSERT_EQ(only(run).written.uuids.size(), 1u);
+  const auto lines = lines_of(dataset.path() / "workloads/misc/foo_k3.jsonl");
+  const Json& inputs = lines.at(0).at("workload").at("inputs");
+  EXPECT_EQ(inputs.at("mode"), Json::parse(R"({"type": "scalar", "value": 1})"))
+      << "an enum's value is what the kernel receives";
+  const fs::path blob = dataset.path() / inputs.at("n").at("path").get<std::string>().substr(2);
+  EXPECT_EQ(blob_i32(blob, "n"), (std::vector<std::int32_t>{7, 8, 9}));
+}
+
+TEST(Collect, AnExistingWorkloadInTheFlatBlobFormIsADuplicateToo) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);
+  write_definition(dataset, decode_definition());
+  ASSERT_EQ(only(collect(dump, dataset)).written.uuids.size(), 1u);
+  // Rewrite the dataset as the Hugging Face files have it: the flat form, without "./".
+  const fs::path file =
+      dataset.path() / "workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1.jsonl";
+  Json line = lines_of(file).at(0);
+  const std::string nested = line["workload"]["inputs"]["kv_indptr"]["path"];
+  const fs::path name = fs::path(nested).filename();
+  const std::string flat = "blob/workloads/gqa_paged/" + name.string();
+  fs::rename(dataset.path() / nested.substr(2), dataset.path() / flat);
+  for (auto& [input, spec] : line["workload"]["inputs"].items()) {
+    if (spec.contains("path")) {
+      spec["path"] = flat;
+    }
+  }
+  std::ofstream(file, std::ios::trunc) << line.dump() << "\n";
+  const CollectRun again = collect(dump, dataset);
+  EXPECT_EQ(only(again).written.selection.duplicates, 1u) << "the blob is read in the flat form";
+  EXPECT_TRUE(only(again).written.uuids.empty());
+}
+
+} // namespace
+} // namespace fib

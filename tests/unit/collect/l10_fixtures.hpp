@@ -116,6 +116,49 @@ inline void write_call(const testing::TempDir& dump, const Call& call) {
   }
 }
 
+// `call` made during CUDA-graph capture and replayed `flushes` times: the root records (two pending
+// lines, then an inputs_saved and a completed line per flush) and one graph_flushes/flush_<k>/
+// snapshot per replay, with the call's tensors. With 0 flushes the capture stays pending.
+inline void write_graph_call(const testing::TempDir& dump, const Call& call, int flushes) {
+  Json pending = Json::object();
+  pending["function_name"] = call.function;
+  pending["module"] = call.module;
+  pending["call_sequence"] = call.sequence;
+  pending["timestamp"] = call.dir.substr(0, 19);
+  pending["process_id"] = call.pid;
+  pending["input_metadata"] = call.input_metadata;
+  pending["output_metadata"] = Json::object();
+  pending["tensor_info"] = {{"input_tensor_keys", keys_of(call.inputs)},
+                            {"output_tensor_keys", keys_of(call.outputs)}};
+  pending["tensor_details"] = Json::object();
+  pending["tensor_format"] = "safetensors";
+  pending["function_signature"] = call.signature;
+  pending["versions"] = {{"torch", "2.9.0"}, {"python", "3.12.3"}, {"flashinfer", "0.6.12"}};
+  pending["execution_status"] = "graph_capture_pending_flush";
+  pending["graph_capture"] = true;
+  if (call.self_id) {
+    pending["self_id"] = *call.self_id;
+  }
+  std::string root = pending.dump() + "\n" + pending.dump() + "\n";
+  for (int k = 1; k <= flushes; ++k) {
+    const std::string snapshot = fmt::format("{}/graph_flushes/flush_{:04d}", call.dir, k);
+    Json in = pending;
+    in["execution_status"] = "inputs_saved";
+    in["graph_capture_flushed"] = true;
+    in["graph_capture_flush_index"] = k;
+    in["graph_capture_snapshot_dir"] = snapshot;
+    Json out = in;
+    out["execution_status"] = "completed";
+    root += in.dump() + "\n" + out.dump() + "\n";
+    Json snapshot_out = out;
+    snapshot_out["graph_capture_base_dump_dir"] = call.dir;
+    dump.write(snapshot + "/metadata.jsonl", in.dump() + "\n" + snapshot_out.dump() + "\n");
+    dump.write(snapshot + "/inputs.safetensors", safetensors(call.inputs));
+    dump.write(snapshot + "/outputs.safetensors", safetensors(call.outputs));
+  }
+  dump.write(call.dir + "/metadata.jsonl", root);
+}
+
 inline constexpr std::string_view k_rmsnorm_signature =
     "(input: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06, out: "
     "Optional[torch.Tensor] = None, enable_pdl: Optional[bool] = None) -> torch.Tensor";
