@@ -70,9 +70,20 @@ Diagnostic binding_problem(const DumpedCall& call, std::string_view input, std::
   return d;
 }
 
+bool is_integer_dtype(DType dtype) {
+  return dtype == DType::int64 || dtype == DType::int32 || dtype == DType::int16 ||
+         dtype == DType::int8;
+}
+
 // Cuts kv_indices to kv_indptr[-1] elements, after checking the indptr.
 std::optional<Diagnostic> cut_indices(const DumpedCall& indptr_call, const BoundTensor& indptr,
                                       BoundTensor& indices) {
+  const auto dtype = dtype_from_safetensors(indptr.entry.dtype);
+  if (!dtype || !is_integer_dtype(*dtype)) {
+    return binding_problem(
+        indptr_call, indptr.input,
+        fmt::format("\"{}\" is {}, not an integer tensor", indptr.input, indptr.entry.dtype));
+  }
   if (indptr.entry.element_count() > k_max_indptr_elements) {
     return binding_problem(indptr_call, indptr.input,
                            fmt::format("\"{}\" has {} elements, more than fib reads ({})",

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace fib {
 namespace {
 
@@ -106,8 +108,19 @@ Expected<ScalarInput> scalar_from_tensor(const DumpedCall& run, const BoundTenso
         input_problem(codes::k_collect_tensor_file, run, tensor.input, values.error().message));
   }
   const double value = values->front();
+  if (!std::isfinite(value)) {
+    return unexpected(input_problem(
+        codes::k_collect_scalar_invalid, run, tensor.input,
+        fmt::format("scalar \"{}\" is {} in the {}", tensor.input, value, role_name(tensor.role))));
+  }
   if (is_random_dtype(dtype)) {
     return ScalarInput{value};
+  }
+  if (value != std::trunc(value) || std::abs(value) >= 9.2e18) {
+    return unexpected(
+        input_problem(codes::k_collect_scalar_invalid, run, tensor.input,
+                      fmt::format("scalar \"{}\" is {} in the {}, not a value of {}", tensor.input,
+                                  value, role_name(tensor.role), to_string(dtype))));
   }
   if (dtype == DType::boolean) {
     return ScalarInput{value != 0};
@@ -242,7 +255,9 @@ Expected<Candidate> build_candidate(const Definition& definition, const DumpedCa
     const BoundTensor* tensor = binding.tensor(input);
     if (tensor != nullptr) {
       const auto actual = dtype_from_safetensors(tensor->entry.dtype);
-      if (!actual || *actual != spec.dtype) {
+      // float4 travels packed two to a byte (torch's float4_e2m1fn_x2, saved as U8).
+      const bool packed_fp4 = spec.dtype == DType::float4_e2m1 && tensor->entry.dtype == "U8";
+      if (!packed_fp4 && (!actual || *actual != spec.dtype)) {
         return unexpected(input_problem(
             codes::k_collect_dtype_mismatch, run, input,
             fmt::format("input \"{}\" is {} in the {} (`{}`), {} in the definition", input,

@@ -27,6 +27,7 @@ constexpr std::uint64_t k_max_existing_blob_bytes = 1ull << 30;
 // A line of the existing file: its text as it was, and what fib could read of it.
 struct ExistingLine {
   std::string text;
+  bool mine = false; // a workload line of this definition (others are kept as they are)
   std::optional<Workload> workload;
   std::vector<fs::path> blobs; // relative to the root, as resolved
 };
@@ -66,7 +67,7 @@ std::optional<fs::path> relative_blob_path(std::string_view path) {
     text.remove_prefix(2);
   }
   const fs::path relative(text);
-  if (text.empty() || relative.is_absolute()) {
+  if (text.empty() || relative.is_absolute() || text.find('\0') != std::string_view::npos) {
     return std::nullopt;
   }
   for (const fs::path& part : relative) {
@@ -122,16 +123,18 @@ std::vector<ExistingLine> read_existing(const fs::path& root, const Definition& 
   std::vector<ExistingLine> out;
   const std::vector<std::string> var_axes = definition.var_axes();
   for (const JsonlLine& line : split_jsonl_lines(text)) {
-    ExistingLine existing{std::string(line.text), std::nullopt, {}};
+    ExistingLine existing{std::string(line.text), false, std::nullopt, {}};
     DiagnosticList ignored;
     auto document = parse_json(line.text, file, ignored, line.line, LineIndex::skipped);
     if (document && document->root.is_object()) {
       const auto workload = document->root.find("workload");
+      const auto owner = document->root.find("definition");
       if (workload != document->root.end() && workload->is_object()) {
         existing.workload = parse_workload(*document, *workload, "/workload", ignored);
+        existing.mine = owner != document->root.end() && *owner == definition.name;
       }
     }
-    if (existing.workload) {
+    if (existing.mine) {
       OrderedMap<std::int64_t> axes;
       for (const std::string& axis : var_axes) {
         if (const std::int64_t* value = find_entry(existing.workload->axes, axis)) {
@@ -188,6 +191,29 @@ std::set<fs::path> named_blobs(const std::vector<ExistingLine>& lines) {
   return out;
 }
 
+// Whether `name` is a blob file name fib writes for `definition`: `<name>_<32 hex>.safetensors`.
+bool is_written_name(const Definition& definition, const std::string& name) {
+  const std::string prefix = definition.name + "_";
+  const std::string suffix = ".safetensors";
+  if (name.size() != prefix.size() + 32 + suffix.size() || !name.starts_with(prefix) ||
+      !name.ends_with(suffix)) {
+    return false;
+  }
+  return name.substr(prefix.size(), 32).find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// Whether `blob` (relative to the root) is the definition's own: in its nested directory, or a
+// flat `blob/workloads/<op_type>/<name>_….safetensors`. A replaced line's blob anywhere else may
+// be another definition's too, so it is left alone.
+bool owned_by(const Definition& definition, const fs::path& blob) {
+  const fs::path parent = blob.parent_path();
+  if (parent == blob_directory(definition)) {
+    return true;
+  }
+  return parent == fs::path("blob") / "workloads" / definition.op_type &&
+         is_written_name(definition, blob.filename().string());
+}
+
 // Finishes what an interrupted run left: every blob its journal lists that no line names goes.
 std::optional<Diagnostic> recover(const fs::path& root, const Definition& definition,
                                   const std::vector<ExistingLine>& lines,
@@ -216,8 +242,14 @@ std::optional<Diagnostic> recover(const fs::path& root, const Definition& defini
       if (!entry.is_string()) {
         continue;
       }
+      // Only what this writer could have listed: a blob it writes, or a replaced one it owns.
       const auto relative = relative_blob_path(entry.get<std::string>());
-      if (relative && !named.contains(*relative) && remove_blob(root, *relative, notes)) {
+      const bool listable =
+          relative && (std::string_view(key) == "written"
+                           ? relative->parent_path() == blob_directory(definition) &&
+                                 is_written_name(definition, relative->filename().string())
+                           : owned_by(definition, *relative));
+      if (listable && !named.contains(*relative) && remove_blob(root, *relative, notes)) {
         ++removed;
       }
     }
@@ -290,18 +322,6 @@ std::string workload_line(const Definition& definition, const Candidate& candida
   return line.dump();
 }
 
-// Whether `blob` (relative to the root) is the definition's own: in its nested directory, or a
-// flat `blob/workloads/<op_type>/<name>_….safetensors`. A replaced line's blob anywhere else may
-// be another definition's too, so it is left alone.
-bool owned_by(const Definition& definition, const fs::path& blob) {
-  const fs::path parent = blob.parent_path();
-  if (parent == blob_directory(definition)) {
-    return true;
-  }
-  return parent == fs::path("blob") / "workloads" / definition.op_type &&
-         blob.filename().string().starts_with(definition.name + "_");
-}
-
 // What a run is about to write: the new lines, their blobs, and the blobs it replaces.
 struct PendingWrite {
   std::vector<std::string> lines;
@@ -333,9 +353,16 @@ Expected<PendingWrite> prepare_write(const fs::path& root, const Definition& def
     result.uuids.push_back(uuid);
   }
   if (options.replace == ReplaceMode::replace) {
-    result.removed = lines.size();
-    for (const fs::path& blob : named_blobs(lines)) {
-      if (!new_names.contains(blob) && owned_by(definition, blob) && is_plain_file(root / blob)) {
+    std::vector<ExistingLine> replaced;
+    std::vector<ExistingLine> kept;
+    for (const ExistingLine& line : lines) {
+      (line.mine ? replaced : kept).push_back(line);
+    }
+    result.removed = replaced.size();
+    const std::set<fs::path> still_named = named_blobs(kept);
+    for (const fs::path& blob : named_blobs(replaced)) {
+      if (!new_names.contains(blob) && !still_named.contains(blob) && owned_by(definition, blob) &&
+          is_plain_file(root / blob)) {
         pending.to_remove.push_back(blob);
       }
     }
@@ -376,8 +403,8 @@ commit_write(const fs::path& root, const Definition& definition, const Directory
     ++result.blobs_written;
   }
   std::string content;
-  if (replace == ReplaceMode::append) {
-    for (const ExistingLine& line : lines) {
+  for (const ExistingLine& line : lines) {
+    if (replace == ReplaceMode::append || !line.mine) { // --replace keeps others' lines
       content += line.text;
       content += '\n';
     }
@@ -391,12 +418,15 @@ commit_write(const fs::path& root, const Definition& definition, const Directory
   if (!written) {
     return written.error();
   }
+  bool removals_done = true;
   for (const fs::path& blob : pending.to_remove) {
+    const std::size_t before = notes.size();
     if (remove_blob(root, blob, notes)) {
       ++result.blobs_removed;
     }
+    removals_done = removals_done && notes.size() == before;
   }
-  if (journaled) {
+  if (journaled && removals_done) { // a failed removal is retried by the next run's recovery
     auto blob_dir =
         open_parent_directory_below(root, blob_directory(definition) / "x", CreateMissing::no);
     if (blob_dir) {

@@ -310,7 +310,10 @@ void collect_staged(const DumpOptions& options, const std::filesystem::path& lev
     const bool in_dataset = entry.action == StageAction::added ||
                             entry.action == StageAction::overwritten ||
                             entry.action == StageAction::unchanged;
-    if (in_dataset && names.insert(entry.name).second) {
+    // As harvest: an added or overwritten entry counts only when it was written (a conflict
+    // blocks every write).
+    const bool there = entry.action == StageAction::unchanged || entry.written;
+    if (in_dataset && there && names.insert(entry.name).second) {
       collect.definitions.push_back(entry.name);
     }
   }

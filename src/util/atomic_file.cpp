@@ -333,10 +333,24 @@ Expected<DirectoryHandle> open_directory(const std::filesystem::path& root) {
   return DirectoryHandle(fd, root);
 }
 
+namespace {
+
+// Whether `name` is one path segment that openat(2) reads as written: not empty, not `.` or
+// `..`, and free of `/` and NUL (which would end the C string early, so "..\0x" would open "..").
+bool is_single_segment(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
+
+} // namespace
+
 Expected<std::optional<DirectoryHandle>>
 open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMissing create) {
   const std::string entry(name);
   const auto path = parent.path() / entry;
+  if (!is_single_segment(name)) {
+    return unexpected(unsafe_path(path, "is not a single path segment"));
+  }
   for (int attempt = 0; attempt < 2; ++attempt) {
     const int fd =
         ::openat(parent.fd(), entry.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -367,6 +381,9 @@ open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMi
 Expected<bool> remove_file_in(const DirectoryHandle& directory, std::string_view name) {
   const std::string entry(name);
   const auto path = directory.path() / entry;
+  if (!is_single_segment(name)) {
+    return unexpected(unsafe_path(path, "is not a single path segment"));
+  }
   struct stat info {};
   if (::fstatat(directory.fd(), entry.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
     const int error = errno;

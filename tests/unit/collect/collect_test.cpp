@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -341,16 +342,18 @@ TEST(Collect, AnInterruptedRunsUnlistedBlobsAreRemovedByTheNextRun) {
   write_decode_dump(dump);
   write_definition(dataset, decode_definition());
   const std::string dir = "blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1/";
+  const std::string orphan =
+      "gqa_paged_decode_h4_kv2_d16_ps1_00000000000040008000000000000099.safetensors";
   // What a run killed between its blob and its line leaves: the journal and the blob.
-  dataset.write(dir + "orphan.safetensors", safetensors({i32("kv_indptr", {0, 1})}));
+  dataset.write(dir + orphan, safetensors({i32("kv_indptr", {0, 1})}));
   dataset.write(dir + ".fib-collect-pending.json",
-                Json{{"written", {dir + "orphan.safetensors"}}, {"remove", Json::array()}}.dump());
+                Json{{"written", {dir + orphan}}, {"remove", Json::array()}}.dump());
   const CollectRun run = collect(dump, dataset);
   EXPECT_EQ(only(run).written.uuids.size(), 1u);
   const Diagnostic* recovered = find_code(run.diagnostics, codes::k_collect_recovered);
   ASSERT_NE(recovered, nullptr);
   EXPECT_NE(recovered->message.find("removed 1 blob"), std::string::npos);
-  EXPECT_FALSE(fs::exists(dataset.path() / dir / "orphan.safetensors"));
+  EXPECT_FALSE(fs::exists(dataset.path() / dir / orphan));
   EXPECT_FALSE(fs::exists(dataset.path() / dir / ".fib-collect-pending.json"));
 }
 
@@ -610,6 +613,76 @@ TEST(Collect, AnExistingWorkloadInTheFlatBlobFormIsADuplicateToo) {
   const CollectRun again = collect(dump, dataset);
   EXPECT_EQ(only(again).written.selection.duplicates, 1u) << "the blob is read in the flat form";
   EXPECT_TRUE(only(again).written.uuids.empty());
+}
+
+} // namespace
+} // namespace fib
+
+namespace fib {
+namespace {
+
+TEST(Collect, AHostileJournalRemovesNothingButTheDefinitionsOwnUnlistedBlobs) {
+  TempDir dump;
+  TempDir dataset;
+  write_decode_dump(dump);
+  write_definition(dataset, decode_definition());
+  const std::string dir = "blob/workloads/gqa_paged/gqa_paged_decode_h4_kv2_d16_ps1/";
+  const std::string own = "gqa_paged_decode_h4_kv2_d16_ps1_0123456789abcdef0123456789abcdef";
+  dataset.write(dir + own + ".safetensors", "orphan");
+  dataset.write("victim.txt", "keep me");
+  dataset.write("blob/workloads/gqa_paged/other_def/other_def_x.safetensors", "another's");
+  const std::string escape = std::string("blob/..") + '\0' + "/victim.txt";
+  dataset.write(
+      dir + ".fib-collect-pending.json",
+      Json{{"written",
+            {dir + own + ".safetensors", escape,
+             "blob/workloads/gqa_paged/other_def/other_def_x.safetensors"}},
+           {"remove",
+            {"../victim.txt", "blob/workloads/gqa_paged/other_def/other_def_x.safetensors"}}}
+          .dump());
+  const CollectRun run = collect(dump, dataset);
+  EXPECT_EQ(only(run).written.uuids.size(), 1u);
+  EXPECT_FALSE(fs::exists(dataset.path() / dir / (own + ".safetensors"))) << "its own orphan goes";
+  EXPECT_TRUE(fs::exists(dataset.path() / "victim.txt"));
+  EXPECT_TRUE(
+      fs::exists(dataset.path() / "blob/workloads/gqa_paged/other_def/other_def_x.safetensors"));
+}
+
+TEST(Collect, ReplaceKeepsTheLinesOfOtherDefinitionsAndLinesItCannotRead) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, rmsnorm_call(1, 4));
+  write_definition(dataset, rmsnorm_definition());
+  const fs::path file = dataset.path() / "workloads/rmsnorm/rmsnorm_h8.jsonl";
+  const std::string foreign =
+      R"({"definition": "rmsnorm_h16", "solution": null, "workload": {"uuid": "f", "axes": {"batch_size": 4}, "inputs": {}}, "evaluation": null})";
+  const std::string mine =
+      R"({"definition": "rmsnorm_h8", "solution": null, "workload": {"uuid": "m", "axes": {"batch_size": 9}, "inputs": {}}, "evaluation": null})";
+  dataset.write("workloads/rmsnorm/rmsnorm_h8.jsonl", foreign + "\n" + mine + "\n{not json\n");
+  const CollectRun run =
+      collect(dump, dataset, [](CollectOptions& o) { o.write.replace = ReplaceMode::replace; });
+  EXPECT_EQ(only(run).written.removed, 1u) << "only this definition's line is replaced";
+  const std::string text = text_of(file);
+  EXPECT_NE(text.find(foreign), std::string::npos);
+  EXPECT_NE(text.find("{not json"), std::string::npos);
+  EXPECT_EQ(text.find(R"("uuid": "m")"), std::string::npos);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3)
+      << "the foreign line, the broken one and the new one";
+}
+
+TEST(Collect, AnIndptrThatIsNotAnIntegerTensorIsRefused) {
+  TempDir dump;
+  TempDir dataset;
+  Call plan = decode_plan();
+  plan.inputs[0] = {"arg_1", "F32", {3}, zeros(12)};
+  write_call(dump, plan);
+  write_call(dump, decode_run());
+  write_definition(dataset, decode_definition());
+  const CollectRun run = collect(dump, dataset);
+  const Diagnostic* refused = find_code(run.diagnostics, codes::k_collect_binding_invalid);
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->pointer, "/inputs/kv_indptr");
+  EXPECT_NE(refused->message.find("not an integer tensor"), std::string::npos);
 }
 
 } // namespace
