@@ -50,9 +50,10 @@ Selection: exact duplicates (same axes and data) of other calls or of the datase
 workloads are dropped, at most --max-per-axes workloads share identical axes, and
 --max-workloads are spread over the axes (each batch size seen first). Lines are
 appended to workloads/<op_type>/<name>.jsonl (with --replace they take the place of
-the old ones, and the old lines' blobs go; nothing is removed when nothing was
-accepted). Blobs are written as ./blob/workloads/<op_type>/<name>/<name>_<uuid>.safetensors,
-only for selected workloads; every write is atomic and runs under a lock.
+the definition's old lines, whose own blobs go; other lines stay, and nothing is
+removed when nothing was accepted). Blobs are written only for selected workloads,
+as ./blob/workloads/<op_type>/<name>/<name>_<uuid>.safetensors; every write is
+atomic and runs under a lock.
 
 Exit status: 0 done (refused calls are warnings), 1 a definition got no usable call
 (collect.no-workloads), 2 usage (an unknown --definitions/--op-types value, a dump
