@@ -35,7 +35,8 @@ struct DumpCommand {
   std::string model;
   int tp = 1;
   int ep = 0;
-  int page_size = 0;
+  std::vector<int> page_sizes;     // --page-size P[,P…]: one run per page size
+  std::vector<std::string> passes; // --pass NAME[,NAME…]
   std::string prompt = "The capital of France is";
   int max_new_tokens = 4;
   double mem_fraction = 0.5;
@@ -70,8 +71,12 @@ directory holding anything but *.json files, and with --workloads a level10/
 directory of Level-10 calls, which it removes too).
 
 --sglang generates an SGLang harness (attention backend flashinfer, CUDA
-graphs and radix cache off, a short greedy generate, engine shut down) and
-runs it with --python; --print-harness only prints it.
+graphs off, engine shut down) and runs it with --python, once per pass and
+page size: --pass serve (radix cache off, a short greedy generate: ragged
+prefill, decode) and/or paged-prefill (radix cache on, deterministic
+inference, requests extending a cached prefix), --page-size 1,16,64 for a
+sweep. Default pass: serve; with --workloads, serve,paged-prefill. --timeout
+applies to each run. --print-harness only prints the scripts.
 
 --stage DATASET onboards what this run dumped: --normalize (optional),
 fib stage into DATASET/definitions/<op_type>/ (--on-conflict fail by default;
@@ -91,8 +96,9 @@ the last line says how many are runnable.
 --workloads also turns on FlashInfer's Level-10 tensor dumps for the child
 (FLASHINFER_LOGLEVEL=10, FLASHINFER_DUMP_DIR=DIR/level10,
 FLASHINFER_DUMP_SAFETENSORS=1, FLASHINFER_DUMP_EXCLUDE=*.__init__, count and size
-limits per process); the SGLang harness then serves batches of 1, 4, 16 and 64
-distinct prompts and two sampling passes with sampling_backend flashinfer. With
+limits per process); the serve pass then serves batches of 1, 4, 16 and 64
+distinct prompts and three sampling passes with sampling_backend flashinfer,
+the paged-prefill pass those batches on two prefix lengths. With
 --stage, workloads of the staged definitions are collected from it as
 `fib collect DIR/level10 --dataset DATASET --definitions ...` would.
 
@@ -108,7 +114,7 @@ Examples:
            --stage tmp/flashinfer-trace --normalize --tag status:verified
   fib dump --sglang --model Qwen/Qwen3-30B-A3B --ep 2 --out d --print-harness > harness.py
   fib dump --sglang --model meta-llama/Llama-3.1-8B-Instruct --out d --clean --workloads \
-           --stage tmp/flashinfer-trace --normalize --max-workloads 8)TXT";
+           --page-size 1,16 --stage tmp/flashinfer-trace --normalize --max-workloads 8)TXT";
 
 int usage(std::string message) {
   write_diagnostic(stderr, make_diagnostic(codes::k_usage, std::move(message)));
@@ -166,7 +172,7 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
   const auto given = [&](const char* option) { return command.subcommand->count(option) > 0; };
   if (!command.sglang) {
     for (const char* option :
-         {"--model", "--tp", "--ep", "--page-size", "--prompt", "--max-new-tokens",
+         {"--model", "--tp", "--ep", "--page-size", "--pass", "--prompt", "--max-new-tokens",
           "--mem-fraction", "--python", "--print-harness"}) {
       if (given(option)) {
         return fmt::format("{} needs --sglang", option);
@@ -227,9 +233,17 @@ DumpOptions dump_options(const DumpCommand& command) {
   if (command.ep > 0) {
     options.sglang.ep = command.ep;
   }
-  if (command.page_size > 0) {
-    options.sglang.page_size = command.page_size;
+  std::vector<HarnessPass> passes;
+  for (const std::string& name : command.passes) {
+    if (const auto pass = parse_enum<HarnessPass>(name)) {
+      passes.push_back(*pass); // CLI11 checked the names
+    }
   }
+  if (passes.empty()) {
+    passes = command.workloads ? std::vector{HarnessPass::serve, HarnessPass::paged_prefill}
+                               : std::vector{HarnessPass::serve};
+  }
+  options.sglang_runs = plan_sglang_runs(passes, command.page_sizes);
   options.sglang.prompt = command.prompt;
   options.sglang.max_new_tokens = command.max_new_tokens;
   options.sglang.mem_fraction = command.mem_fraction;
@@ -292,15 +306,16 @@ void print_dump(const DumpResult& result) {
     ++states[file.state];
     write_line(stdout, fmt::format("{:<12}{}/{}", to_string(file.state), file.op_type, file.name));
   }
-  if (result.child.started) {
+  if (!result.runs.empty() && result.runs.front().child.started) {
     write_line(stderr,
                fmt::format("fib dump: {} in {}: {} new, {} rewritten, {} kept, {} invalid; "
-                           "the command: {}",
+                           "{}: {}",
                            result.files.size() == 1 ? "1 file"
                                                     : fmt::format("{} files", result.files.size()),
                            result.out.string(), states[DumpFileState::created],
                            states[DumpFileState::rewritten], states[DumpFileState::kept], invalid,
-                           describe_outcome(result.child)));
+                           result.runs.size() == 1 ? "the command" : "the runs",
+                           describe_runs(result.runs)));
   }
 }
 
@@ -389,8 +404,18 @@ Subcommand register_dump(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   sub->add_option("--ep", command->ep, "With --sglang: expert parallel size")
       ->check(CLI::Range(1, 1024));
-  sub->add_option("--page-size", command->page_size, "With --sglang: KV-cache page size")
-      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--page-size", command->page_sizes,
+                  "With --sglang: KV-cache page size; several (comma-separated or repeated) "
+                  "sweep: one run of each pass per page size")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("P[,P...]");
+  sub->add_option("--pass", command->passes,
+                  "With --sglang: what each run serves, serve and/or paged-prefill (default: "
+                  "serve; with --workloads: serve,paged-prefill)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"serve", "paged-prefill"}))
+      ->type_name("NAME[,NAME...]");
   sub->add_option("--prompt", command->prompt, "With --sglang: the prompt to generate from");
   sub->add_option("--max-new-tokens", command->max_new_tokens,
                   "With --sglang: tokens to generate (default 4)")
@@ -463,7 +488,16 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     SglangHarness harness = options.sglang;
     std::error_code ec;
     harness.dump_directory = std::filesystem::absolute(command.out, ec).lexically_normal();
-    write_all(stdout, render_sglang_harness(harness));
+    for (std::size_t i = 0; i < options.sglang_runs.size(); ++i) {
+      harness.pass = options.sglang_runs[i].pass;
+      harness.page_size = options.sglang_runs[i].page_size;
+      if (options.sglang_runs.size() > 1) {
+        write_all(stdout, fmt::format("{}# ---- run {}/{}: {} ----\n", i == 0 ? "" : "\n", i + 1,
+                                      options.sglang_runs.size(),
+                                      describe_run(options.sglang_runs[i])));
+      }
+      write_all(stdout, render_sglang_harness(harness));
+    }
     return k_exit_ok;
   }
   NormalizeDecisions decisions; // options.normalize_options points at it

@@ -344,8 +344,8 @@ Subcommand register_normalize(CLI::App& app) {
       ->allow_extra_args(false);
   add_flashinfer_src_option(*sub, command->flashinfer_src, "");
   sub->add_option("--evidence", command->evidence,
-                  "A FlashInfer Level-10 dump of the same pass: rules R1 and R2 repair dtypes and "
-                  "head counts its captured calls prove")
+                  "A FlashInfer Level-10 dump of the same pass: rules R1, R2 and R3 repair dtypes, "
+                  "head counts and 0-D scalars its captured calls prove")
       ->type_name("DUMP_DIR");
   sub->add_flag("--strip-extras", command->strip_extras,
                 "Remove init, check, optional and param (kept by default)");

@@ -353,6 +353,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_normalize_r2, note, F, D,
      "normalize: GQA head counts that do not fit together are set from captured shapes, and the "
      "name follows (--evidence)"},
+    {codes::k_normalize_r3, note, F, D,
+     "normalize: an input declared as a 0-D tensor that the captured calls passed as a Python "
+     "number becomes a scalar (--evidence)"},
     {codes::k_python_exception, error, F, E, "the embedded Python raised unexpectedly"},
     {codes::k_python_unavailable, error, F, E,
      "the embedded Python could not start, so Python-exact checks did not run"},

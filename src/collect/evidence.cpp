@@ -106,11 +106,14 @@ std::vector<CapturedCall> captured_calls(const Level10Dump& dump, const Json& do
       }
       auto binding = bind_call(*definition, call, paired_plan(target, dump.calls, call));
       if (binding && agrees(*definition, *binding, unchecked_axes)) {
-        CapturedCall captured{call.name, {}};
+        CapturedCall captured{call.name, {}, {}};
         for (const BoundTensor& tensor : binding->tensors) {
           const auto dtype = dtype_from_safetensors(tensor.entry.dtype);
           captured.inputs[tensor.input] = CapturedTensor{
               dtype ? std::string(to_string(*dtype)) : tensor.entry.dtype, tensor.shape};
+        }
+        for (const BoundValue& value : binding->values) {
+          captured.values[value.input] = value.value;
         }
         out.push_back(std::move(captured));
       }

@@ -413,8 +413,10 @@ commit_write(const fs::path& root, const Definition& definition, const Directory
     content += line;
     content += '\n';
   }
-  auto written = write_file_atomically_in(directory, result.file.filename().string(), content,
-                                          Overwrite::allowed);
+  // A rewritten file keeps its permission bits (a group-writable dataset stays so).
+  const std::string file_name = result.file.filename().string();
+  auto written = write_file_atomically_in(directory, file_name, content, Overwrite::allowed,
+                                          file_mode_in(directory, file_name));
   if (!written) {
     return written.error();
   }

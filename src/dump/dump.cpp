@@ -50,79 +50,6 @@ Diagnostic io_diagnostic(std::string_view code, const std::filesystem::path& fil
   return d;
 }
 
-// Decodes one UTF-8 sequence at `i`; nullopt when invalid.
-std::optional<char32_t> next_code_point(std::string_view text, std::size_t& i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char first = byte(i);
-  std::size_t length = 0;
-  char32_t value = 0;
-  if (first < 0x80) {
-    ++i;
-    return first;
-  }
-  if ((first & 0xE0) == 0xC0) {
-    length = 2;
-    value = first & 0x1F;
-  } else if ((first & 0xF0) == 0xE0) {
-    length = 3;
-    value = first & 0x0F;
-  } else if ((first & 0xF8) == 0xF0) {
-    length = 4;
-    value = first & 0x07;
-  } else {
-    return std::nullopt;
-  }
-  if (i + length > text.size()) {
-    return std::nullopt;
-  }
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) {
-      return std::nullopt;
-    }
-    value = (value << 6) | (byte(i + k) & 0x3F);
-  }
-  const char32_t minimum = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
-  if (value < minimum || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
-    return std::nullopt;
-  }
-  i += length;
-  return value;
-}
-
-// A Python string literal of `text` in pure ASCII: printable ASCII as is, the rest as escapes.
-// Invalid UTF-8 bytes are replaced by U+FFFD (the CLI refuses such values before this).
-std::string python_literal(std::string_view text) {
-  std::string out = "\"";
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto code = next_code_point(text, i);
-    if (!code) {
-      out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    const char32_t c = *code;
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else if (c <= 0xFFFF) {
-      out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(c));
-    } else {
-      out += fmt::format("\\U{:08x}", static_cast<std::uint32_t>(c));
-    }
-  }
-  out += '"';
-  return out;
-}
-
 DumpSnapshot snapshot(const std::filesystem::path& directory, std::error_code& ec) {
   DumpSnapshot out;
   for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end;
@@ -204,24 +131,28 @@ private:
   bool m_ok = false;
 };
 
-void report_child(const DumpOptions& options, DumpResult& result) {
-  const auto& child = result.child;
+// `the traced command` for a command, `the harness run (serve, page size 16)` for --sglang.
+std::string run_subject(const DumpRun& run) {
+  return run.label.empty() ? std::string("the traced command")
+                           : fmt::format("the harness run ({})", run.label);
+}
+
+void report_child(const DumpOptions& options, const DumpRun& run, DumpResult& result) {
+  const auto& child = run.child;
   if (child.launch_error) {
     result.diagnostics.push_back(*child.launch_error);
     return;
   }
   if (child.timed_out) {
-    Diagnostic d =
-        make_diagnostic(codes::k_dump_timeout,
-                        fmt::format("the traced command was {}; what it dumped before that is kept",
-                                    describe_outcome(child)));
+    Diagnostic d = make_diagnostic(codes::k_dump_timeout,
+                                   fmt::format("{} was {}; what it dumped before that is kept",
+                                               run_subject(run), describe_outcome(child)));
     d.hint = "raise --timeout, or make the run shorter (fewer prompts, fewer new tokens)";
     result.diagnostics.push_back(std::move(d));
   } else if (child.signal || (child.exit_code && *child.exit_code != 0)) {
-    Diagnostic d = make_diagnostic(
-        codes::k_dump_child_failed,
-        fmt::format("the traced command ended with {}; what it dumped before is kept",
-                    describe_outcome(child)));
+    Diagnostic d = make_diagnostic(codes::k_dump_child_failed,
+                                   fmt::format("{} ended with {}; what it dumped before is kept",
+                                               run_subject(run), describe_outcome(child)));
     d.hint = options.source == DumpSource::sglang
                  ? "read its output above (GPU out of memory: lower --mem-fraction or raise --tp)"
                  : "read its output above";
@@ -230,7 +161,8 @@ void report_child(const DumpOptions& options, DumpResult& result) {
   if (child.left_processes) {
     result.diagnostics.push_back(make_diagnostic(
         codes::k_dump_left_processes,
-        "the traced command left processes in its group; they were sent SIGTERM (then SIGKILL)"));
+        fmt::format("{} left processes in its group; they were sent SIGTERM (then SIGKILL)",
+                    run_subject(run))));
   }
 }
 
@@ -249,7 +181,7 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
   stage.dataset = options.dataset;
   stage.normalize = options.normalize;
   stage.normalize_options = options.normalize_options;
-  stage.normalize_options.evidence = evidence; // --workloads: rules R1 and R2 (normalize.hpp)
+  stage.normalize_options.evidence = evidence; // --workloads: rules R1-R3 (normalize.hpp)
   stage.on_conflict = options.on_conflict;
   stage.exclude = options.exclude;
   stage.overwrite_breaking = options.overwrite_breaking;
@@ -473,127 +405,13 @@ std::vector<DumpedFile> collect_dump(const std::filesystem::path& directory,
   return out;
 }
 
-namespace {
-
-// The body of the harness's `try:`: one greedy generate, or (workloads) the batches and the
-// sampling passes.
-std::string harness_generate_calls(const SglangHarness& harness) {
-  const std::string prompt = python_literal(harness.prompt);
-  if (!harness.workloads) {
-    return fmt::format(
-        "        outputs = engine.generate(\n"
-        "            [{}],\n"
-        "            {{\"temperature\": 0.0, \"max_new_tokens\": {}}},\n"
-        "        )\n"
-        "        for output in outputs:\n"
-        "            print(\"generated:\", repr(output.get(\"text\", \"\")), flush=True)\n",
-        prompt, harness.max_new_tokens);
+std::string describe_runs(const std::vector<DumpRun>& runs) {
+  if (runs.size() == 1) {
+    return describe_outcome(runs.front().child);
   }
-  std::string sizes;
-  for (const int size : harness.batch_sizes) {
-    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
-  }
-  return fmt::format(
-      "        # Distinct prompts of several lengths, so each batch has its own shapes.\n"
-      "        def prompts(n):\n"
-      "            return [{0} + \" (request %d)\" % i + \" and more\" * (i % 7) for i in "
-      "range(n)]\n"
-      "        passes = [(n, {{\"temperature\": 0.0}}) for n in ({1},)]\n"
-      "        # Sampling passes reach the top-k / top-p sampling kernels.\n"
-      "        passes += [(8, {{\"temperature\": 0.7, \"top_k\": 50, \"top_p\": 0.9}}),\n"
-      "                   (8, {{\"temperature\": 0.7, \"top_p\": 0.9}})]\n"
-      "        for n, sampling in passes:\n"
-      "            outputs = engine.generate(prompts(n), {{**sampling, \"max_new_tokens\": {2}}})\n"
-      "            print(\"generated: batch\", n, sampling, len(outputs), \"outputs\", "
-      "flush=True)\n",
-      prompt, sizes, harness.max_new_tokens);
-}
-
-} // namespace
-
-std::string render_sglang_harness(const SglangHarness& harness) {
-  std::string engine_arguments = fmt::format(
-      "        model_path={},\n"
-      "        attention_backend=\"flashinfer\",  # other backends bypass FlashInfer's APIs\n"
-      "        disable_cuda_graph=True,  # replayed graphs skip the Python path and the dumper\n"
-      "        disable_radix_cache=True,\n"
-      "        mem_fraction_static={},\n"
-      "        tp_size={},\n",
-      python_literal(harness.model), harness.mem_fraction, harness.tp);
-  if (harness.ep) {
-    engine_arguments += fmt::format("        ep_size={},\n", *harness.ep);
-  }
-  if (harness.page_size) {
-    engine_arguments += fmt::format("        page_size={},\n", *harness.page_size);
-  }
-  if (harness.workloads) {
-    engine_arguments += "        sampling_backend=\"flashinfer\",  # the sampling kernels' calls\n";
-  }
-  engine_arguments += "        log_level=\"warning\",\n";
-  return fmt::format(
-      "# Generated by `fib dump --sglang`: one short SGLang pass with FlashInfer's trace dumper\n"
-      "# on. The dumper writes one definition JSON per unique (op, shape) into the directory\n"
-      "# below, before each kernel runs.\n"
-      "import os\n"
-      "\n"
-      "# Before any flashinfer / sglang import.\n"
-      "os.environ[\"FLASHINFER_TRACE_DUMP\"] = \"1\"\n"
-      "os.environ[\"FLASHINFER_TRACE_DUMP_DIR\"] = {}\n"
-      "os.environ.setdefault(\"SGLANG_SKIP_CUBIN_DOWNLOAD\", \"1\")\n"
-      "\n"
-      "from sglang.srt.entrypoints.engine import Engine\n"
-      "\n"
-      "\n"
-      "def main():\n"
-      "    engine = Engine(\n"
-      "{}"
-      "    )\n"
-      "    try:\n"
-      "{}"
-      "    finally:\n"
-      "        engine.shutdown()\n"
-      "\n"
-      "\n"
-      "if __name__ == \"__main__\":  # SGLang starts worker processes that re-import this file\n"
-      "    main()\n",
-      python_literal(harness.dump_directory.string()), engine_arguments,
-      harness_generate_calls(harness));
-}
-
-std::string model_slug(std::string_view model) {
-  while (!model.empty() && model.back() == '/') {
-    model.remove_suffix(1);
-  }
-  if (const auto slash = model.rfind('/'); slash != std::string_view::npos) {
-    model.remove_prefix(slash + 1);
-  }
-  std::string slug;
-  bool pending_dash = false;
-  for (const char c : model) {
-    const char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    const bool keep = (lower >= 'a' && lower <= 'z') || (lower >= '0' && lower <= '9') ||
-                      lower == '.' || lower == '_' || lower == '-';
-    if (!keep) {
-      pending_dash = true;
-      continue;
-    }
-    if (pending_dash && !slug.empty()) {
-      slug += '-';
-    }
-    pending_dash = false;
-    slug += lower;
-  }
-  // A slug is [a-z0-9]+ parts joined by single separators: trim and squeeze the separators.
   std::string out;
-  for (const char c : slug) {
-    const bool separator = c == '.' || c == '_' || c == '-';
-    if (separator && (out.empty() || out.back() == '.' || out.back() == '_' || out.back() == '-')) {
-      continue;
-    }
-    out += c;
-  }
-  while (!out.empty() && (out.back() == '.' || out.back() == '_' || out.back() == '-')) {
-    out.pop_back();
+  for (const DumpRun& run : runs) {
+    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", run.label, describe_outcome(run.child));
   }
   return out;
 }
@@ -619,38 +437,49 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
     }
   }
   child.timeout = options.timeout;
-  std::optional<TemporaryScript> script;
-  if (options.source == DumpSource::sglang) {
-    SglangHarness harness = options.sglang;
-    harness.dump_directory = result.out;
-    script.emplace(render_sglang_harness(harness));
-    if (!script->ok()) {
-      result.diagnostics.push_back(make_diagnostic(codes::k_io_write,
-                                                   "cannot write the SGLang harness to a temporary "
-                                                   "file"));
-      return result;
-    }
-    child.argv = {options.python, script->path().string()};
-  } else {
+  const std::string variables = fmt::format(
+      "FLASHINFER_TRACE_DUMP=1, FLASHINFER_TRACE_DUMP_DIR={}{}", result.out.string(),
+      options.workloads
+          ? fmt::format("; FLASHINFER_LOGLEVEL=10, FLASHINFER_DUMP_DIR={}", level10.string())
+          : std::string());
+  if (options.source == DumpSource::command) {
     child.argv = options.command;
-  }
-  std::string shown;
-  if (options.source == DumpSource::sglang) {
-    shown = fmt::format("the generated SGLang harness with {}", options.python);
-  } else {
+    std::string shown;
     for (const auto& arg : child.argv) {
       shown += (shown.empty() ? "" : " ") + arg;
     }
+    progress(fmt::format("running: {} ({})", shown, variables));
+    result.runs.push_back(DumpRun{"", run_child_process(child)});
+    report_child(options, result.runs.back(), result);
+  } else {
+    for (std::size_t i = 0; i < options.sglang_runs.size(); ++i) {
+      const SglangRun& run = options.sglang_runs[i];
+      SglangHarness harness = options.sglang;
+      harness.dump_directory = result.out;
+      harness.pass = run.pass;
+      harness.page_size = run.page_size ? run.page_size : options.sglang.page_size;
+      TemporaryScript script(render_sglang_harness(harness));
+      if (!script.ok()) {
+        result.diagnostics.push_back(make_diagnostic(
+            codes::k_io_write, "cannot write the SGLang harness to a temporary file"));
+        return result;
+      }
+      child.argv = {options.python, script.path().string()};
+      const std::string label = describe_run(SglangRun{harness.pass, harness.page_size});
+      progress(fmt::format("running{}: the generated SGLang harness with {} ({}; {})",
+                           options.sglang_runs.size() > 1
+                               ? fmt::format(" {}/{}", i + 1, options.sglang_runs.size())
+                               : std::string(),
+                           options.python, label, variables));
+      result.runs.push_back(DumpRun{label, run_child_process(child)});
+      report_child(options, result.runs.back(), result);
+      const ChildOutcome& outcome = result.runs.back().child;
+      if (outcome.launch_error || outcome.interrupted_by) {
+        break; // the interpreter is missing, or the user asked to stop
+      }
+    }
   }
-  progress(fmt::format(
-      "running: {} (FLASHINFER_TRACE_DUMP=1, FLASHINFER_TRACE_DUMP_DIR={}{})", shown,
-      result.out.string(),
-      options.workloads
-          ? fmt::format("; FLASHINFER_LOGLEVEL=10, FLASHINFER_DUMP_DIR={}", level10.string())
-          : std::string()));
-  result.child = run_child_process(child);
-  report_child(options, result);
-  if (result.child.launch_error) {
+  if (result.runs.empty() || result.runs.front().child.launch_error) {
     return result;
   }
   result.files = collect_dump(result.out, *before);
@@ -658,10 +487,9 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
       std::any_of(result.files.begin(), result.files.end(),
                   [](const DumpedFile& f) { return f.state != DumpFileState::kept; });
   if (!dumped_now) {
-    Diagnostic d =
-        make_diagnostic(codes::k_dump_nothing_dumped,
-                        fmt::format("nothing was dumped into {} ({})", result.out.string(),
-                                    describe_outcome(result.child)));
+    Diagnostic d = make_diagnostic(codes::k_dump_nothing_dumped,
+                                   fmt::format("nothing was dumped into {} ({})",
+                                               result.out.string(), describe_runs(result.runs)));
     d.hint = nothing_dumped_hint(options.source);
     result.diagnostics.push_back(std::move(d));
   }

@@ -36,6 +36,12 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "`_h<q>` and `_kv<kv>` follow, status:verified becomes status:unverified, and the "
      "description records the old name.",
      &apply_r2_captured_head_counts},
+    {"R3", mechanical, codes::k_normalize_r3, "Scalars from captured calls",
+     "With --evidence: an input declared with shape [] (a 0-D tensor, as older dumps give eps and "
+     "sm_scale) that every captured call of the definition's API passed as a Python number or "
+     "bool becomes a scalar (shape null); an `unknown` dtype becomes float32, int32 or bool to "
+     "match. A call that passed a tensor, or a value of another kind, leaves the shape as it is.",
+     &apply_r3_captured_scalars},
     {"R1", mechanical, codes::k_normalize_r1, "Dtypes from captured tensors",
      "With --evidence: an `unknown` input dtype becomes the dtype of the tensor every captured "
      "call of the definition's API (its const axes agreeing) passed for it. Disagreeing calls "

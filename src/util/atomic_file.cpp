@@ -409,6 +409,16 @@ Expected<bool> remove_file_in(const DirectoryHandle& directory, std::string_view
   return true;
 }
 
+FileMode file_mode_in(const DirectoryHandle& directory, std::string_view name) {
+  const std::string entry(name);
+  struct stat info {};
+  if (::fstatat(directory.fd(), entry.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(info.st_mode)) {
+    return std::nullopt;
+  }
+  return static_cast<std::filesystem::perms>(info.st_mode & 07777);
+}
+
 Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
                                                   std::string_view name, std::uintmax_t max_bytes) {
   const std::string entry(name);

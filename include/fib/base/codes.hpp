@@ -238,6 +238,7 @@ inline constexpr std::string_view k_normalize_n7 = "normalize.n7";
 inline constexpr std::string_view k_normalize_n8 = "normalize.n8";
 inline constexpr std::string_view k_normalize_r1 = "normalize.r1";
 inline constexpr std::string_view k_normalize_r2 = "normalize.r2";
+inline constexpr std::string_view k_normalize_r3 = "normalize.r3";
 inline constexpr std::string_view k_normalize_n9 = "normalize.n9";
 inline constexpr std::string_view k_normalize_n10 = "normalize.n10";
 inline constexpr std::string_view k_normalize_n11 = "normalize.n11";

@@ -116,11 +116,35 @@ std::vector<DumpedFile> collect_dump(const std::filesystem::path& directory,
 
 // --- The SGLang harness: one short SGLang generation that dumps what it traces ---
 
+// What one run of the harness serves. Each pass needs its own engine settings, so each is its own
+// child run (spec'd in docs/dump.md, "Passes and page sizes").
+enum class HarnessPass {
+  // Fresh prompts, radix cache off, piecewise CUDA graphs off: prefill goes through the ragged
+  // path, then decode; with workloads, batches of every size and the sampling passes.
+  serve,
+  // Requests that share a cached prefix, radix cache on, deterministic inference on (which turns
+  // the ragged prefill path off): prefill goes through the paged KV cache.
+  paged_prefill,
+};
+
+template <> struct EnumNames<HarnessPass> {
+  static constexpr std::array k_table = std::to_array<EnumName<HarnessPass>>({
+      {HarnessPass::serve, "serve"},
+      {HarnessPass::paged_prefill, "paged-prefill"},
+  });
+};
+
+// "serve", "paged-prefill".
+inline std::string_view to_string(HarnessPass pass) {
+  return enum_name(pass);
+}
+
 struct SglangHarness {
   std::string model;            // Hugging Face id or local path
   int tp = 1;                   // tp_size
   std::optional<int> ep;        // ep_size, when given
   std::optional<int> page_size; // page_size, when given
+  HarnessPass pass = HarnessPass::serve;
   std::string prompt = "The capital of France is";
   int max_new_tokens = 4;
   double mem_fraction = 0.5;            // mem_fraction_static
@@ -132,15 +156,41 @@ struct SglangHarness {
   std::vector<int> batch_sizes = {1, 4, 16, 64};
 };
 
-// A Python script that sets the dumper's variables before any import, starts an SGLang Engine
-// with attention_backend "flashinfer", CUDA graphs and the radix cache disabled, generates
-// greedily from one prompt and shuts the engine down. With `workloads`, the engine also uses
-// sampling_backend "flashinfer", and the script generates a batch of distinct prompts for each of
-// `batch_sizes` (greedy), then two sampling passes (temperature 0.7 with top_k 50 and top_p 0.9,
-// and with top_p 0.9 alone) so that the top-k/top-p sampling kernels are called. Every user value
-// is written as a Python literal (strings through repr rules), so no value can break out of its
+// A Python script that sets the dumper's variables (and SGLang's and FlashInfer's version-check
+// and CUDA-norm switches, unless already set) before any import, starts an SGLang Engine with
+// attention_backend "flashinfer" and CUDA graphs disabled, generates, and shuts the engine down.
+// The engine arguments the installed SGLang does not know (an older ServerArgs) are left out with
+// a line on stderr, rather than failing the run.
+// - HarnessPass::serve: radix cache and piecewise CUDA graphs disabled; one greedy generate from
+//   the prompt. With `workloads`, sampling_backend "flashinfer" too, a batch of distinct prompts
+//   (different lengths) for each of `batch_sizes` (greedy), then three sampling passes
+//   (temperature 0.7 with top_k 50 and top_p 0.9, top_k 50 alone, top_p 0.9 alone) so that the
+//   top-k/top-p sampling kernels are called.
+// - HarnessPass::paged_prefill: the radix cache on and enable_deterministic_inference; a prefix
+//   made of the prompt is generated once (cached), then requests that extend it, one new token
+//   each. Without `workloads`, one round of 4 requests; with it, a round per batch size and per
+//   prefix length (8 and 32 prompt repeats).
+// Each pass prints `fib harness: pass <pass>, page size <P|default>` first. Every user value is
+// written as a Python literal (strings through repr rules), so no value can break out of its
 // literal.
 std::string render_sglang_harness(const SglangHarness& harness);
+
+// One child run of `fib dump --sglang`: the harness's pass at one page size (nullopt: the
+// engine's default).
+struct SglangRun {
+  HarnessPass pass = HarnessPass::serve;
+  std::optional<int> page_size;
+  friend bool operator==(const SglangRun&, const SglangRun&) = default;
+};
+
+// Every page size (in the order given; none: the engine's default) crossed with every pass (in
+// the order given), page size first: ps1 serve, ps1 paged-prefill, ps16 serve, … Duplicates are
+// left out.
+std::vector<SglangRun> plan_sglang_runs(const std::vector<HarnessPass>& passes,
+                                        const std::vector<int>& page_sizes);
+
+// "serve, page size 16", "paged-prefill, default page size".
+std::string describe_run(const SglangRun& run);
 
 // `model:<slug>` for a model id: the last path segment, lower-cased, with runs of characters
 // other than [a-z0-9._-] turned into '-' ("meta-llama/Llama-3.2-3B-Instruct" →
@@ -157,8 +207,11 @@ struct DumpOptions {
   std::optional<std::chrono::milliseconds> timeout;
   DumpSource source = DumpSource::command;
   std::vector<std::string> command; // DumpSource::command
-  SglangHarness sglang;             // DumpSource::sglang (dump_directory is filled in)
-  std::string python = "python3";   // runs the SGLang harness
+  // DumpSource::sglang: the settings every run shares (dump_directory, pass and page_size are
+  // filled in per run), and the runs, one child each, in order.
+  SglangHarness sglang;
+  std::vector<SglangRun> sglang_runs = {SglangRun{}};
+  std::string python = "python3"; // runs the SGLang harness
   // Stage (and optionally normalize) what this run dumped into `dataset`, tag it, and validate
   // exactly those definitions. Empty: stop after the dump.
   std::filesystem::path dataset;
@@ -175,9 +228,20 @@ struct DumpOptions {
   std::optional<WorkloadDump> workloads;
 };
 
+struct DumpRun {
+  std::string label; // describe_run for --sglang; "" for a command
+  ChildOutcome child;
+};
+
+// How the runs ended: "exit status 0" for one run; "serve, page size 1: exit status 0;
+// paged-prefill, page size 1: exit status 1" for several.
+std::string describe_runs(const std::vector<DumpRun>& runs);
+
 struct DumpResult {
   std::filesystem::path out; // absolute
-  ChildOutcome child;
+  // One per child run, in order (a command: one; --sglang: one per SglangRun, up to the first
+  // that could not start or was interrupted).
+  std::vector<DumpRun> runs;
   std::vector<DumpedFile> files;
   // Problems of the run itself: `dump.child-failed`, `dump.timeout`, `dump.nothing-dumped` (with
   // the likely causes in its hint), `dump.left-processes`, `child.launch-failed`, `dump.not-clean`,
@@ -198,11 +262,13 @@ struct DumpResult {
 // Called as the run advances, for progress lines ("running: …", "staging 12 definitions").
 using DumpProgress = std::function<void(std::string_view)>;
 
-// Prepares the directory, runs the child (or the generated harness, written to a temporary file
-// outside the dump directory and removed afterwards), collects the dump, and with a dataset
-// stages the files created or rewritten by this run (normalized when asked), adds the tags to the
-// staged definitions, and validates them (layout and definition checks), asking `python` what
-// those steps need (it is not used otherwise). Never throws.
+// Prepares the directory, runs the child (or the generated harness for each of `sglang_runs`, each
+// written to a temporary file outside the dump directory and removed afterwards; `timeout` applies
+// to each run; a run that fails is reported and the next one still runs, but one that cannot
+// start, or that fib's own SIGINT/SIGTERM/SIGHUP interrupted, ends the sequence), collects the
+// dump, and with a dataset stages the files created or rewritten by this run (normalized when
+// asked), adds the tags to the staged definitions, and validates them (layout and definition
+// checks), asking `python` what those steps need (it is not used otherwise). Never throws.
 DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
                           const DumpProgress& progress);
 

@@ -153,7 +153,7 @@ struct NormalizeOptions {
   // the `flashinfer` package directory (--flashinfer-src, FIB_FLASHINFER_SRC); empty: the
   // installed flashinfer package, found on the interpreter's import path without importing it.
   std::filesystem::path flashinfer_source;
-  // A Level-10 dump of the same serving pass (--evidence): rules R1 and R2 repair what its calls
+  // A Level-10 dump of the same serving pass (--evidence): rules R1-R3 repair what its calls
   // prove. Null: those rules do nothing.
   const Level10Dump* evidence = nullptr;
 };

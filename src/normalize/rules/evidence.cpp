@@ -1,5 +1,6 @@
-// Rules R2 and R1: repairs proved by a Level-10 dump of the same pass (--evidence): head counts of
-// GQA definitions the dumper misread, and dtypes it could not see.
+// Rules R2, R3 and R1: repairs proved by a Level-10 dump of the same pass (--evidence): head
+// counts of GQA definitions the dumper misread, scalars it declared as 0-D tensors, and dtypes it
+// could not see.
 
 #include "normalize/context.hpp"
 #include "normalize/rules/rules.hpp"
@@ -108,6 +109,77 @@ void apply_r2_captured_head_counts(NormalizeContext& context) {
                               new_name != old_name
                                   ? fmt::format(", and renamed {} -> {}", old_name, new_name)
                                   : ""));
+}
+
+namespace {
+
+// The dtype a definition gives a scalar that calls pass as this Python value: bool, int32 (an
+// integer argument: a count, a flag, a layer index) or float32 (N8's choice for float scalars).
+std::string_view scalar_dtype(const Json& value) {
+  if (value.is_boolean()) {
+    return "bool";
+  }
+  return value.is_number_integer() ? "int32" : "float32";
+}
+
+} // namespace
+
+void apply_r3_captured_scalars(NormalizeContext& context) {
+  if (context.options.evidence == nullptr || !context.inputs().is_object()) {
+    return;
+  }
+  std::vector<std::string> zero_dimensional;
+  for (const auto& [name, spec] : context.inputs().items()) {
+    if (spec.is_object() && spec.contains("shape") && spec["shape"].is_array() &&
+        spec["shape"].empty()) {
+      zero_dimensional.push_back(name);
+    }
+  }
+  if (zero_dimensional.empty()) {
+    return;
+  }
+  const std::vector<CapturedCall> calls =
+      captured_calls(*context.options.evidence, context.doc, {});
+  for (const std::string& input : zero_dimensional) {
+    std::size_t numbers = 0;
+    std::size_t others = 0; // tensors (a real 0-D tensor input) and non-numeric values
+    std::set<std::string> dtypes;
+    const CapturedCall* example = nullptr;
+    for (const CapturedCall& call : calls) {
+      if (const auto it = call.values.find(input);
+          it != call.values.end() && (it->second.is_number() || it->second.is_boolean())) {
+        ++numbers;
+        dtypes.emplace(scalar_dtype(it->second));
+        example = example != nullptr ? example : &call;
+      } else if (it != call.values.end() || call.inputs.contains(input)) {
+        ++others;
+      }
+    }
+    const std::string pointer = pointer_append(pointer_append("/inputs", input), "shape");
+    if (numbers == 0) {
+      continue; // passed as a tensor, or never seen: the declared shape stands
+    }
+    if (others > 0) {
+      context.add(codes::k_normalize_r3, FindingKind::advice, pointer,
+                  fmt::format("{} captured calls passed {} as a Python number and {} did not: "
+                              "its shape [] is left as it is",
+                              numbers, input, others));
+      continue;
+    }
+    Json& spec = context.inputs()[input];
+    spec["shape"] = nullptr;
+    std::string dtype_change;
+    if (detail::string_member(spec, "dtype") == "unknown" && dtypes.size() == 1) {
+      spec["dtype"] = *dtypes.begin();
+      dtype_change = fmt::format(", and its dtype unknown -> {}", *dtypes.begin());
+    }
+    context.applied(codes::k_normalize_r3, pointer,
+                    fmt::format("{}: shape [] -> null (a scalar){}: every captured call passed a "
+                                "Python {} ({} passed {})",
+                                input, dtype_change,
+                                example->values.at(input).is_boolean() ? "bool" : "number",
+                                example->call, example->values.at(input).dump()));
+  }
 }
 
 void apply_r1_captured_dtypes(NormalizeContext& context) {

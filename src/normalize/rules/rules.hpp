@@ -25,6 +25,7 @@ void apply_n3_unresolved_names(NormalizeContext& context);
 
 // rules/evidence.cpp (both do nothing without NormalizeOptions::evidence)
 void apply_r2_captured_head_counts(NormalizeContext& context);
+void apply_r3_captured_scalars(NormalizeContext& context);
 void apply_r1_captured_dtypes(NormalizeContext& context);
 
 // rules/dtypes.cpp

@@ -285,6 +285,25 @@ TEST(Collect, DuplicatesAreDroppedWithinARunAndAgainstTheDataset) {
   EXPECT_EQ(text_of(file), before) << "nothing new: the file is not rewritten";
 }
 
+TEST(Collect, ARewrittenWorkloadsFileKeepsItsPermissionBits) {
+  TempDir dump;
+  TempDir dataset;
+  write_call(dump, rmsnorm_call(1, 4));
+  write_definition(dataset, rmsnorm_definition());
+  ASSERT_TRUE(collect(dump, dataset).report.has_value());
+  const fs::path file = dataset.path() / "workloads/rmsnorm/rmsnorm_h8.jsonl";
+  const auto group_writable = fs::perms::owner_read | fs::perms::owner_write |
+                              fs::perms::group_read | fs::perms::group_write;
+  fs::permissions(file, group_writable);
+  TempDir more;
+  write_call(more, rmsnorm_call(2, 16));
+  const CollectRun appended = collect(more, dataset);
+  ASSERT_EQ(only(appended).written.uuids.size(), 1u);
+  EXPECT_EQ(lines_of(file).size(), 2u);
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::mask, group_writable)
+      << "the rewrite kept the file's mode";
+}
+
 TEST(Collect, ReplaceNeverEmptiesADefinitionAndRemovesOnlyTheOldLinesBlobs) {
   TempDir dump;
   TempDir dataset;

@@ -138,6 +138,55 @@ TEST(DumpHarness, OptionalEngineArgumentsAreLeftOut) {
   EXPECT_NE(text.find("tp_size=1,"), std::string::npos);
 }
 
+TEST(DumpHarness, EachPassHasItsEngineSettings) {
+  SglangHarness harness;
+  harness.model = "m";
+  harness.workloads = true;
+  const std::string serve = render_sglang_harness(harness);
+  EXPECT_NE(serve.find("disable_radix_cache=True,"), std::string::npos) << serve;
+  EXPECT_NE(serve.find("disable_piecewise_cuda_graph=True,"), std::string::npos);
+  EXPECT_EQ(serve.find("enable_deterministic_inference"), std::string::npos)
+      << "the ragged path must stay reachable";
+  EXPECT_NE(serve.find("\"top_k\": -1, \"top_p\": 0.9"), std::string::npos) << "top-p alone";
+  EXPECT_NE(serve.find("sampling_backend=\"flashinfer\""), std::string::npos);
+  EXPECT_NE(serve.find("print(\"fib harness: pass serve, default page size\""),
+            std::string::npos);
+
+  harness.pass = HarnessPass::paged_prefill;
+  harness.page_size = 16;
+  const std::string paged = render_sglang_harness(harness);
+  EXPECT_NE(paged.find("disable_radix_cache=False,"), std::string::npos) << paged;
+  EXPECT_NE(paged.find("enable_deterministic_inference=True,"), std::string::npos);
+  EXPECT_EQ(paged.find("disable_piecewise_cuda_graph"), std::string::npos);
+  EXPECT_NE(paged.find("page_size=16,"), std::string::npos);
+  EXPECT_NE(paged.find("SGLANG_FLASHINFER_USE_PAGED"), std::string::npos);
+  EXPECT_NE(paged.find("for repeats in (8, 32):"), std::string::npos);
+  EXPECT_NE(paged.find("\"max_new_tokens\": 1"), std::string::npos);
+  EXPECT_NE(paged.find("print(\"fib harness: pass paged-prefill, page size 16\""),
+            std::string::npos);
+  // Both keep the version-check switches a user may override, before any import.
+  for (const std::string* text : {&serve, &paged}) {
+    EXPECT_LT(text->find("os.environ.setdefault(\"FLASHINFER_DISABLE_VERSION_CHECK\", \"1\")"),
+              text->find("from sglang"));
+    EXPECT_NE(text->find("dataclasses.fields(ServerArgs)"), std::string::npos);
+  }
+}
+
+TEST(DumpHarness, RunsCrossPageSizesWithPasses) {
+  using enum HarnessPass;
+  const std::vector<SglangRun> runs = plan_sglang_runs({serve, paged_prefill}, {1, 16, 1});
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0], (SglangRun{serve, 1}));
+  EXPECT_EQ(runs[1], (SglangRun{paged_prefill, 1}));
+  EXPECT_EQ(runs[2], (SglangRun{serve, 16}));
+  EXPECT_EQ(runs[3], (SglangRun{paged_prefill, 16}));
+  EXPECT_EQ(describe_run(runs[3]), "paged-prefill, page size 16");
+  const std::vector<SglangRun> plain = plan_sglang_runs({serve}, {});
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_FALSE(plain[0].page_size);
+  EXPECT_EQ(describe_run(plain[0]), "serve, default page size");
+}
+
 // What fib dump's exit status is made of: the run's own diagnostics, and only the environment
 // errors of staging and tagging (their findings are outcomes).
 TEST(DumpVerdict, CountsTheRunAndTheEnvironmentErrorsOfItsSteps) {

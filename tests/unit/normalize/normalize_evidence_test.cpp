@@ -1,4 +1,4 @@
-// Rules R2 and R1: a raw definition repaired from a Level-10 dump of the same pass (--evidence),
+// Rules R2, R3 and R1: a raw definition repaired from a Level-10 dump of the same pass (--evidence),
 // only where every captured call of its API proves the repair.
 
 #include "../collect/l10_fixtures.hpp"
@@ -116,6 +116,60 @@ TEST(NormalizeEvidence, WithoutProofNothingChanges) {
   const Normalized untouched = normalize_with(misread_decode(), &unrelated);
   EXPECT_EQ(finding(untouched, codes::k_normalize_r2), nullptr);
   EXPECT_EQ(untouched.document["axes"]["num_kv_heads"]["value"], 16);
+}
+
+// An older dump's rmsnorm: eps declared as a 0-D tensor of unknown dtype.
+Json rmsnorm_with_zero_dimensional_eps() {
+  Json d = rmsnorm_definition();
+  d["inputs"]["eps"] = Json{{"shape", Json::array()}, {"dtype", "unknown"}};
+  return d;
+}
+
+TEST(NormalizeEvidence, ScalarsPassedAsNumbersLoseTheirZeroDimensionalShape) {
+  TempDir dump;
+  write_call(dump, rmsnorm_call(1, 4));
+  write_call(dump, rmsnorm_call(2, 16, /*eps_by_keyword=*/true));
+  const Level10Dump evidence = read(dump);
+  const Normalized n = normalize_with(rmsnorm_with_zero_dimensional_eps(), &evidence);
+  const RuleFinding* r3 = finding(n, codes::k_normalize_r3);
+  ASSERT_NE(r3, nullptr);
+  EXPECT_EQ(r3->diagnostic.code, codes::k_normalize_r3);
+  EXPECT_EQ(r3->diagnostic.pointer, "/inputs/eps/shape");
+  EXPECT_EQ(r3->kind, FindingKind::applied);
+  EXPECT_NE(r3->diagnostic.message.find("passed 1e-06"), std::string::npos)
+      << r3->diagnostic.message;
+  EXPECT_TRUE(n.document["inputs"]["eps"]["shape"].is_null());
+  EXPECT_EQ(n.document["inputs"]["eps"]["dtype"], "float32");
+  EXPECT_EQ(finding(n, codes::k_normalize_n7), nullptr) << "no dtype question left";
+
+  // Without evidence the shape stays, and the unknown dtype is a question for a human.
+  const Normalized alone = normalize_with(rmsnorm_with_zero_dimensional_eps(), nullptr);
+  EXPECT_EQ(finding(alone, codes::k_normalize_r3), nullptr);
+  EXPECT_TRUE(alone.document["inputs"]["eps"]["shape"].is_array());
+}
+
+TEST(NormalizeEvidence, AZeroDimensionalTensorArgumentKeepsItsShape) {
+  TempDir dump; // one call passed eps as a number, another as a 0-D tensor
+  write_call(dump, rmsnorm_call(1, 4));
+  Call tensor_eps = rmsnorm_call(2, 8);
+  tensor_eps.input_metadata = Json::object();
+  tensor_eps.inputs.push_back(bf16("arg_2", {}));
+  write_call(dump, tensor_eps);
+  const Level10Dump evidence = read(dump);
+  const Normalized n = normalize_with(rmsnorm_with_zero_dimensional_eps(), &evidence);
+  const RuleFinding* r3 = finding(n, codes::k_normalize_r3);
+  ASSERT_NE(r3, nullptr);
+  EXPECT_EQ(r3->kind, FindingKind::advice);
+  EXPECT_EQ(r3->diagnostic.pointer, "/inputs/eps/shape");
+  EXPECT_TRUE(n.document["inputs"]["eps"]["shape"].is_array());
+
+  // Every call passed a tensor: nothing to say.
+  TempDir tensors;
+  write_call(tensors, tensor_eps);
+  const Level10Dump only_tensors = read(tensors);
+  const Normalized kept = normalize_with(rmsnorm_with_zero_dimensional_eps(), &only_tensors);
+  EXPECT_EQ(finding(kept, codes::k_normalize_r3), nullptr);
+  EXPECT_TRUE(kept.document["inputs"]["eps"]["shape"].is_array());
 }
 
 } // namespace

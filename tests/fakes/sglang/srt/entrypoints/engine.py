@@ -8,6 +8,9 @@ Enough of the offline Engine API for the harness ``fib dump --sglang`` generates
     out = engine.generate(["The capital of France is"], {"temperature": 0.0, "max_new_tokens": 4})
     engine.shutdown()
 
+Every keyword argument must be a field of the fake ``ServerArgs`` (``server_args.py``), as in
+SGLang, where an unknown one is a ``TypeError``.
+
 ``generate`` touches the (fake) FlashInfer traced APIs only when
 ``attention_backend == "flashinfer"`` **and** ``disable_cuda_graph`` is true:
 other backends bypass FlashInfer, and with CUDA graphs the decode steps are graph
@@ -33,6 +36,7 @@ from typing import Any, Dict, List, Union
 
 from sglang.srt import fake_worker
 from sglang.srt.fake_models import load_config
+from sglang.srt.server_args import ServerArgs
 
 _FAKE_CONTINUATIONS = [" Paris.", " a city.", " 42.", " blue."]
 
@@ -42,6 +46,11 @@ class Engine:
                  disable_cuda_graph: bool = False, mem_fraction_static: float = 0.9,
                  tp_size: int = 1, ep_size: int = 1, page_size: int = 1,
                  disable_radix_cache: bool = False, log_level: str = "info", **kwargs: Any) -> None:
+        # Like SGLang: every keyword argument is a ServerArgs field (TypeError otherwise).
+        ServerArgs(model_path=model_path, attention_backend=attention_backend,
+                   disable_cuda_graph=disable_cuda_graph, mem_fraction_static=mem_fraction_static,
+                   tp_size=tp_size, ep_size=ep_size, page_size=page_size,
+                   disable_radix_cache=disable_radix_cache, log_level=log_level, **kwargs)
         if tp_size < 1 or ep_size < 1 or page_size < 1:
             raise ValueError("tp_size, ep_size and page_size must be >= 1")
         if not 0.0 < float(mem_fraction_static) <= 1.0:
