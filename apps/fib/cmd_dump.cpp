@@ -492,9 +492,9 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
       harness.pass = options.sglang_runs[i].pass;
       harness.page_size = options.sglang_runs[i].page_size;
       if (options.sglang_runs.size() > 1) {
-        write_all(stdout, fmt::format("{}# ---- run {}/{}: {} ----\n", i == 0 ? "" : "\n", i + 1,
-                                      options.sglang_runs.size(),
-                                      describe_run(options.sglang_runs[i])));
+        write_all(stdout,
+                  fmt::format("{}# ---- run {}/{}: {} ----\n", i == 0 ? "" : "\n", i + 1,
+                              options.sglang_runs.size(), describe_run(options.sglang_runs[i])));
       }
       write_all(stdout, render_sglang_harness(harness));
     }

@@ -83,6 +83,18 @@ std::optional<ApiTarget> parse_fi_api(std::string_view value) {
   return target;
 }
 
+std::vector<ApiTarget> api_targets_of(const std::vector<std::string>& tags) {
+  std::vector<ApiTarget> out;
+  for (const std::string& tag : tags) {
+    if (tag.starts_with("fi_api:")) {
+      if (auto target = parse_fi_api(std::string_view(tag).substr(7))) {
+        out.push_back(std::move(*target));
+      }
+    }
+  }
+  return out;
+}
+
 bool is_workload_call(const ApiTarget& target, const DumpedCall& call) {
   switch (target.kind) {
   case ApiKind::function:

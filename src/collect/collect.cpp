@@ -102,13 +102,7 @@ Expected<std::vector<SelectedDefinition>> load_definitions(const CollectOptions&
     }
     selected.file = entry.path;
     selected.named = !options.definitions.empty() || !options.op_types.empty();
-    for (const std::string& tag : selected.definition.tags) {
-      if (tag.starts_with("fi_api:")) {
-        if (auto target = parse_fi_api(std::string_view(tag).substr(7))) {
-          selected.targets.push_back(std::move(*target));
-        }
-      }
-    }
+    selected.targets = api_targets_of(selected.definition.tags);
     out.push_back(std::move(selected));
   }
   for (const auto& [filter, seen, what] :

@@ -91,14 +91,7 @@ std::vector<CapturedCall> captured_calls(const Level10Dump& dump, const Json& do
   if (!definition) {
     return out;
   }
-  std::vector<ApiTarget> targets;
-  for (const std::string& tag : definition->tags) {
-    if (tag.starts_with("fi_api:")) {
-      if (auto target = parse_fi_api(std::string_view(tag).substr(7))) {
-        targets.push_back(std::move(*target));
-      }
-    }
-  }
+  const std::vector<ApiTarget> targets = api_targets_of(definition->tags);
   for (const DumpedCall& call : dump.calls) {
     for (const ApiTarget& target : targets) {
       if (!is_workload_call(target, call)) {

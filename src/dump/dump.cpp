@@ -166,6 +166,16 @@ void report_child(const DumpOptions& options, const DumpRun& run, DumpResult& re
   }
 }
 
+// Whether the staged entry's definition is in the dataset after staging: added or overwritten
+// (and actually written: a conflict blocks every write), or found unchanged there.
+bool now_in_dataset(const StageEntry& entry) {
+  if (entry.action == StageAction::unchanged) {
+    return true;
+  }
+  return (entry.action == StageAction::added || entry.action == StageAction::overwritten) &&
+         entry.written;
+}
+
 // Stages, tags and validates the files this run created or rewrote.
 void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgress& progress,
              const Level10Dump* evidence, DumpResult& result) {
@@ -193,11 +203,7 @@ void harvest(const DumpOptions& options, PythonFrontend& python, const DumpProgr
   std::vector<std::string> names;
   std::set<std::filesystem::path> seen;
   for (const auto& entry : result.staged->entries) {
-    const bool in_dataset = entry.action == StageAction::added ||
-                            entry.action == StageAction::overwritten ||
-                            entry.action == StageAction::unchanged;
-    if (!in_dataset || (entry.action != StageAction::unchanged && !entry.written) ||
-        !seen.insert(entry.target).second) {
+    if (!now_in_dataset(entry) || !seen.insert(entry.target).second) {
       continue;
     }
     staged_files.push_back(
@@ -239,13 +245,7 @@ void collect_staged(const DumpOptions& options, const std::filesystem::path& lev
   collect.dataset = options.dataset;
   std::set<std::string> names;
   for (const auto& entry : result.staged->entries) {
-    const bool in_dataset = entry.action == StageAction::added ||
-                            entry.action == StageAction::overwritten ||
-                            entry.action == StageAction::unchanged;
-    // As harvest: an added or overwritten entry counts only when it was written (a conflict
-    // blocks every write).
-    const bool there = entry.action == StageAction::unchanged || entry.written;
-    if (in_dataset && there && names.insert(entry.name).second) {
+    if (now_in_dataset(entry) && names.insert(entry.name).second) {
       collect.definitions.push_back(entry.name);
     }
   }

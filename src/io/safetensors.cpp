@@ -495,19 +495,15 @@ Expected<std::vector<double>> read_tensor_values(const std::filesystem::path& fi
                    pointer));
   }
   const std::size_t width = static_cast<std::size_t>(dtype_bits(entry.dtype) / 8);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return unexpected(
-        blob_error(codes::k_blob_unreadable, file, "cannot open the file for reading"));
-  }
-  std::string bytes;
   const std::uint64_t size = entry.data_end - entry.data_begin;
-  if (size != count * width || !read_at(in, header.data_start + entry.data_begin, size, bytes)) {
-    return unexpected(blob_error(
-        codes::k_blob_unreadable, file,
-        fmt::format("tensor \"{}\": cannot read its {} bytes (has the file changed?)", key, size),
-        pointer));
+  if (size != count * width) {
+    return unexpected(
+        blob_error(codes::k_blob_unreadable, file,
+                   fmt::format("tensor \"{}\": its {} bytes do not hold {} elements of {}", key,
+                               size, count, entry.dtype),
+                   pointer));
   }
+  FIB_TRY_ASSIGN(const std::string bytes, read_tensor_bytes(file, header, key, std::nullopt, size));
   std::vector<double> values;
   values.reserve(static_cast<std::size_t>(count));
   for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) {

@@ -36,6 +36,10 @@ struct ApiTarget {
 // name.
 std::optional<ApiTarget> parse_fi_api(std::string_view value);
 
+// The APIs a definition's `fi_api:<value>` tags name, in tag order (parse_fi_api of each value;
+// values it refuses are left out).
+std::vector<ApiTarget> api_targets_of(const std::vector<std::string>& tags);
+
 // Whether `call` is a call of `target` that can become a workload: for a function, a call logged
 // under its name; for a wrapper class, its `run` (or a subclass's whose name ends with the class
 // name, such as CUDAGraphBatchDecodeWithPagedKVCacheWrapper); for a plain class, a bare `run`

@@ -149,8 +149,7 @@ TEST(DumpHarness, EachPassHasItsEngineSettings) {
       << "the ragged path must stay reachable";
   EXPECT_NE(serve.find("\"top_k\": -1, \"top_p\": 0.9"), std::string::npos) << "top-p alone";
   EXPECT_NE(serve.find("sampling_backend=\"flashinfer\""), std::string::npos);
-  EXPECT_NE(serve.find("print(\"fib harness: pass serve, default page size\""),
-            std::string::npos);
+  EXPECT_NE(serve.find("print(\"fib harness: pass serve, default page size\""), std::string::npos);
 
   harness.pass = HarnessPass::paged_prefill;
   harness.page_size = 16;

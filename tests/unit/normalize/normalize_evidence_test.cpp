@@ -1,5 +1,5 @@
-// Rules R2, R3 and R1: a raw definition repaired from a Level-10 dump of the same pass (--evidence),
-// only where every captured call of its API proves the repair.
+// Rules R2, R3 and R1: a raw definition repaired from a Level-10 dump of the same pass
+// (--evidence), only where every captured call of its API proves the repair.
 
 #include "../collect/l10_fixtures.hpp"
 #include "test_support.hpp"
