@@ -64,8 +64,8 @@ std::string violation_detail(std::string_view expression, const Value& value,
   return detail;
 }
 
-ConstraintResult evaluate(std::string_view expression, const ConstraintEnvironment& environment) {
-  const Parsed parsed = parse(expression);
+ConstraintResult evaluate_parsed(std::string_view expression, const Parsed& parsed,
+                                 const ConstraintEnvironment& environment) {
   if (!parsed.root) {
     return not_evaluable(parsed.error);
   }
@@ -83,6 +83,10 @@ ConstraintResult evaluate(std::string_view expression, const ConstraintEnvironme
   }
   return ConstraintResult{ConstraintOutcome::violated,
                           violation_detail(expression, *value, evaluator.reads())};
+}
+
+ConstraintResult evaluate(std::string_view expression, const ConstraintEnvironment& environment) {
+  return evaluate_parsed(expression, parse(expression), environment);
 }
 
 std::optional<std::int64_t> integer_value(std::string_view expression,
@@ -108,6 +112,39 @@ std::optional<std::int64_t> evaluate_integer(std::string_view expression,
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+struct CompiledConstraint::State {
+  std::string expression;
+  Parsed parsed;
+  std::string failure; // an exception of the parse (std::bad_alloc and the like), as a detail
+};
+
+CompiledConstraint::CompiledConstraint(std::string expression) {
+  auto state = std::make_shared<State>();
+  state->expression = std::move(expression);
+  try {
+    state->parsed = parse(state->expression);
+  } catch (const std::exception& error) {
+    state->failure = fmt::format("evaluation failed: {}", error.what());
+  }
+  m_state = std::move(state);
+}
+
+ConstraintResult CompiledConstraint::evaluate(const ConstraintEnvironment& environment) const {
+  if (!m_state->failure.empty()) {
+    return not_evaluable(m_state->failure);
+  }
+  try {
+    return evaluate_parsed(m_state->expression, m_state->parsed, environment);
+  } catch (const std::exception& error) {
+    // As evaluate_constraint: only the standard library can throw here.
+    return not_evaluable(fmt::format("evaluation failed: {}", error.what()));
+  }
+}
+
+const std::string& CompiledConstraint::expression() const {
+  return m_state->expression;
 }
 
 std::string_view to_string(ConstraintOutcome outcome) {

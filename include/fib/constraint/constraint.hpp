@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -84,6 +85,21 @@ inline constexpr int k_constraint_max_nesting = 64;
 // names it. Python errors (ZeroDivisionError, IndexError, TypeError, ...) are not_evaluable too.
 ConstraintResult evaluate_constraint(std::string_view expression,
                                      const ConstraintEnvironment& environment);
+
+// A constraint parsed once, to be evaluated against many environments (every workload line of a
+// definition). evaluate() gives exactly what evaluate_constraint gives for the same text; the
+// parse is the part it saves. Copies share the parsed tree (immutable), so they are cheap and
+// may be evaluated from several threads at once.
+class CompiledConstraint {
+public:
+  explicit CompiledConstraint(std::string expression);
+  ConstraintResult evaluate(const ConstraintEnvironment& environment) const;
+  const std::string& expression() const;
+
+private:
+  struct State;
+  std::shared_ptr<const State> m_state;
+};
 
 // The value of `expression` when it evaluates (same subset and semantics as evaluate_constraint)
 // to a Python int (not a bool); nullopt otherwise. Never throws.

@@ -60,6 +60,10 @@ public:
     const std::vector<std::string> var_axes = definition.var_axes();
     m_var_axes.insert(var_axes.begin(), var_axes.end());
     m_inputs = keys_of(definition.inputs);
+    m_constraints.reserve(definition.constraints.size());
+    for (const std::string& constraint : definition.constraints) {
+      m_constraints.emplace_back(constraint); // parsed once, evaluated on every line
+    }
   }
 
   // Every message of the line names its line number.
@@ -269,7 +273,7 @@ private:
     }
     const ConstraintEnvironment env = environment(w, shapes);
     for (std::size_t c = 0; c < m_def.constraints.size(); ++c) {
-      const ConstraintResult result = evaluate_constraint(m_def.constraints[c], env);
+      const ConstraintResult result = m_constraints[c].evaluate(env);
       if (result.outcome == ConstraintOutcome::violated) {
         m_r.add(codes::k_dataset_workload_constraint_violated,
                 fib_message(fmt::format("{}: constraint '{}' does not hold: {}", w.uuid,
@@ -337,6 +341,7 @@ private:
   std::set<std::string> m_var_axes;
   std::set<std::string> m_inputs;
   std::vector<ConstraintTally> m_tallies;
+  std::vector<CompiledConstraint> m_constraints; // m_def.constraints, parsed
   std::map<std::string, int> m_first_line_of_uuid;
   std::set<std::pair<std::string, std::string>> m_outside_blobs;
   std::set<std::string> m_missing_blobs;

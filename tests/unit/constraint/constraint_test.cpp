@@ -95,6 +95,48 @@ std::string violation_detail(std::string_view expression,
   return result.detail;
 }
 
+// --- Parsed once, evaluated many times ---
+
+TEST(CompiledConstraint, GivesWhatEvaluateConstraintGivesOnEveryEnvironment) {
+  const std::vector<std::string> expressions = {
+      "num_qo_heads % num_kv_heads == 0",
+      "kv_indptr.shape[0] == batch_size + 1",
+      "total_q == qo_indptr[-1].item()",
+      "len_indptr == (",       // no syntax tree
+      "[x for x in range(3)]", // unsupported syntax
+      "eps > 0 and eps < 1",
+      std::string(k_constraint_max_length + 1, '1'),
+  };
+  std::vector<ConstraintEnvironment> environments;
+  environments.push_back(Env().axis("num_qo_heads", 32).axis("num_kv_heads", 8));
+  environments.push_back(Env().axis("num_qo_heads", 32).axis("num_kv_heads", 6));
+  environments.push_back(Env()
+                             .axis("batch_size", 2)
+                             .axis("total_q", 5)
+                             .tensor("kv_indptr", shape_only({3}))
+                             .tensor("qo_indptr", with_data({3}, {0, 2, 5})));
+  environments.push_back(Env().axis("batch_size", 3).tensor("kv_indptr", shape_only({3})));
+  environments.push_back(Env().scalar("eps", 1e-6));
+  environments.push_back(Env().scalar("eps", 2.0));
+  std::size_t violations = 0;
+  for (const std::string& expression : expressions) {
+    const CompiledConstraint compiled(expression);
+    EXPECT_EQ(compiled.expression(), expression);
+    for (const ConstraintEnvironment& environment : environments) {
+      const ConstraintResult once = evaluate_constraint(expression, environment);
+      const ConstraintResult reused = compiled.evaluate(environment);
+      EXPECT_EQ(reused.outcome, once.outcome) << expression;
+      EXPECT_EQ(reused.detail, once.detail) << expression;
+      violations += reused.outcome == ConstraintOutcome::violated ? 1 : 0;
+    }
+  }
+  // The set exercises every outcome: violations here, satisfied and not evaluable above.
+  EXPECT_GE(violations, 3u);
+  const CompiledConstraint copy = CompiledConstraint("num_qo_heads % num_kv_heads == 0");
+  EXPECT_EQ(copy.evaluate(environments[1]).detail,
+            "num_qo_heads % num_kv_heads == 0 is false with num_qo_heads=32, num_kv_heads=6");
+}
+
 // --- The constraints of the real definitions ---
 
 TEST(Constraint, PackedDimension) {
