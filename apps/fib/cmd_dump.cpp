@@ -76,7 +76,8 @@ page size: --pass serve (radix cache off, a short greedy generate: ragged
 prefill, decode) and/or paged-prefill (radix cache on, deterministic
 inference, requests extending a cached prefix), --page-size 1,16,64 for a
 sweep. Default pass: serve; with --workloads, serve,paged-prefill. --timeout
-applies to each run. --print-harness only prints the scripts.
+applies to each run. --print-harness only prints the script (of one run: pick
+it with --pass and --page-size).
 
 --stage DATASET onboards what this run dumped: --normalize (optional),
 fib stage into DATASET/definitions/<op_type>/ (--on-conflict fail by default;
@@ -206,8 +207,19 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
   } else if (command.stage.empty() && (given("--max-workloads") || given("--scalar"))) {
     return "--max-workloads and --scalar need --stage DATASET (they choose what is collected)";
   }
-  if (command.mem_fraction <= 0.0) {
-    return "--mem-fraction must be above 0";
+  if (!(command.mem_fraction > 0.0 && command.mem_fraction <= 1.0)) { // NaN too
+    return "--mem-fraction must be above 0 and at most 1";
+  }
+  if (command.sglang) {
+    SglangHarness values;
+    values.model = command.model;
+    values.prompt = command.prompt;
+    values.dump_directory = command.out;
+    if (const auto option = harness_value_not_utf8(values)) {
+      return fmt::format("{} is not valid UTF-8 (the SGLang harness writes it into its Python "
+                         "source)",
+                         *option);
+    }
   }
   if (auto misuse =
           check_smoke_flags(command.subcommand, command.smoke, TimeoutFlag::smoke_timeout)) {
@@ -426,7 +438,7 @@ Subcommand register_dump(CLI::App& app) {
   sub->add_option("--python", command->python,
                   "With --sglang: the interpreter that has sglang (default python3)");
   sub->add_flag("--print-harness", command->print_harness,
-                "With --sglang: print the harness on stdout; run nothing");
+                "With --sglang: print the harness of the one run on stdout; run nothing");
   sub->add_option("--stage", command->stage,
                   "Stage what was dumped into this dataset, tag and validate it");
   sub->add_flag("--normalize", command->normalize, "With --stage: normalize on the way in");
@@ -485,19 +497,23 @@ int run_dump(const DumpCommand& command, python::Runtime& python) {
     options.workloads->collect.candidates.scalars.push_back(std::move(*answer));
   }
   if (command.print_harness) {
+    // One script is one run: scripts of several runs joined in one file would start their
+    // engines in one process, after the first one's imports.
+    if (options.sglang_runs.size() > 1) {
+      std::string runs;
+      for (const SglangRun& run : options.sglang_runs) {
+        runs += (runs.empty() ? "" : "; ") + describe_run(run);
+      }
+      return usage(fmt::format("--print-harness prints the script of one run, and this "
+                               "invocation has {} ({}): choose one with --pass and --page-size",
+                               options.sglang_runs.size(), runs));
+    }
     SglangHarness harness = options.sglang;
     std::error_code ec;
     harness.dump_directory = std::filesystem::absolute(command.out, ec).lexically_normal();
-    for (std::size_t i = 0; i < options.sglang_runs.size(); ++i) {
-      harness.pass = options.sglang_runs[i].pass;
-      harness.page_size = options.sglang_runs[i].page_size;
-      if (options.sglang_runs.size() > 1) {
-        write_all(stdout,
-                  fmt::format("{}# ---- run {}/{}: {} ----\n", i == 0 ? "" : "\n", i + 1,
-                              options.sglang_runs.size(), describe_run(options.sglang_runs[i])));
-      }
-      write_all(stdout, render_sglang_harness(harness));
-    }
+    harness.pass = options.sglang_runs.front().pass;
+    harness.page_size = options.sglang_runs.front().page_size;
+    write_all(stdout, render_sglang_harness(harness));
     return k_exit_ok;
   }
   NormalizeDecisions decisions; // options.normalize_options points at it

@@ -462,7 +462,7 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
       if (!script.ok()) {
         result.diagnostics.push_back(make_diagnostic(
             codes::k_io_write, "cannot write the SGLang harness to a temporary file"));
-        return result;
+        break; // what earlier runs dumped is still listed and staged
       }
       child.argv = {options.python, script.path().string()};
       const std::string label = describe_run(SglangRun{harness.pass, harness.page_size});
@@ -480,7 +480,7 @@ DumpResult run_trace_dump(const DumpOptions& options, PythonFrontend& python,
     }
   }
   if (result.runs.empty() || result.runs.front().child.launch_error) {
-    return result;
+    return result; // nothing ran
   }
   result.files = collect_dump(result.out, *before);
   const bool dumped_now =

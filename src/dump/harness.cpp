@@ -3,6 +3,8 @@
 
 #include "fib/dump/dump.hpp"
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,7 +53,7 @@ std::optional<char32_t> next_code_point(std::string_view text, std::size_t& i) {
 }
 
 // A Python string literal of `text` in pure ASCII: printable ASCII as is, the rest as escapes.
-// Invalid UTF-8 bytes are replaced by U+FFFD (the CLI refuses such values before this).
+// Invalid UTF-8 bytes are replaced by U+FFFD (`fib dump` refuses such values before this).
 std::string python_literal(std::string_view text) {
   std::string out = "\"";
   std::size_t i = 0;
@@ -115,11 +117,23 @@ std::string serve_generate_calls(const SglangHarness& harness, const std::string
       prompt, sizes, harness.max_new_tokens);
 }
 
+// How many times the paged-prefill pass repeats the prompt to make its shared prefixes: at least
+// two pages' worth of tokens (a prompt is a few tokens; the radix cache matches whole pages), a
+// short and a long one with workloads.
+std::string prefix_repeats(const SglangHarness& harness) {
+  const int shortest = std::max(8, 2 * harness.page_size.value_or(1));
+  return harness.workloads ? fmt::format("{}, {}", shortest, 4 * shortest)
+                           : fmt::format("{},", shortest);
+}
+
 // The body of the paged-prefill pass's `try:`: a cached prefix, then requests that extend it.
 std::string paged_prefill_generate_calls(const SglangHarness& harness, const std::string& sizes) {
   return fmt::format(
-      "        # The prefix is generated once, so the radix cache holds it; the requests that\n"
-      "        # extend it then prefill through the paged KV cache.\n"
+      "        # Deterministic inference turns the ragged path off, so every prefill goes through\n"
+      "        # the paged KV cache. The prefix is generated once first, so that where the radix\n"
+      "        # cache stays on the requests that extend it are prefix hits (it matches whole "
+      "pages:\n"
+      "        # the prefix spans several).\n"
       "        greedy = {{\"temperature\": 0.0, \"max_new_tokens\": 1}}\n"
       "        for repeats in ({1}):\n"
       "            prefix = \" \".join([{0}] * repeats)\n"
@@ -130,7 +144,7 @@ std::string paged_prefill_generate_calls(const SglangHarness& harness, const std
       "                outputs = engine.generate(requests, greedy)\n"
       "                print(\"generated: prefix\", repeats, \"batch\", n, len(outputs), "
       "\"outputs\", flush=True)\n",
-      python_literal(harness.prompt), harness.workloads ? "8, 32" : "8,",
+      python_literal(harness.prompt), prefix_repeats(harness),
       harness.workloads ? sizes : std::string("4"));
 }
 
@@ -206,7 +220,7 @@ std::string render_sglang_harness(const SglangHarness& harness) {
       "def known_arguments(arguments):\n"
       "    \"\"\"The arguments this SGLang's ServerArgs has; the others are named on "
       "stderr.\"\"\"\n"
-      "    known = {{field.name for field in dataclasses.fields(ServerArgs)}}\n"
+      "    known = {{field.name for field in dataclasses.fields(ServerArgs) if field.init}}\n"
       "    unknown = sorted(name for name in arguments if name not in known)\n"
       "    if unknown:\n"
       "        print(\"fib harness: this SGLang has no\", \", \".join(unknown), \"- running "
@@ -229,6 +243,19 @@ std::string render_sglang_harness(const SglangHarness& harness) {
       python_literal(harness.dump_directory.string()), engine_arguments(harness),
       paged ? paged_prefill_generate_calls(harness, sizes) : serve_generate_calls(harness, sizes),
       label, paged ? "os.environ.setdefault(\"SGLANG_FLASHINFER_USE_PAGED\", \"1\")\n" : "");
+}
+
+std::optional<std::string_view> harness_value_not_utf8(const SglangHarness& harness) {
+  if (!detail::is_valid_utf8(harness.model)) {
+    return "--model";
+  }
+  if (!detail::is_valid_utf8(harness.prompt)) {
+    return "--prompt";
+  }
+  if (!detail::is_valid_utf8(harness.dump_directory.native())) {
+    return "--out";
+  }
+  return std::nullopt;
 }
 
 std::vector<SglangRun> plan_sglang_runs(const std::vector<HarnessPass>& passes,

@@ -24,10 +24,6 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
      "A definition without a `reference` cannot pass the schema. Reported with its `status:` tag; "
      "the reference rules are skipped. The file is left as it is otherwise (never deleted).",
      &apply_n16_missing_reference},
-    {"N8", mechanical, codes::k_normalize_n8, "float64 scalars",
-     "A scalar input (shape null) with dtype `float64` becomes `float32`, which flashinfer-bench "
-     "accepts and which a Python float fits.",
-     &apply_n8_float64_scalars},
     {"R2", mechanical, codes::k_normalize_r2, "Head counts from captured shapes",
      "With --evidence (a Level-10 dump of the same pass): a gqa_paged or gqa_ragged definition "
      "whose num_qo_heads and num_kv_heads do not fit together (kv above q, or q not a multiple "
@@ -39,9 +35,15 @@ constexpr std::array k_rules = std::to_array<NormalizeRule>({
     {"R3", mechanical, codes::k_normalize_r3, "Scalars from captured calls",
      "With --evidence: an input declared with shape [] (a 0-D tensor, as older dumps give eps and "
      "sm_scale) that every captured call of the definition's API passed as a Python number or "
-     "bool becomes a scalar (shape null); an `unknown` dtype becomes float32, int32 or bool to "
-     "match. A call that passed a tensor, or a value of another kind, leaves the shape as it is.",
+     "bool becomes a scalar (shape null); an `unknown` dtype becomes float32 (any float), bool "
+     "(all bools) or int32 (int64 when a value needs it). Before N8, so a float64 one becomes "
+     "float32 there. A call that passed a tensor, or a value of another kind, leaves the shape "
+     "as it is.",
      &apply_r3_captured_scalars},
+    {"N8", mechanical, codes::k_normalize_n8, "float64 scalars",
+     "A scalar input (shape null) with dtype `float64` becomes `float32`, which flashinfer-bench "
+     "accepts and which a Python float fits.",
+     &apply_n8_float64_scalars},
     {"R1", mechanical, codes::k_normalize_r1, "Dtypes from captured tensors",
      "With --evidence: an `unknown` input dtype becomes the dtype of the tensor every captured "
      "call of the definition's API (its const axes agreeing) passed for it. Disagreeing calls "

@@ -416,7 +416,7 @@ FileMode file_mode_in(const DirectoryHandle& directory, std::string_view name) {
       !S_ISREG(info.st_mode)) {
     return std::nullopt;
   }
-  return static_cast<std::filesystem::perms>(info.st_mode & 07777);
+  return static_cast<std::filesystem::perms>(info.st_mode & 0777); // never set-id bits
 }
 
 Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,

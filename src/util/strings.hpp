@@ -119,4 +119,16 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return length;
 }
 
+// Whether all of `text` is valid UTF-8 (utf8_sequence_length's rules).
+inline bool is_valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
 } // namespace fib::detail

@@ -159,21 +159,27 @@ struct SglangHarness {
 // A Python script that sets the dumper's variables (and SGLang's and FlashInfer's version-check
 // and CUDA-norm switches, unless already set) before any import, starts an SGLang Engine with
 // attention_backend "flashinfer" and CUDA graphs disabled, generates, and shuts the engine down.
-// The engine arguments the installed SGLang does not know (an older ServerArgs) are left out with
-// a line on stderr, rather than failing the run.
+// The engine arguments the installed SGLang does not take (not an init field of its ServerArgs)
+// are left out with a line on stderr, rather than failing the run.
 // - HarnessPass::serve: radix cache and piecewise CUDA graphs disabled; one greedy generate from
 //   the prompt. With `workloads`, sampling_backend "flashinfer" too, a batch of distinct prompts
 //   (different lengths) for each of `batch_sizes` (greedy), then three sampling passes
 //   (temperature 0.7 with top_k 50 and top_p 0.9, top_k 50 alone, top_p 0.9 alone) so that the
 //   top-k/top-p sampling kernels are called.
-// - HarnessPass::paged_prefill: the radix cache on and enable_deterministic_inference; a prefix
-//   made of the prompt is generated once (cached), then requests that extend it, one new token
-//   each. Without `workloads`, one round of 4 requests; with it, a round per batch size and per
-//   prefix length (8 and 32 prompt repeats).
-// Each pass prints `fib harness: pass <pass>, page size <P|default>` first. Every user value is
-// written as a Python literal (strings through repr rules), so no value can break out of its
-// literal.
+// - HarnessPass::paged_prefill: the radix cache on and enable_deterministic_inference (no ragged
+//   prefill); a prefix made of the prompt repeated max(8, 2 * page_size) times is generated once,
+//   then requests that extend it, one new token each. Without `workloads`, one round of 4
+//   requests; with it, a round per batch size and per prefix length (that many repeats, and 4
+//   times as many).
+// Each pass prints `fib harness: pass <describe_run>` first ("serve, page size 16"). Every user
+// value is written as a Python literal (strings through repr rules), so no value can break out of
+// its literal.
 std::string render_sglang_harness(const SglangHarness& harness);
+
+// The option of the first of `harness`'s text values that is not valid UTF-8 ("--model",
+// "--prompt", "--out" for dump_directory), which render_sglang_harness could only write with
+// replacement characters; nullopt when all are valid.
+std::optional<std::string_view> harness_value_not_utf8(const SglangHarness& harness);
 
 // One child run of `fib dump --sglang`: the harness's pass at one page size (nullopt: the
 // engine's default).

@@ -122,8 +122,9 @@ open_subdirectory(const DirectoryHandle& parent, std::string_view name, CreateMi
 Expected<std::optional<std::string>> read_file_in(const DirectoryHandle& directory,
                                                   std::string_view name, std::uintmax_t max_bytes);
 
-// The permission bits of the regular file `name` in `directory` (fstatat(2), not following a
-// link), for an in-place rewrite that keeps them: nullopt when it is missing, a link, or not a
+// The permission bits (rwx for user, group and others; never set-id or sticky) of the regular
+// file `name` in `directory` (fstatat(2), not following a link), for an in-place rewrite that
+// keeps them: nullopt when it is missing, a link, or not a
 // regular file (the writer's default then applies).
 FileMode file_mode_in(const DirectoryHandle& directory, std::string_view name);
 

@@ -113,13 +113,26 @@ void apply_r2_captured_head_counts(NormalizeContext& context) {
 
 namespace {
 
-// The dtype a definition gives a scalar that calls pass as this Python value: bool, int32 (an
-// integer argument: a count, a flag, a layer index) or float32 (N8's choice for float scalars).
-std::string_view scalar_dtype(const Json& value) {
-  if (value.is_boolean()) {
+// The dtype a definition gives a scalar that the calls passed as these Python values: float32
+// when any is a float (N8's choice for float scalars), bool when all are bools, else int32, or
+// int64 when a value does not fit in 32 bits.
+std::string_view scalar_dtype(const std::vector<Json>& values) {
+  bool all_bool = true;
+  bool fits_int32 = true;
+  for (const Json& value : values) {
+    if (value.is_number_float()) {
+      return "float32";
+    }
+    all_bool = all_bool && value.is_boolean();
+    if (value.is_number_integer()) {
+      const double v = value.get<double>();
+      fits_int32 = fits_int32 && v >= -2147483648.0 && v <= 2147483647.0;
+    }
+  }
+  if (all_bool) {
     return "bool";
   }
-  return value.is_number_integer() ? "int32" : "float32";
+  return fits_int32 ? "int32" : "int64";
 }
 
 } // namespace
@@ -141,44 +154,46 @@ void apply_r3_captured_scalars(NormalizeContext& context) {
   const std::vector<CapturedCall> calls =
       captured_calls(*context.options.evidence, context.doc, {});
   for (const std::string& input : zero_dimensional) {
-    std::size_t numbers = 0;
-    std::size_t others = 0; // tensors (a real 0-D tensor input) and non-numeric values
-    std::set<std::string> dtypes;
-    const CapturedCall* example = nullptr;
+    std::vector<Json> numbers;
+    const CapturedCall* example = nullptr; // the first call that passed a number
+    const CapturedCall* other = nullptr;   // the first call that passed a tensor or another value
+    std::size_t others = 0;
     for (const CapturedCall& call : calls) {
       if (const auto it = call.values.find(input);
           it != call.values.end() && (it->second.is_number() || it->second.is_boolean())) {
-        ++numbers;
-        dtypes.emplace(scalar_dtype(it->second));
+        numbers.push_back(it->second);
         example = example != nullptr ? example : &call;
       } else if (it != call.values.end() || call.inputs.contains(input)) {
         ++others;
+        other = other != nullptr ? other : &call;
       }
     }
     const std::string pointer = pointer_append(pointer_append("/inputs", input), "shape");
-    if (numbers == 0) {
+    if (numbers.empty()) {
       continue; // passed as a tensor, or never seen: the declared shape stands
     }
-    if (others > 0) {
+    if (other != nullptr) {
       context.add(codes::k_normalize_r3, FindingKind::advice, pointer,
-                  fmt::format("{} captured calls passed {} as a Python number and {} did not: "
-                              "its shape [] is left as it is",
-                              numbers, input, others));
+                  fmt::format("{} is declared with shape [] and the captured calls disagree: {} "
+                              "passed a Python number (first {}), {} a tensor or another value "
+                              "(first {}); the shape is left as it is: make it null by hand if "
+                              "it is a scalar",
+                              input, numbers.size(), example->call, others, other->call));
       continue;
     }
     Json& spec = context.inputs()[input];
     spec["shape"] = nullptr;
     std::string dtype_change;
-    if (detail::string_member(spec, "dtype") == "unknown" && dtypes.size() == 1) {
-      spec["dtype"] = *dtypes.begin();
-      dtype_change = fmt::format(", and its dtype unknown -> {}", *dtypes.begin());
+    if (detail::string_member(spec, "dtype") == "unknown") {
+      spec["dtype"] = scalar_dtype(numbers);
+      dtype_change = fmt::format(", and its dtype unknown -> {}", scalar_dtype(numbers));
     }
     context.applied(codes::k_normalize_r3, pointer,
                     fmt::format("{}: shape [] -> null (a scalar){}: every captured call passed a "
                                 "Python {} ({} passed {})",
                                 input, dtype_change,
-                                example->values.at(input).is_boolean() ? "bool" : "number",
-                                example->call, example->values.at(input).dump()));
+                                numbers.front().is_boolean() ? "bool" : "number", example->call,
+                                numbers.front().dump()));
   }
 }
 

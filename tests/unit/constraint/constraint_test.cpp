@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
@@ -132,7 +133,10 @@ TEST(CompiledConstraint, GivesWhatEvaluateConstraintGivesOnEveryEnvironment) {
   }
   // The set exercises every outcome: violations here, satisfied and not evaluable above.
   EXPECT_GE(violations, 3u);
-  const CompiledConstraint copy = CompiledConstraint("num_qo_heads % num_kv_heads == 0");
+  // A copy shares the parsed tree and outlives the original.
+  auto original = std::make_unique<CompiledConstraint>("num_qo_heads % num_kv_heads == 0");
+  const CompiledConstraint copy = *original;
+  original.reset();
   EXPECT_EQ(copy.evaluate(environments[1]).detail,
             "num_qo_heads % num_kv_heads == 0 is false with num_qo_heads=32, num_kv_heads=6");
 }

@@ -148,6 +148,34 @@ TEST(NormalizeEvidence, ScalarsPassedAsNumbersLoseTheirZeroDimensionalShape) {
   EXPECT_TRUE(alone.document["inputs"]["eps"]["shape"].is_array());
 }
 
+TEST(NormalizeEvidence, AScalarsDtypeFollowsTheValuesTheCallsPassed) {
+  struct Case {
+    std::vector<Json> values;
+    const char* dtype;
+  };
+  const std::vector<Case> cases = {
+      {{Json(3), Json(7)}, "int32"},
+      {{Json(3), Json(std::int64_t{1} << 40)}, "int64"},
+      {{Json(1), Json(0.5)}, "float32"},
+      {{Json(true), Json(false)}, "bool"},
+  };
+  for (const Case& c : cases) {
+    TempDir dump;
+    for (std::size_t i = 0; i < c.values.size(); ++i) {
+      Call call = rmsnorm_call(static_cast<int>(i) + 1, 4);
+      call.input_metadata = Json{{"arg_2", c.values[i]}};
+      write_call(dump, call);
+    }
+    const Level10Dump evidence = read(dump);
+    const Normalized n = normalize_with(rmsnorm_with_zero_dimensional_eps(), &evidence);
+    const RuleFinding* r3 = finding(n, codes::k_normalize_r3);
+    ASSERT_NE(r3, nullptr) << c.dtype;
+    EXPECT_EQ(r3->kind, FindingKind::applied);
+    EXPECT_EQ(n.document["inputs"]["eps"]["dtype"], c.dtype);
+    EXPECT_TRUE(n.document["inputs"]["eps"]["shape"].is_null());
+  }
+}
+
 TEST(NormalizeEvidence, AZeroDimensionalTensorArgumentKeepsItsShape) {
   TempDir dump; // one call passed eps as a number, another as a 0-D tensor
   write_call(dump, rmsnorm_call(1, 4));
@@ -161,6 +189,9 @@ TEST(NormalizeEvidence, AZeroDimensionalTensorArgumentKeepsItsShape) {
   ASSERT_NE(r3, nullptr);
   EXPECT_EQ(r3->kind, FindingKind::advice);
   EXPECT_EQ(r3->diagnostic.pointer, "/inputs/eps/shape");
+  EXPECT_NE(r3->diagnostic.message.find("first 20260101_120000_002_pid4242_rmsnorm_call0002"),
+            std::string::npos)
+      << r3->diagnostic.message;
   EXPECT_TRUE(n.document["inputs"]["eps"]["shape"].is_array());
 
   // Every call passed a tensor: nothing to say.
