@@ -13,6 +13,8 @@ A case is a directory tests/cli/cases/<name>/ holding:
   setup            optional Python script run before fib (argument: the scratch directory)
   check            optional Python script run after fib (argument: the scratch directory); what it
                    prints is compared too, after a line "--- check ---", and it must exit 0
+  timeout          optional: the seconds fib may take (default 120), for cases that build
+                   solutions with a compiler, which a loaded machine makes slow
   unprivileged     optional, empty: fib runs unable to read what permissions forbid, even as
                    root (CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its bounding set),
                    so a setup that chmods a directory to 000 means the same everywhere; where
@@ -149,8 +151,12 @@ def run_case(fib, case, scratch) -> int:
               setup.stderr.decode("utf-8", "replace"))
         return 1
     drop = drop_dac_capabilities if unprivileged and os.geteuid() == 0 else None
+    limit = 120
+    if os.path.exists(os.path.join(case, "timeout")):
+        with open(os.path.join(case, "timeout")) as f:
+            limit = int(f.read().strip())
     result = subprocess.run([fib] + argv, cwd=case, env=env, capture_output=True,
-                            timeout=120, check=False, preexec_fn=drop)
+                            timeout=limit, check=False, preexec_fn=drop)
     stdout = mask(result.stdout.decode("utf-8", "replace"), scratch)
     stderr = mask(result.stderr.decode("utf-8", "replace"), scratch, log_times=True)
     check = run_script(case, "check", scratch, script_env)
