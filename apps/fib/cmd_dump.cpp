@@ -53,6 +53,7 @@ struct DumpCommand {
   SmokeFlags smoke;       // --smoke: the runnable verdict of every staged definition
   bool workloads = false; // --workloads: Level-10 dumps beside, collected
   std::vector<std::string> workloads_include; // --workloads-include PATTERN
+  bool workloads_known_apis = false;          // --workloads-known-apis (with --stage)
   std::int64_t workloads_max_count = 50'000;
   double workloads_max_gb = 30;
   std::size_t max_workloads = k_default_max_workloads;
@@ -198,14 +199,17 @@ std::optional<std::string> validate_dump_options(const DumpCommand& command) {
     return misuse;
   }
   if (!command.workloads) {
-    for (const char* option : {"--workloads-include", "--workloads-max-count", "--workloads-max-gb",
-                               "--max-workloads", "--scalar"}) {
+    for (const char* option :
+         {"--workloads-include", "--workloads-known-apis", "--workloads-max-count",
+          "--workloads-max-gb", "--max-workloads", "--scalar"}) {
       if (given(option)) {
         return fmt::format("{} needs --workloads", option);
       }
     }
-  } else if (command.stage.empty() && (given("--max-workloads") || given("--scalar"))) {
-    return "--max-workloads and --scalar need --stage DATASET (they choose what is collected)";
+  } else if (command.stage.empty() &&
+             (given("--max-workloads") || given("--scalar") || command.workloads_known_apis)) {
+    return "--max-workloads, --scalar and --workloads-known-apis need --stage DATASET (they "
+           "choose what is collected)";
   }
   if (!(command.mem_fraction > 0.0 && command.mem_fraction <= 1.0)) { // NaN too
     return "--mem-fraction must be above 0 and at most 1";
@@ -271,6 +275,33 @@ DumpOptions dump_options(const DumpCommand& command) {
   return options;
 }
 
+// --workloads-known-apis: FLASHINFER_DUMP_INCLUDE gains the patterns of the APIs the dataset's
+// definitions name. The exit status to stop with (nothing was run), or nullopt to go on.
+std::optional<int> include_known_apis(const DumpCommand& command, DumpOptions& options) {
+  DiagnosticList found;
+  auto targets = dataset_api_targets(options.dataset, {}, found);
+  for (const Diagnostic& d : found.items()) {
+    write_diagnostic(stderr, d);
+  }
+  if (!targets) {
+    write_diagnostic(stderr, targets.error());
+    return exit_status(std::vector<Diagnostic>{targets.error()});
+  }
+  const std::vector<std::string> patterns = level10_include_patterns(*targets);
+  if (patterns.empty()) {
+    return usage(fmt::format("--workloads-known-apis: no definition of {} has an fi_api: tag, so "
+                             "no API is known (nothing was run)",
+                             command.stage));
+  }
+  std::vector<std::string>& include = options.workloads->include;
+  for (const std::string& pattern : patterns) {
+    if (std::find(include.begin(), include.end(), pattern) == include.end()) {
+      include.push_back(pattern);
+    }
+  }
+  return std::nullopt;
+}
+
 // --stage: the dataset, the tags (checked) and the normalize flags. Problems are printed before
 // anything runs; the exit status to stop with, or nullopt to go on.
 std::optional<int> stage_options(const DumpCommand& command, DumpOptions& options,
@@ -292,6 +323,11 @@ std::optional<int> stage_options(const DumpCommand& command, DumpOptions& option
         fmt::format("dataset root {}: {} (nothing was run)", *problem, command.stage));
     write_diagnostic(stderr, d);
     return exit_status(std::vector<Diagnostic>{d});
+  }
+  if (command.workloads_known_apis) {
+    if (auto stop = include_known_apis(command, options)) {
+      return stop;
+    }
   }
   if (!command.normalize) {
     return std::nullopt;
@@ -460,6 +496,10 @@ Subcommand register_dump(CLI::App& app) {
                   "repeatable; default every API)")
       ->type_name("PATTERN")
       ->allow_extra_args(false);
+  sub->add_flag("--workloads-known-apis", command->workloads_known_apis,
+                "With --workloads --stage: dump only the calls of the APIs the dataset's "
+                "definitions name in their fi_api: tags (more workloads for definitions already "
+                "onboarded)");
   sub->add_option("--workloads-max-count", command->workloads_max_count,
                   "With --workloads: FLASHINFER_DUMP_MAX_COUNT, calls per process (default 50000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));

@@ -261,6 +261,20 @@ Expected<CollectReport> collect_workloads(const CollectOptions& options, Diagnos
   return report;
 }
 
+Expected<std::vector<ApiTarget>> dataset_api_targets(const std::filesystem::path& dataset,
+                                                     const std::vector<std::string>& definitions,
+                                                     DiagnosticSink& sink) {
+  CollectOptions options;
+  options.dataset = dataset;
+  options.definitions = definitions;
+  FIB_TRY_ASSIGN(const std::vector<SelectedDefinition> selected, load_definitions(options, sink));
+  std::vector<ApiTarget> out;
+  for (const SelectedDefinition& definition : selected) {
+    out.insert(out.end(), definition.targets.begin(), definition.targets.end());
+  }
+  return out;
+}
+
 Json collect_report_json(const CollectReport& report) {
   Json out = Json::object();
   out["calls_read"] = report.calls_read;

@@ -5,6 +5,7 @@
 
 #include <fib/base/diagnostic.hpp>
 #include <fib/base/expected.hpp>
+#include <fib/collect/api_target.hpp>
 #include <fib/collect/candidate.hpp>
 #include <fib/collect/level10.hpp>
 #include <fib/collect/workload_file.hpp>
@@ -56,6 +57,14 @@ struct CollectReport {
 // definitions cannot be listed or a write that fails, `filter.unmatched` for a --definitions or
 // --op-types value that matches no definition.
 Expected<CollectReport> collect_workloads(const CollectOptions& options, DiagnosticSink& sink);
+
+// The APIs the `fi_api:` tags of `dataset`'s definitions name (only those of `definitions` when it
+// is not empty), for level10_include_patterns: a dump of a later pass then holds only the calls
+// those definitions can use. Unreadable definitions are reported to `sink` as collect_workloads
+// reports them and left out. Errors: as collect_workloads's for a dataset that cannot be listed.
+Expected<std::vector<ApiTarget>> dataset_api_targets(const std::filesystem::path& dataset,
+                                                     const std::vector<std::string>& definitions,
+                                                     DiagnosticSink& sink);
 
 // The report as JSON: {"calls_read", "calls_rejected", "calls_unmatched",
 // "definitions_without_calls", "definitions": [{"name", "op_type", "calls", "accepted",
