@@ -13,40 +13,18 @@
 namespace fib {
 namespace {
 
-// Decodes one UTF-8 sequence at `i`; nullopt when invalid.
+// Decodes one UTF-8 sequence at `i` (validated by utf8_sequence_length) and moves past it;
+// nullopt when invalid.
 std::optional<char32_t> next_code_point(std::string_view text, std::size_t& i) {
+  const std::size_t length = detail::utf8_sequence_length(text, i);
+  if (length == 0) {
+    return std::nullopt;
+  }
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char first = byte(i);
-  std::size_t length = 0;
-  char32_t value = 0;
-  if (first < 0x80) {
-    ++i;
-    return first;
-  }
-  if ((first & 0xE0) == 0xC0) {
-    length = 2;
-    value = first & 0x1F;
-  } else if ((first & 0xF0) == 0xE0) {
-    length = 3;
-    value = first & 0x0F;
-  } else if ((first & 0xF8) == 0xF0) {
-    length = 4;
-    value = first & 0x07;
-  } else {
-    return std::nullopt;
-  }
-  if (i + length > text.size()) {
-    return std::nullopt;
-  }
+  // The lead byte's payload: all 7 bits of ASCII, else what its length prefix leaves.
+  char32_t value = length == 1 ? byte(i) : byte(i) & (0xFFu >> (length + 1));
   for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) {
-      return std::nullopt;
-    }
-    value = (value << 6) | (byte(i + k) & 0x3F);
-  }
-  const char32_t minimum = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
-  if (value < minimum || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
-    return std::nullopt;
+    value = (value << 6) | (byte(i + k) & 0x3Fu);
   }
   i += length;
   return value;
