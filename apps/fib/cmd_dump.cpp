@@ -287,7 +287,7 @@ std::optional<int> include_known_apis(const DumpCommand& command, DumpOptions& o
     write_diagnostic(stderr, targets.error());
     return exit_status(std::vector<Diagnostic>{targets.error()});
   }
-  const std::vector<std::string> patterns = level10_include_patterns(*targets);
+  const std::vector<std::string> patterns = dump_include_patterns(*targets);
   if (patterns.empty()) {
     return usage(fmt::format("--workloads-known-apis: no definition of {} has an fi_api: tag, so "
                              "no API is known (nothing was run)",

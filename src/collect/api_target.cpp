@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 namespace fib {
 namespace {
@@ -82,26 +81,6 @@ std::optional<ApiTarget> parse_fi_api(std::string_view value) {
   target.kind = last.find("Wrapper") != std::string_view::npos ? ApiKind::wrapper_class
                                                                : ApiKind::plain_class;
   return target;
-}
-
-std::vector<std::string> level10_include_patterns(const std::vector<ApiTarget>& targets) {
-  std::set<std::string> patterns;
-  for (const ApiTarget& target : targets) {
-    switch (target.kind) {
-    case ApiKind::function:
-      patterns.insert(target.function);
-      break;
-    case ApiKind::wrapper_class:
-      patterns.insert("*" + target.class_name + ".run");
-      patterns.insert("*" + target.class_name + ".plan");
-      break;
-    case ApiKind::plain_class:
-      patterns.insert("run");
-      patterns.insert("plan");
-      break;
-    }
-  }
-  return {patterns.begin(), patterns.end()};
 }
 
 std::vector<ApiTarget> api_targets_of(const std::vector<std::string>& tags) {

@@ -40,13 +40,6 @@ std::optional<ApiTarget> parse_fi_api(std::string_view value);
 // values it refuses are left out).
 std::vector<ApiTarget> api_targets_of(const std::vector<std::string>& tags);
 
-// FLASHINFER_DUMP_INCLUDE patterns (fnmatch on the logged name) that dump every call of
-// `targets` a workload needs, sorted and without duplicates: a function's name; for a wrapper
-// class `*<Class>.run` and `*<Class>.plan` (the leading `*` keeps subclasses such as
-// CUDAGraph…Wrapper, and the plan holds the index buffers); for another class the bare `run` and
-// `plan` its methods are logged as.
-std::vector<std::string> level10_include_patterns(const std::vector<ApiTarget>& targets);
-
 // Whether `call` is a call of `target` that can become a workload: for a function, a call logged
 // under its name; for a wrapper class, its `run` (or a subclass's whose name ends with the class
 // name, such as CUDAGraphBatchDecodeWithPagedKVCacheWrapper); for a plain class, a bare `run`

@@ -59,7 +59,7 @@ struct CollectReport {
 Expected<CollectReport> collect_workloads(const CollectOptions& options, DiagnosticSink& sink);
 
 // The APIs the `fi_api:` tags of `dataset`'s definitions name (only those of `definitions` when it
-// is not empty), for level10_include_patterns: a dump of a later pass then holds only the calls
+// is not empty), for dump_include_patterns: a dump of a later pass then holds only the calls
 // those definitions can use. Unreadable definitions are reported to `sink` as collect_workloads
 // reports them and left out. Errors: as collect_workloads's for a dataset that cannot be listed.
 Expected<std::vector<ApiTarget>> dataset_api_targets(const std::filesystem::path& dataset,

@@ -33,14 +33,14 @@ ApiTarget target(std::string_view value) {
 }
 
 TEST(ApiTarget, IncludePatternsDumpEveryCallAWorkloadNeeds) {
-  const std::vector<std::string> patterns = level10_include_patterns(
+  const std::vector<std::string> patterns = dump_include_patterns(
       {target("flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper.run"),
        target("flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper"), // the same, other form
        target("flashinfer.norm.rmsnorm"), target("flashinfer.attention.BatchAttention")});
   EXPECT_EQ(patterns, (std::vector<std::string>{"*BatchDecodeWithPagedKVCacheWrapper.plan",
                                                 "*BatchDecodeWithPagedKVCacheWrapper.run", "plan",
                                                 "rmsnorm", "run"}));
-  EXPECT_TRUE(level10_include_patterns({}).empty());
+  EXPECT_TRUE(dump_include_patterns({}).empty());
   // The tags of a definition, in either form, give its targets; other tags are not APIs.
   EXPECT_EQ(api_targets_of({"status:verified", "fi_api:flashinfer.norm.rmsnorm", "fi_api:"}).size(),
             1u);
