@@ -5,6 +5,7 @@
 #include "exit_status.hpp"
 #include "option_checks.hpp"
 #include "render.hpp"
+#include "run_progress.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/run/run.hpp>
@@ -30,6 +31,8 @@ struct RunCommand {
   double timeout_seconds = 300;
   std::uintmax_t memory_limit = k_default_worker_address_space;
   bool dry_run = false;
+  bool resume = false;
+  std::string shard;
   bool quiet = false;
   bool unsafe_no_sandbox = false;
 };
@@ -49,7 +52,13 @@ Compile errors, exceptions, crashes and timeouts become COMPILE_ERROR,
 RUNTIME_ERROR and TIMEOUT evaluations; the run goes on. Every worker runs in a
 sandbox (bubblewrap): the dataset read-only, no network, no home directory, a
 private /tmp; without one nothing runs unless --unsafe-no-sandbox.
-Traces are appended to DATASET/traces/<author>/<op_type>/<definition>.jsonl.
+Each trace is written to DATASET/traces/<author>/<op_type>/<definition>.jsonl as
+soon as its evaluation ends (atomically, under a lock), with the settings it was
+made with; it replaces an older trace of the same solution, workload and
+settings. An interrupted run keeps what it finished: --resume skips what is
+traced already. --shard K/N runs one of N disjoint parts (by definition and
+solution) for N machines or jobs; merge their datasets with `fib report merge`.
+On a terminal a status line shows progress and the time left.
 
 Exit status: 0 every evaluation PASSED, 1 some did not (or a workload could not
 be run), 2 usage, 3 I/O or environment (no worker, unwritable dataset).)TXT";
@@ -85,6 +94,10 @@ Subcommand register_run(CLI::App& app) {
                   "Address-space limit of the worker in bytes (default 8 GiB; none with cuda)")
       ->check(positive_number("number of bytes"));
   sub->add_flag("--dry-run", command->dry_run, "Evaluate and print; write no trace");
+  sub->add_flag("--resume", command->resume,
+                "Skip the evaluations already traced with the same settings");
+  sub->add_option("--shard", command->shard,
+                  "Run part K of N (K/N): the (definition, solution) pairs of that shard");
   sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
                 "Run solutions and references without the sandbox, with your full rights");
   sub->add_flag("--quiet", command->quiet,
@@ -95,6 +108,15 @@ Subcommand register_run(CLI::App& app) {
 }
 
 int run_run(const RunCommand& command) {
+  RunShard shard;
+  if (!command.shard.empty()) {
+    auto parsed = parse_run_shard(command.shard);
+    if (!parsed) {
+      write_diagnostic(stderr, parsed.error());
+      return k_exit_usage;
+    }
+    shard = *parsed;
+  }
   ReferenceRunnerOptions runner_options;
   runner_options.job_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(command.timeout_seconds * 1000.0));
@@ -121,7 +143,15 @@ int run_run(const RunCommand& command) {
       command.tolerance_table ? ToleranceTable::on : ToleranceTable::off;
   options.evaluate.cache = default_build_cache();
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
-  const auto on_evaluation = [&command](const RunEvaluation& e) {
+  options.device = runner_options.device;
+  options.resume = command.resume ? Resume::yes : Resume::no;
+  options.shard = shard;
+  RunProgress progress(command.quiet ? ProgressStyle::none : progress_style_for(stderr), stderr);
+  RunObserver observer;
+  observer.planned = [&progress](const RunPlanCounts& counts) { progress.planned(counts); };
+  observer.starting = [&progress](const RunStep& step) { progress.starting(step); };
+  observer.evaluated = [&command, &progress](const RunEvaluation& e) {
+    progress.finished();
     if (command.quiet) {
       return;
     }
@@ -144,10 +174,12 @@ int run_run(const RunCommand& command) {
       const auto last = log.rfind('\n');
       detail = text_excerpt(last == std::string::npos ? log : log.substr(last + 1));
     }
-    write_line(stdout, fmt::format("{:<20}{} / {} / {}  {}", evaluation.value("status", "?"),
-                                   e.definition, e.solution, e.workload_uuid.substr(0, 8), detail));
+    progress.print_result(stdout, fmt::format("{:<20}{} / {} / {}  {}",
+                                              evaluation.value("status", "?"), e.definition,
+                                              e.solution, e.workload_uuid.substr(0, 8), detail));
   };
-  const RunResult result = run_solutions(options, runner, on_evaluation);
+  const RunResult result = run_solutions(options, runner, observer);
+  progress.clear();
   for (const auto& d : result.diagnostics) {
     write_diagnostic(stderr, d);
   }
@@ -155,10 +187,15 @@ int run_run(const RunCommand& command) {
   for (const auto& [status, count] : result.statuses) {
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count, status);
   }
-  write_line(stderr, fmt::format("fib run: {} evaluation{}{}{}; {} trace file{} written{}",
+  std::string extra;
+  if (result.replaced > 0) {
+    extra += fmt::format("; {} older trace{} of the same evaluation replaced", result.replaced,
+                         result.replaced == 1 ? "" : "s");
+  }
+  write_line(stderr, fmt::format("fib run: {} evaluation{}{}{}; {} trace file{} written{}{}",
                                  result.evaluations, result.evaluations == 1 ? "" : "s",
                                  counts.empty() ? "" : ": ", counts, result.trace_files.size(),
-                                 result.trace_files.size() == 1 ? "" : "s",
+                                 result.trace_files.size() == 1 ? "" : "s", extra,
                                  command.dry_run ? " (dry run)" : ""));
   const bool all_passed = result.statuses.size() == 1 && result.statuses.count("PASSED") == 1;
   const Outcome outcome = result.evaluations > 0 && !all_passed ? Outcome::failed : Outcome::clean;

@@ -180,6 +180,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a trace file has no line for some of the definition's workloads"},
     {codes::k_dataset_trace_definition_mismatch, error, L, D,
      "a trace line names another definition than its file (the first such line)"},
+    {codes::k_dataset_trace_duplicate, warning, F, D,
+     "trace lines repeat an earlier line's (solution, workload, settings): the same evaluation "
+     "is counted twice"},
     {codes::k_dataset_trace_none, note, L, D, "a definition has no trace files"},
     {codes::k_dataset_trace_op_type_mismatch, error, L, D,
      "a trace file lies in another op_type directory than its definition"},
@@ -372,6 +375,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "run: a workload's inputs cannot be built (a blob is missing or does not fit the shape)"},
     {codes::k_run_reference, error, F, D,
      "run: the definition's reference does not build, so its solutions cannot be evaluated"},
+    {codes::k_run_settings, warning, F, D,
+     "run: the settings make the timings meaningless (no warm-up, a single timed call)"},
     {codes::k_sandbox_disabled, warning, F, D,
      "--unsafe-no-sandbox: untrusted code runs with the user's full rights (said once per run)"},
     {codes::k_sandbox_unavailable, error, F, E,
@@ -468,6 +473,8 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a workloads/ line has a solution or evaluation, or a traces/ line has neither"},
     {codes::k_trace_not_evaluated, error, L, D,
      "a line of a trace file has no solution or no evaluation"},
+    {codes::k_trace_settings_ignored, warning, F, D,
+     "a trace's `evaluation.settings` is not an object, so it is ignored"},
     {codes::k_worker_crashed, error, F, D,
      "the reference worker died while running a reference (a crash in native code, the memory "
      "limit); it was restarted"},

@@ -207,7 +207,10 @@ Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Defini
   ReferenceRun run;
   for (auto [name, into] : {std::pair{"inputs.safetensors", &run.inputs},
                             std::pair{"expected.safetensors", &run.expected}}) {
-    auto taken = detail::take_file(worker.scratch(), directory, name, judging.directory / name);
+    // Named by the job: the runs of a definition's workloads are kept side by side until
+    // another definition comes, and each solution must be judged on its own workload's files.
+    auto taken = detail::take_file(worker.scratch(), directory, name,
+                                   judging.directory / (judging.job + "-" + name));
     if (!taken) {
       diagnostics.push_back(taken.error());
       return unexpected(taken.error());

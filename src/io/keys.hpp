@@ -31,6 +31,7 @@ inline constexpr std::string_view k_key_timestamp = "timestamp";
 inline constexpr std::string_view k_key_log = "log";
 inline constexpr std::string_view k_key_correctness = "correctness";
 inline constexpr std::string_view k_key_performance = "performance";
+inline constexpr std::string_view k_key_settings = "settings";
 inline constexpr std::string_view k_key_max_relative_error = "max_relative_error";
 inline constexpr std::string_view k_key_max_absolute_error = "max_absolute_error";
 inline constexpr std::string_view k_key_extra = "extra";

@@ -148,9 +148,19 @@ std::optional<Evaluation> parse_evaluation(Reader& r, const Json& object,
       p != nullptr && !p->is_null()) {
     e.performance = parse_performance(r, *p, performance_pointer);
   }
+  if (const Json* settings = r.member(object, pointer, k_key_settings, Presence::optional);
+      settings != nullptr && !settings->is_null()) {
+    if (settings->is_object()) {
+      e.settings = *settings;
+    } else {
+      r.report(codes::k_trace_settings_ignored, pointer_append(pointer, k_key_settings),
+               fmt::format("settings should be an object, got {}; it is ignored",
+                           json_type_name(*settings)));
+    }
+  }
   r.note_unknown_keys(object, pointer,
                       {k_key_status, k_key_environment, k_key_timestamp, k_key_log,
-                       k_key_correctness, k_key_performance});
+                       k_key_correctness, k_key_performance, k_key_settings});
   if (status_known) {
     // The old tool formats the status as Python >= 3.11 prints an enum member.
     const std::string status_text = fmt::format("EvaluationStatus.{}", to_string(e.status));
@@ -296,6 +306,9 @@ Json to_json(const Evaluation& e) {
   } else {
     out["performance"] = nullptr;
   }
+  if (e.settings) {
+    out["settings"] = *e.settings;
+  }
   return out;
 }
 
@@ -306,6 +319,21 @@ Json to_json(const Trace& trace) {
   out["solution"] = trace.solution ? Json(*trace.solution) : Json(nullptr);
   out["evaluation"] = trace.evaluation ? to_json(*trace.evaluation) : Json(nullptr);
   return out;
+}
+
+std::string settings_identity(const Json& settings) {
+  // nlohmann::json keeps object keys sorted; the round trip through the text sorts every level.
+  return nlohmann::json::parse(settings.dump(-1, ' ', false, Json::error_handler_t::replace))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<TraceIdentity> trace_identity(const Trace& trace) {
+  if (!trace.solution || !trace.evaluation) {
+    return std::nullopt;
+  }
+  return TraceIdentity{trace.definition, *trace.solution, trace.workload.uuid,
+                       trace.evaluation->settings ? settings_identity(*trace.evaluation->settings)
+                                                  : std::string()};
 }
 
 } // namespace fib

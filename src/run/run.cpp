@@ -4,14 +4,18 @@
 #include <fib/model/trace_set.hpp>
 #include <fib/run/trace_append.hpp>
 #include <fib/util/path_safety.hpp>
+#include <fib/util/sha256.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 namespace fib {
 namespace {
+
+constexpr std::size_t k_max_shards = 10000;
 
 bool selected(const std::vector<std::string>& wanted, const std::string& name) {
   return wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end();
@@ -33,77 +37,294 @@ void report_unknown_selections(const RunOptions& options, const TraceSet& set, R
   }
 }
 
+Diagnostic warning(std::string_view code, std::string message) {
+  Diagnostic d = make_diagnostic(code, std::move(message));
+  d.severity = Severity::warning;
+  return d;
+}
+
+// The settings that make latencies meaningless.
+void warn_about_settings(const EvaluateOptions& evaluate, RunResult& result) {
+  if (evaluate.warmup == 0) {
+    result.diagnostics.push_back(warning(
+        codes::k_run_settings,
+        "--warmup 0: the timed calls include one-time costs (first-call compilation, cold caches, "
+        "allocations), so the latencies and speedups are not steady-state figures"));
+  }
+  if (evaluate.iterations == 1) {
+    result.diagnostics.push_back(warning(
+        codes::k_run_settings, "--iterations 1: each latency is a single timed call, so one "
+                               "scheduling hiccup decides it; use 10 or more for a median"));
+  }
+}
+
+// One (definition, solution) pair of the plan, with the workloads it still has to run on.
+struct PlannedPair {
+  const Definition* definition = nullptr;
+  const Solution* solution = nullptr;
+  std::vector<const Trace*> workloads;
+};
+
+// Every evaluation of the run, in order, and the counts of those left out.
+struct Plan {
+  std::vector<PlannedPair> pairs;
+  RunPlanCounts counts;
+};
+
+// The identities the dataset already holds with these settings (for --resume).
+std::set<TraceIdentity> traced_identities(const TraceSet& set, const std::string& definition) {
+  std::set<TraceIdentity> out;
+  const auto traces = set.traces.find(definition);
+  if (traces == set.traces.end()) {
+    return out;
+  }
+  for (const Trace& trace : traces->second) {
+    if (auto identity = trace_identity(trace)) {
+      out.insert(std::move(*identity));
+    }
+  }
+  return out;
+}
+
+Plan plan_run(const RunOptions& options, const TraceSet& set, const std::string& settings,
+              RunResult& result) {
+  Plan plan;
+  for (const auto& [name, definition] : set.definitions) {
+    if (!selected(options.definitions, name)) {
+      continue;
+    }
+    std::vector<const Solution*> chosen;
+    std::size_t elsewhere = 0;
+    for (const Solution* solution : set.solutions_of(name)) {
+      if (!selected(options.solutions, solution->name)) {
+        continue;
+      }
+      if (shard_of(name, solution->name, options.shard.count) != options.shard.index) {
+        ++elsewhere;
+        continue;
+      }
+      chosen.push_back(solution);
+    }
+    const auto workloads = set.workloads.find(name);
+    const std::size_t workload_count =
+        workloads == set.workloads.end() ? 0 : workloads->second.size();
+    plan.counts.other_shards += elsewhere * workload_count;
+    if (chosen.empty()) {
+      continue;
+    }
+    if (workload_count == 0) {
+      result.diagnostics.push_back(warning(
+          codes::k_run_inputs,
+          fmt::format("definition '{}' has solutions but no workloads to run them on", name)));
+      continue;
+    }
+    const std::set<TraceIdentity> done =
+        options.resume == Resume::yes ? traced_identities(set, name) : std::set<TraceIdentity>{};
+    for (const Solution* solution : chosen) {
+      PlannedPair pair{&definition, solution, {}};
+      for (const Trace& workload : workloads->second) {
+        if (done.contains(TraceIdentity{name, solution->name, workload.workload.uuid, settings})) {
+          ++plan.counts.resumed;
+          continue;
+        }
+        pair.workloads.push_back(&workload);
+      }
+      plan.counts.to_run += pair.workloads.size();
+      if (!pair.workloads.empty()) {
+        plan.pairs.push_back(std::move(pair));
+      }
+    }
+  }
+  return plan;
+}
+
+bool compiled(Language language) {
+  return language == Language::cpp || language == Language::cuda;
+}
+
+// Where the pair's traces go, or why they cannot be written (a diagnostic, once per pair).
+std::optional<Diagnostic> unsafe_trace_path(const Definition& definition,
+                                            const Solution& solution) {
+  const auto author_problem = unsafe_segment_reason(solution.author);
+  const auto op_problem = unsafe_segment_reason(definition.op_type);
+  if (author_problem.empty() && op_problem.empty()) {
+    return std::nullopt;
+  }
+  return make_diagnostic(
+      codes::k_stage_unsafe_name,
+      fmt::format("traces of {} not written: author or op_type cannot be a path segment ({})",
+                  solution.name, author_problem.empty() ? op_problem : author_problem));
+}
+
 enum class KeepGoing { yes, no };
 
-// One solution of `definition` on each of its workloads: the trace lines, in order. KeepGoing::no
-// when there is no worker (reported once: nothing else can run either).
-KeepGoing evaluate_solution(const Definition& definition, const Solution& solution,
-                            const std::vector<Trace>& workloads, const EvaluateOptions& evaluate,
-                            ReferenceRunner& runner, const std::filesystem::path& trace_file,
-                            const std::function<void(const RunEvaluation&)>& on_evaluation,
-                            std::vector<std::string>& lines, RunResult& result) {
-  const std::string& name = definition.name;
-  for (const auto& workload_trace : workloads) {
-    auto evaluated = runner.evaluate(definition, solution, workload_trace.workload, evaluate);
+// The run's state while it evaluates the plan.
+struct Execution {
+  const RunOptions& options;
+  const EvaluateOptions& evaluate;
+  const Json& settings;
+  const std::string& settings_text;
+  ReferenceRunner& runner;
+  const RunObserver& observer;
+  RunResult& result;
+  std::size_t number = 0;
+};
+
+// Writes one evaluation's trace line; KeepGoing::no when it could not be written.
+KeepGoing write_trace(Execution& run, const PlannedPair& pair, const std::string& line,
+                      const std::string& uuid, const std::filesystem::path& trace_file) {
+  const TraceIdentity identity{pair.definition->name, pair.solution->name, uuid, run.settings_text};
+  auto written = record_trace_line(run.options.dataset, trace_file, line, identity);
+  if (!written) {
+    run.result.diagnostics.push_back(written.error());
+    return KeepGoing::no;
+  }
+  run.result.replaced += *written;
+  if (std::find(run.result.trace_files.begin(), run.result.trace_files.end(), trace_file) ==
+      run.result.trace_files.end()) {
+    run.result.trace_files.push_back(trace_file);
+  }
+  return KeepGoing::yes;
+}
+
+// The pair's evaluations, each written as soon as it is made.
+KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
+  const Definition& definition = *pair.definition;
+  const Solution& solution = *pair.solution;
+  const std::filesystem::path trace_file = std::filesystem::path("traces") / solution.author /
+                                           definition.op_type / (definition.name + ".jsonl");
+  const auto unsafe = unsafe_trace_path(definition, solution);
+  if (unsafe && run.options.dry_run == DryRun::no) {
+    run.result.diagnostics.push_back(*unsafe);
+  }
+  for (const Trace* workload_trace : pair.workloads) {
+    const std::string& uuid = workload_trace->workload.uuid;
+    RunStep step{definition.name, solution.name,         uuid, ++run.number, run.result.plan.to_run,
+                 BuildsFirst::no, solution.spec.language};
+    if (workload_trace == pair.workloads.front() && compiled(solution.spec.language)) {
+      step.builds = BuildsFirst::yes;
+    }
+    if (run.observer.starting) {
+      run.observer.starting(step);
+    }
+    auto evaluated =
+        run.runner.evaluate(definition, solution, workload_trace->workload, run.evaluate);
     const auto unavailable = std::find_if(
         evaluated.diagnostics.begin(), evaluated.diagnostics.end(), [](const Diagnostic& d) {
           return d.code == codes::k_worker_unavailable || d.code == codes::k_sandbox_unavailable;
         });
     if (unavailable != evaluated.diagnostics.end()) {
-      result.diagnostics.push_back(*unavailable);
+      run.result.diagnostics.push_back(*unavailable);
       return KeepGoing::no;
     }
     for (auto& d : evaluated.diagnostics) {
-      d.message = fmt::format("{} / {} / workload {}: {}", name, solution.name,
-                              workload_trace.workload.uuid, d.message);
-      result.diagnostics.push_back(std::move(d));
+      d.message =
+          fmt::format("{} / {} / workload {}: {}", definition.name, solution.name, uuid, d.message);
+      run.result.diagnostics.push_back(std::move(d));
     }
     if (!evaluated.evaluation) {
       continue;
     }
     Json trace = Json::object();
-    trace["definition"] = name;
-    trace["workload"] = to_json(workload_trace.workload);
+    trace["definition"] = definition.name;
+    trace["workload"] = to_json(workload_trace->workload);
     trace["solution"] = solution.name;
     trace["evaluation"] = *evaluated.evaluation;
-    ++result.evaluations;
-    ++result.statuses[(*evaluated.evaluation).value("status", "?")];
-    lines.push_back(trace.dump(-1, ' ', false, Json::error_handler_t::replace));
-    if (on_evaluation) {
-      on_evaluation(RunEvaluation{name, solution.name, solution.author,
-                                  workload_trace.workload.uuid, trace, trace_file});
+    trace["evaluation"]["settings"] = run.settings;
+    ++run.result.evaluations;
+    ++run.result.statuses[(*evaluated.evaluation).value("status", "?")];
+    if (run.options.dry_run == DryRun::no && !unsafe) {
+      const std::string line = trace.dump(-1, ' ', false, Json::error_handler_t::replace);
+      if (write_trace(run, pair, line, uuid, trace_file) == KeepGoing::no) {
+        return KeepGoing::no;
+      }
+    }
+    if (run.observer.evaluated) {
+      run.observer.evaluated(RunEvaluation{definition.name, solution.name, solution.author, uuid,
+                                           std::move(trace), trace_file, step.number, step.total});
     }
   }
   return KeepGoing::yes;
 }
 
-// Appends the solution's trace lines to its trace file, when author and op_type make a safe path.
-void write_traces(const RunOptions& options, const Definition& definition, const Solution& solution,
-                  const std::filesystem::path& trace_file, const std::vector<std::string>& lines,
-                  RunResult& result) {
-  const auto author_problem = unsafe_segment_reason(solution.author);
-  const auto op_problem = unsafe_segment_reason(definition.op_type);
-  if (!author_problem.empty() || !op_problem.empty()) {
-    result.diagnostics.push_back(make_diagnostic(
-        codes::k_stage_unsafe_name,
-        fmt::format("traces of {} not written: author or op_type cannot be a path segment ({})",
-                    solution.name, author_problem.empty() ? op_problem : author_problem)));
-    return;
+// The workloads of the plan's pairs of one definition, each once, in the order first needed.
+std::vector<const Workload*> workloads_of(const std::vector<PlannedPair>& pairs, std::size_t first,
+                                          std::size_t last) {
+  std::vector<const Workload*> out;
+  std::set<const Workload*> seen;
+  for (std::size_t i = first; i < last; ++i) {
+    for (const Trace* t : pairs[i].workloads) {
+      if (seen.insert(&t->workload).second) {
+        out.push_back(&t->workload);
+      }
+    }
   }
-  if (auto problem = append_trace_lines(options.dataset, trace_file, lines)) {
-    result.diagnostics.push_back(std::move(*problem));
-    return;
-  }
-  if (std::find(result.trace_files.begin(), result.trace_files.end(), trace_file) ==
-      result.trace_files.end()) {
-    result.trace_files.push_back(trace_file);
-  }
+  return out;
 }
 
 } // namespace
 
+Expected<RunShard> parse_run_shard(std::string_view text) {
+  const auto invalid = [&](std::string_view why) {
+    return unexpected(
+        make_diagnostic(codes::k_usage, fmt::format("--shard '{}': {}", text_excerpt(text), why)));
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos) {
+    return invalid("expected K/N, e.g. 1/4");
+  }
+  const auto number = [](std::string_view digits) -> std::optional<std::size_t> {
+    if (digits.empty() || digits.size() > 5 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    std::size_t value = 0;
+    std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    return value;
+  };
+  const auto k = number(text.substr(0, slash));
+  const auto n = number(text.substr(slash + 1));
+  if (!k || !n) {
+    return invalid("K and N must be whole numbers, e.g. 1/4");
+  }
+  if (*n < 1 || *n > k_max_shards) {
+    return invalid(fmt::format("N must be between 1 and {}", k_max_shards));
+  }
+  if (*k < 1 || *k > *n) {
+    return invalid(fmt::format("K must be between 1 and N ({})", *n));
+  }
+  return RunShard{*k, *n};
+}
+
+std::size_t shard_of(std::string_view definition, std::string_view solution, std::size_t count) {
+  if (count <= 1) {
+    return 1;
+  }
+  std::string key;
+  key.reserve(definition.size() + solution.size() + 1);
+  key.append(definition).append("\n").append(solution);
+  const Sha256Digest digest = sha256(key);
+  std::uint64_t head = 0;
+  for (std::size_t i = 0; i < 8; ++i) {
+    head = (head << 8) | digest[i];
+  }
+  return static_cast<std::size_t>(head % count) + 1;
+}
+
+Json run_settings(const RunOptions& options) {
+  Json settings = Json::object();
+  settings["device"] = std::string(to_string(options.device));
+  settings["warmup"] = options.evaluate.warmup;
+  settings["iterations"] = options.evaluate.iterations;
+  settings["atol"] = options.evaluate.atol;
+  settings["rtol"] = options.evaluate.rtol;
+  settings["tolerance"] =
+      options.evaluate.tolerance_table == ToleranceTable::on ? "per-dtype" : "fixed";
+  return settings;
+}
+
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
-                        const std::function<void(const RunEvaluation&)>& on_evaluation) {
+                        const RunObserver& observer) {
   RunResult result;
   DiagnosticList sink;
   auto set = load_trace_set(options.dataset, sink);
@@ -121,43 +342,31 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
   EvaluateOptions evaluate = options.evaluate;
   evaluate.dataset_root = options.dataset;
   report_unknown_selections(options, *set, result);
-  for (const auto& [name, definition] : set->definitions) {
-    const auto solutions = set->solutions_of(name);
-    if (!selected(options.definitions, name) || solutions.empty()) {
-      continue;
+  const Json settings = run_settings(options);
+  const std::string settings_text = settings_identity(settings);
+  const Plan plan = plan_run(options, *set, settings_text, result);
+  result.plan = plan.counts;
+  if (observer.planned) {
+    observer.planned(plan.counts);
+  }
+  if (plan.counts.to_run > 0) {
+    warn_about_settings(options.evaluate, result);
+  }
+  Execution run{options, evaluate, settings, settings_text, runner, observer, result};
+  for (std::size_t first = 0; first < plan.pairs.size();) {
+    std::size_t last = first;
+    while (last < plan.pairs.size() &&
+           plan.pairs[last].definition == plan.pairs[first].definition) {
+      ++last;
     }
-    const auto workloads = set->workloads.find(name);
-    if (workloads == set->workloads.end() || workloads->second.empty()) {
-      Diagnostic d = make_diagnostic(
-          codes::k_run_inputs,
-          fmt::format("definition '{}' has solutions but no workloads to run them on", name));
-      d.severity = Severity::warning;
-      result.diagnostics.push_back(std::move(d));
-      continue;
-    }
-    std::vector<const Workload*> workload_list;
-    for (const auto& workload_trace : workloads->second) {
-      workload_list.push_back(&workload_trace.workload);
-    }
-    if (std::any_of(solutions.begin(), solutions.end(),
-                    [&](const Solution* s) { return selected(options.solutions, s->name); })) {
-      runner.prepare_references(definition, workload_list, evaluate);
-    }
-    for (const Solution* solution : solutions) {
-      if (!selected(options.solutions, solution->name)) {
-        continue;
-      }
-      const std::filesystem::path trace_file = std::filesystem::path("traces") / solution->author /
-                                               definition.op_type / (name + ".jsonl");
-      std::vector<std::string> lines;
-      if (evaluate_solution(definition, *solution, workloads->second, evaluate, runner, trace_file,
-                            on_evaluation, lines, result) == KeepGoing::no) {
+    runner.prepare_references(*plan.pairs[first].definition, workloads_of(plan.pairs, first, last),
+                              evaluate);
+    for (std::size_t i = first; i < last; ++i) {
+      if (run_pair(run, plan.pairs[i]) == KeepGoing::no) {
         return result;
       }
-      if (!lines.empty() && options.dry_run == DryRun::no) {
-        write_traces(options, definition, *solution, trace_file, lines, result);
-      }
     }
+    first = last;
   }
   return result;
 }

@@ -15,6 +15,8 @@ Solutions (author `fixture` unless noted):
   py_raises         python, raises ValueError                               → RUNTIME_ERROR
   py_segfault       python, dereferences NULL through ctypes (kills worker) → RUNTIME_ERROR
   py_hangs          python, loops forever                                   → TIMEOUT
+  py_sleeps_n32     python, sleeps 10 minutes on the n=32 workload, else x * w → PASSED, and
+                    TIMEOUT there (what a run can be killed in the middle of)
   cuda_scale        cuda, binding torch: kernel.cu (nvcc) + main.cpp           → compiles here;
                     without a GPU its launch fails                          → RUNTIME_ERROR
   baseline_py       author `baseline`, python, returns x * w                → PASSED
@@ -126,6 +128,9 @@ SOLUTIONS = {
                     {"main.py": "import ctypes\n\ndef run(x, w):\n    return ctypes.string_at(0)\n"}),
     "py_hangs": ("python", None, False,
                  {"main.py": "def run(x, w):\n    while True:\n        pass\n"}),
+    "py_sleeps_n32": ("python", None, False,
+                      {"main.py": "import time\n\ndef run(x, w):\n    if x.shape[0] == 32:\n"
+                                  "        time.sleep(600)\n    return x * w\n"}),
     "cuda_scale": ("cuda", "torch", False,
                    {"main.cpp": CUDA_MAIN, "kernel.h": CUDA_HEADER, "kernel.cu": CUDA_KERNEL}),
     "baseline_py": ("python", None, False, {"main.py": "def run(x, w):\n    return w * x\n"}),

@@ -73,6 +73,10 @@ struct Evaluation {
   std::string log;
   std::optional<Correctness> correctness;
   std::optional<Performance> performance;
+  // fib's record of how the evaluation was made (`fib run` writes it: device, warm-up, iterations,
+  // tolerances; docs/run.md): an object, or nullopt when the line has none (the old tool's lines)
+  // or its value was not an object (`trace.settings-ignored`). The old tool ignores the key.
+  std::optional<Json> settings;
 };
 
 struct Trace {
@@ -112,7 +116,27 @@ std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::files
 
 // JSON in the old tool's dump order. Correctness NaN/±inf become "NaN"/"Infinity"/"-Infinity";
 // Performance +inf becomes null (as the old tool writes it). Workload traces keep explicit nulls.
+// Settings, when the evaluation has them, come last. Traces without settings dump as before.
 Json to_json(const Evaluation& evaluation);
 Json to_json(const Trace& trace);
+
+// What makes two trace lines the same evaluation (docs/run.md, "Resuming and duplicates"): the
+// definition, the solution, the workload's uuid and the settings it was made with. `settings` is
+// the compact JSON text of evaluation.settings with the keys sorted at every level (so the order
+// in which a writer put them does not matter), "" for a line without settings.
+struct TraceIdentity {
+  std::string definition;
+  std::string solution;
+  std::string workload_uuid;
+  std::string settings;
+
+  auto operator<=>(const TraceIdentity&) const = default;
+};
+
+// The identity of an evaluated trace; nullopt for a workload trace (no solution or evaluation).
+std::optional<TraceIdentity> trace_identity(const Trace& trace);
+
+// The `settings` text of TraceIdentity for an evaluation.settings object.
+std::string settings_identity(const Json& settings);
 
 } // namespace fib

@@ -4,8 +4,10 @@
 // `traces/<author>/<op_type>/<definition>.jsonl` in the dataset's own format.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/expected.hpp>
 #include <fib/exec/worker_client.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/model/solution.hpp>
 #include <fib/util/atomic_file.hpp>
 
 #include <cstddef>
@@ -13,18 +15,68 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fib {
 
 // --- Interface ---
 
+// --resume: skip the evaluations the dataset already has a trace of (same definition, solution,
+// workload and settings: TraceIdentity).
+enum class Resume { no, yes };
+
+// One part of a run split N ways (`--shard K/N`, docs/run.md "Sharding"): the (definition,
+// solution) pairs whose shard_of is K. Shards are disjoint and together cover every pair, whatever
+// the selection, the order of files or the machine.
+struct RunShard {
+  std::size_t index = 1; // K, 1-based
+  std::size_t count = 1; // N
+};
+
+// "K/N" with 1 <= K <= N <= 10000 (decimal digits only); the error text says what is wrong.
+Expected<RunShard> parse_run_shard(std::string_view text);
+
+// The shard (1..count) of a (definition, solution) pair: the first 8 bytes of the SHA-256 of
+// "<definition>\n<solution>", read big-endian, modulo count, plus 1.
+std::size_t shard_of(std::string_view definition, std::string_view solution, std::size_t count);
+
 struct RunOptions {
   std::filesystem::path dataset;
-  std::vector<std::string> definitions; // empty: every definition with solutions
-  std::vector<std::string> solutions;   // empty: every solution of those definitions
-  EvaluateOptions evaluate;             // dataset_root is set from `dataset`
-  DryRun dry_run = DryRun::no;          // yes: evaluate, print, write no trace
+  std::vector<std::string> definitions;  // empty: every definition with solutions
+  std::vector<std::string> solutions;    // empty: every solution of those definitions
+  EvaluateOptions evaluate;              // dataset_root is set from `dataset`
+  SmokeDevice device = SmokeDevice::cpu; // the runner's device, as the settings record it
+  DryRun dry_run = DryRun::no;           // yes: evaluate, print, write no trace
+  Resume resume = Resume::no;
+  RunShard shard;
+};
+
+// The settings of a run, recorded in each trace it writes (`evaluation.settings`) and compared by
+// --resume: {"device", "warmup", "iterations", "atol", "rtol", "tolerance": "fixed" or
+// "per-dtype"}. Only what changes a result is in it (not the timeout, the memory limit or the
+// sandbox).
+Json run_settings(const RunOptions& options);
+
+// How the run's evaluations divide before the first one starts.
+struct RunPlanCounts {
+  std::size_t to_run = 0;       // evaluations this run makes
+  std::size_t resumed = 0;      // skipped by --resume: already traced with the same settings
+  std::size_t other_shards = 0; // left to the other shards of --shard
+};
+
+enum class BuildsFirst { no, yes };
+
+// An evaluation about to start (the number-th of `total`, 1-based).
+struct RunStep {
+  std::string definition;
+  std::string solution;
+  std::string workload_uuid;
+  std::size_t number = 0;
+  std::size_t total = 0;
+  // yes: the first evaluation of a cpp/cuda solution in this run, which compiles it first.
+  BuildsFirst builds = BuildsFirst::no;
+  Language language = Language::python;
 };
 
 // One evaluation as it happened: the trace line (the dataset's Trace JSON) and where it goes.
@@ -35,23 +87,37 @@ struct RunEvaluation {
   std::string workload_uuid;
   Json trace;                       // {"definition", "workload", "solution", "evaluation"}
   std::filesystem::path trace_file; // relative to the dataset root
+  std::size_t number = 0;           // as in RunStep
+  std::size_t total = 0;
+};
+
+// What run_solutions says while it works; any member may be empty.
+struct RunObserver {
+  std::function<void(const RunPlanCounts&)> planned;   // once, before the first evaluation
+  std::function<void(const RunStep&)> starting;        // before each evaluation
+  std::function<void(const RunEvaluation&)> evaluated; // after each, once its trace is written
 };
 
 struct RunResult {
   std::map<std::string, std::size_t> statuses; // evaluation status → count
   std::size_t evaluations = 0;
+  RunPlanCounts plan;
+  std::size_t replaced = 0; // older traces of the same evaluation that a new one replaced
   std::vector<std::filesystem::path> trace_files; // written (relative to the dataset root)
   // The dataset, inputs, references, writes. The caller tells "could not run" (the dataset
   // unreadable, no worker, a failed write) from findings by their codes (count_diagnostics).
   std::vector<Diagnostic> diagnostics;
 };
 
-// Loads the dataset (as the old tool's TraceSet does), evaluates each selected solution on each
-// workload of its definition (`on_evaluation` sees every result as it comes), and appends the
-// traces of each (solution, definition) to its trace file with append_trace_lines
-// (trace_append.hpp: atomic, never through a symbolic link, under the lock of the file's
-// directory, so that concurrent runs keep each other's lines). Never throws.
+// Loads the dataset (as the old tool's TraceSet does) and plans the evaluations: definitions in
+// name order, each selected solution of the shard (load order) on every workload line (file
+// order), less those --resume finds traced. Warns (`run.settings`) when --warmup 0 or
+// --iterations 1 make the timings meaningless. Then evaluates them one by one, and writes each
+// trace as soon as it is made with record_trace_line (trace_append.hpp: atomic, never through a
+// symbolic link, under the lock of the file's directory, replacing an older trace of the same
+// evaluation), so that a run killed at any moment keeps every evaluation it finished. A failed
+// write ends the run (what follows could not be kept either). Never throws.
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
-                        const std::function<void(const RunEvaluation&)>& on_evaluation);
+                        const RunObserver& observer);
 
 } // namespace fib

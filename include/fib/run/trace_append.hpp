@@ -4,6 +4,8 @@
 // new ones replace it atomically), done under the lock of the file's directory (file_lock.hpp).
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/base/expected.hpp>
+#include <fib/model/trace.hpp>
 #include <fib/util/file_lock.hpp>
 
 #include <chrono>
@@ -30,5 +32,17 @@ std::optional<Diagnostic>
 append_trace_lines(const std::filesystem::path& root, const std::filesystem::path& relative,
                    const std::vector<std::string>& lines,
                    std::chrono::milliseconds lock_timeout = k_default_lock_timeout);
+
+// Adds one evaluated trace `line` (JSON text without its newline) whose identity is `identity`
+// (trace_identity) to the file, as append_trace_lines does, and removes the lines already there
+// with the same identity: the new evaluation replaces them, so running the same evaluation again
+// never leaves it twice. Lines that are no valid trace, or that have another identity (another
+// solution, workload or settings, or no settings at all: the old tool's lines), are kept as they
+// are, in their order; the new line comes last. The number of lines removed, or the errors of
+// append_trace_lines.
+Expected<std::size_t>
+record_trace_line(const std::filesystem::path& root, const std::filesystem::path& relative,
+                  std::string_view line, const TraceIdentity& identity,
+                  std::chrono::milliseconds lock_timeout = k_default_lock_timeout);
 
 } // namespace fib

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 namespace fib::dataset_checks {
 namespace {
 
@@ -78,6 +80,34 @@ void check_coverage(const LoadedTraceFile& t, const std::set<std::string>& uuids
   }
 }
 
+// fib's warning for lines that repeat an earlier line's evaluation (trace_identity: the same
+// solution, workload and settings), which every count and score then takes twice.
+void check_duplicates(const LoadedTraceFile& t, CheckResult& r) {
+  std::map<TraceIdentity, int> first_line;
+  std::size_t repeats = 0;
+  int example_line = 0;
+  int example_first = 0;
+  for (const TraceLine& line : t.lines) {
+    auto identity = trace_identity(line.trace);
+    if (!identity) {
+      continue;
+    }
+    const auto [it, added] = first_line.emplace(std::move(*identity), line.line);
+    if (!added && repeats++ == 0) {
+      example_line = line.line;
+      example_first = it->second;
+    }
+  }
+  if (repeats > 0) {
+    r.add(codes::k_dataset_trace_duplicate,
+          fib_message(fmt::format("{}: {} trace entr{} repeat{} an earlier entry's solution, "
+                                  "workload and settings (first: line {} repeats line {})",
+                                  t.file->author, repeats, repeats == 1 ? "y" : "ies",
+                                  repeats == 1 ? "s" : "", example_line, example_first)))
+        .where = line_location(example_line, "");
+  }
+}
+
 } // namespace
 
 std::optional<CheckResult> check_trace(const DefinitionJob& job, const CategoryContext& context) {
@@ -98,6 +128,7 @@ std::optional<CheckResult> check_trace(const DefinitionJob& job, const CategoryC
     const std::size_t before = r.messages.size();
     check_lines(job, *t, solutions, r);
     check_coverage(*t, uuids, r);
+    check_duplicates(*t, r);
     const std::string file = location_in(*t->file, context.root).file;
     for (std::size_t i = before; i < r.messages.size(); ++i) {
       r.messages[i].where.file = file;

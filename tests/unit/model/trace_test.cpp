@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -234,6 +235,29 @@ TEST(Evaluation, MissingRequiredFields) {
                    {"schema.required", "/evaluation/environment"},
                    {"schema.required", "/evaluation/timestamp"}}))
       << describe(t.diagnostics);
+}
+
+// fib run's settings record: an object is kept and dumped back last; anything else is ignored with
+// a warning (the old tool ignores the key either way); null means none.
+TEST(Evaluation, SettingsAreKeptWhenAnObjectAndDumpedLast) {
+  const ParsedTrace kept =
+      trace_with(evaluation("RUNTIME_ERROR", R"(, "settings": {"warmup": 3})"));
+  EXPECT_TRUE(kept.diagnostics.items().empty()) << describe(kept.diagnostics);
+  ASSERT_TRUE(kept.trace.evaluation->settings.has_value());
+  EXPECT_EQ(kept.trace.evaluation->settings->dump(), R"({"warmup":3})");
+  const Json dumped = to_json(*kept.trace.evaluation);
+  EXPECT_EQ(std::prev(dumped.end()).key(), "settings");
+
+  const ParsedTrace wrong = trace_with(evaluation("RUNTIME_ERROR", R"(, "settings": [1])"));
+  EXPECT_EQ(testing::code_pointers(wrong.diagnostics),
+            (Pairs{{"trace.settings-ignored", "/evaluation/settings"}}))
+      << describe(wrong.diagnostics);
+  EXPECT_EQ(wrong.diagnostics.items().front().severity, Severity::warning);
+  EXPECT_FALSE(wrong.trace.evaluation->settings.has_value());
+
+  const ParsedTrace none = trace_with(evaluation("RUNTIME_ERROR", R"(, "settings": null)"));
+  EXPECT_TRUE(none.diagnostics.items().empty()) << describe(none.diagnostics);
+  EXPECT_FALSE(to_json(*none.trace.evaluation).contains("settings"));
 }
 
 // --- status ↔ correctness/performance table ---

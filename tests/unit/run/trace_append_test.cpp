@@ -2,8 +2,11 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/model/trace.hpp>
 #include <fib/run/trace_append.hpp>
+
 #include <fib/util/file_lock.hpp>
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -158,6 +161,91 @@ TEST(TraceAppend, TheAppendAfterAKillLeavesNoTemporary) {
   ASSERT_EQ(append_trace_lines(dataset.path(), k_trace_file, {R"({"new":3})"}), std::nullopt);
   EXPECT_EQ(tree(directory), std::vector<std::string>{"rmsnorm_h4096.jsonl"});
   EXPECT_EQ(read_file(dataset.path() / k_trace_file), "{\"old\":1}\n{\"new\":3}\n");
+}
+
+// A trace line of solution `solution` on workload `uuid`; `settings` is the JSON text of
+// evaluation.settings ("" for none), `tag` a log text that tells lines apart.
+std::string trace_line(std::string_view solution, std::string_view uuid, std::string_view settings,
+                       std::string_view tag) {
+  return fmt::format(
+      R"({{"definition": "d1", "workload": {{"axes": {{}}, "inputs": {{}}, "uuid": "{}"}}, "solution": "{}", "evaluation": {{"status": "RUNTIME_ERROR", "environment": {{"hardware": "cpu"}}, "timestamp": "t", "log": "{}"{}}}}})",
+      uuid, solution, tag, settings.empty() ? "" : fmt::format(R"(, "settings": {})", settings));
+}
+
+TraceIdentity identity_of(std::string_view solution, std::string_view uuid,
+                          std::string_view settings) {
+  return TraceIdentity{"d1", std::string(solution), std::string(uuid),
+                       settings.empty() ? "" : settings_identity(Json::parse(settings))};
+}
+
+TEST(TraceRecord, ReplacesTheSameEvaluationAndKeepsEveryOtherLineInOrder) {
+  const TempDir dataset;
+  const std::string settings = R"({"warmup": 3, "iterations": 10})";
+  const std::vector<std::string> old = {
+      trace_line("s1", "u1", settings, "old"),                           // replaced
+      trace_line("s1", "u2", settings, "other workload"),                // kept
+      trace_line("s1", "u1", "", "the old tool's line"),                 // kept: no settings
+      trace_line("s1", "u1", R"({"warmup": 0, "iterations": 10})", "x"), // kept: other settings
+      trace_line("s2", "u1", settings, "other solution"),                // kept
+      "not json, mentions u1",                                           // kept as it is
+      trace_line("s1", "u1", R"({"iterations": 10, "warmup": 3})", "old, keys reordered"),
+  };
+  std::string text;
+  for (const auto& line : old) {
+    text += line + "\n";
+  }
+  dataset.write(k_trace_file, text);
+  const std::string fresh = trace_line("s1", "u1", settings, "new");
+  const auto replaced =
+      record_trace_line(dataset.path(), k_trace_file, fresh, identity_of("s1", "u1", settings));
+  ASSERT_TRUE(replaced.has_value()) << replaced.error().message;
+  EXPECT_EQ(*replaced, 2u);
+  EXPECT_EQ(lines_of(read_file(dataset.path() / k_trace_file)),
+            (std::vector<std::string>{old[1], old[2], old[3], old[4], old[5], fresh}));
+}
+
+TEST(TraceRecord, CreatesTheFileAndEndsAnUnterminatedLastLine) {
+  const TempDir dataset;
+  const std::string first = trace_line("s1", "u1", R"({"a": 1})", "first");
+  const auto first_written = record_trace_line(dataset.path(), k_trace_file, first,
+                                               identity_of("s1", "u1", R"({"a": 1})"));
+  ASSERT_TRUE(first_written.has_value());
+  EXPECT_EQ(*first_written, 0u);
+  dataset.write(k_trace_file, read_file(dataset.path() / k_trace_file) + "{\"partial\":");
+  const std::string second = trace_line("s1", "u2", R"({"a": 1})", "second");
+  const auto second_written = record_trace_line(dataset.path(), k_trace_file, second,
+                                                identity_of("s1", "u2", R"({"a": 1})"));
+  ASSERT_TRUE(second_written.has_value());
+  EXPECT_EQ(*second_written, 0u);
+  EXPECT_EQ(read_file(dataset.path() / k_trace_file), first + "\n{\"partial\":\n" + second + "\n");
+}
+
+TEST(TraceRecord, RefusesALinkedDirectoryAndWritesNothing) {
+  const TempDir dataset;
+  const TempDir elsewhere;
+  std::filesystem::create_directories(dataset.path() / "traces" / "alice");
+  std::filesystem::create_directory_symlink(elsewhere.path(),
+                                            dataset.path() / "traces" / "alice" / "rmsnorm");
+  const auto result =
+      record_trace_line(dataset.path(), k_trace_file, "{}", identity_of("s1", "u1", ""));
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code, codes::k_io_unsafe_path);
+  EXPECT_TRUE(tree(elsewhere.path()).empty());
+}
+
+TEST(TraceIdentityOf, SettingsCompareWhateverTheirKeyOrderAndWorkloadTracesHaveNone) {
+  EXPECT_EQ(settings_identity(Json::parse(R"({"b": {"y": 1, "x": [2, 1]}, "a": 0.01})")),
+            settings_identity(Json::parse(R"({"a": 1e-2, "b": {"x": [2, 1], "y": 1}})")));
+  EXPECT_NE(settings_identity(Json::parse(R"({"a": [1, 2]})")),
+            settings_identity(Json::parse(R"({"a": [2, 1]})")));
+  Trace workload_only;
+  workload_only.definition = "d1";
+  EXPECT_EQ(trace_identity(workload_only), std::nullopt);
+  Trace evaluated = workload_only;
+  evaluated.solution = "s1";
+  evaluated.workload.uuid = "u1";
+  evaluated.evaluation = Evaluation{};
+  EXPECT_EQ(trace_identity(evaluated), (TraceIdentity{"d1", "s1", "u1", ""}));
 }
 
 } // namespace

@@ -550,6 +550,37 @@ TEST(DatasetValidate, TraceCoverageAndUnknownWorkloads) {
   EXPECT_EQ(status(report, "d1", Category::trace), CheckStatus::warning);
 }
 
+// fib's warning for lines that repeat an earlier line's evaluation: the same solution, workload and
+// settings (key order does not matter). Other settings, or none (the old tool's lines), differ.
+TEST(DatasetValidate, TraceLinesThatRepeatAnEvaluationAreFlagged) {
+  Dataset ds;
+  ds.definition(DefSpec{});
+  ds.workloads("d1", {wl("w1"), wl("w2")});
+  ds.solution("alice", "d1", "s1", solution_json("s1", "d1", "alice"));
+  const auto with_settings = [](std::string_view settings) {
+    std::string e = passed_evaluation();
+    e.insert(e.size() - 1, fmt::format(R"(, "settings": {})", settings));
+    return e;
+  };
+  ds.traces("alice", "d1",
+            {tr("w1", R"("s1")"), tr("w2", R"("s1")"),
+             tr("w1", R"("s1")", with_settings(R"({"warmup": 3, "iterations": 10})")),
+             tr("w1", R"("s1")"),
+             tr("w1", R"("s1")", with_settings(R"({"iterations": 10, "warmup": 3})")),
+             tr("w1", R"("s1")", with_settings(R"({"iterations": 20, "warmup": 3})")),
+             tr("w2", R"("s1")")});
+  const DatasetReport report = ds.validate();
+  const Messages got = messages(report, "d1", Category::trace);
+  ASSERT_EQ(got.size(), 1u) << fmt::format("{}", fmt::join(got, "\n"));
+  EXPECT_EQ(got[0], W(codes::k_dataset_trace_duplicate,
+                      "[fib] alice: 3 trace entries repeat an earlier entry's solution, workload "
+                      "and settings (first: line 4 repeats line 1)"));
+  EXPECT_EQ(status(report, "d1", Category::trace), CheckStatus::warning);
+  const auto& result = report.definitions.find("d1")->second[Category::trace];
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->messages.at(0).where.line, 4u);
+}
+
 // --- baseline ------------------------------------------------------------------------------------
 
 // A baseline trace without a baseline solution gives no "trace missing".

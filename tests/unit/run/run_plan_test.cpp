@@ -1,0 +1,97 @@
+#include <fib/base/codes.hpp>
+#include <fib/run/run.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+
+namespace fib {
+namespace {
+
+TEST(RunShardText, ReadsKOfN) {
+  const auto shard = parse_run_shard("3/8");
+  ASSERT_TRUE(shard.has_value());
+  EXPECT_EQ(shard->index, 3u);
+  EXPECT_EQ(shard->count, 8u);
+  ASSERT_TRUE(parse_run_shard("1/1").has_value());
+  ASSERT_TRUE(parse_run_shard("10000/10000").has_value());
+}
+
+TEST(RunShardText, RefusesWhatIsNotKOfN) {
+  const std::map<std::string, std::string> cases = {
+      {"", "expected K/N"},
+      {"3", "expected K/N"},
+      {"0/4", "K must be between 1 and N (4)"},
+      {"5/4", "K must be between 1 and N (4)"},
+      {"1/0", "N must be between 1 and 10000"},
+      {"1/10001", "N must be between 1 and 10000"},
+      {"-1/4", "whole numbers"},
+      {"1/4/2", "whole numbers"},
+      {"1 /4", "whole numbers"},
+      {"a/b", "whole numbers"},
+      {"1/99999999999999999999", "whole numbers"},
+  };
+  for (const auto& [text, why] : cases) {
+    const auto shard = parse_run_shard(text);
+    ASSERT_FALSE(shard.has_value()) << text;
+    EXPECT_EQ(shard.error().code, codes::k_usage) << text;
+    EXPECT_NE(shard.error().message.find(why), std::string::npos)
+        << text << ": " << shard.error().message;
+    EXPECT_EQ(shard.error().message.rfind(fmt::format("--shard '{}': ", text), 0), 0u) << text;
+  }
+}
+
+// Every pair falls in exactly one shard, the same one each time, and no shard is left empty on a
+// few hundred pairs; the name is hashed as a whole (definition and solution cannot trade bytes).
+TEST(RunShardOf, PartitionsThePairsStablyAndSpreadsThem) {
+  for (const std::size_t count : {2u, 3u, 7u}) {
+    std::map<std::size_t, std::size_t> sizes;
+    for (int d = 0; d < 20; ++d) {
+      for (int s = 0; s < 15; ++s) {
+        const std::string definition = fmt::format("def_{}", d);
+        const std::string solution = fmt::format("sol_{}", s);
+        const std::size_t shard = shard_of(definition, solution, count);
+        ASSERT_GE(shard, 1u);
+        ASSERT_LE(shard, count);
+        EXPECT_EQ(shard_of(definition, solution, count), shard);
+        ++sizes[shard];
+      }
+    }
+    ASSERT_EQ(sizes.size(), count);
+    for (const auto& [shard, size] : sizes) {
+      EXPECT_GT(size, 300u / count / 2) << "shard " << shard << " of " << count;
+    }
+  }
+  EXPECT_EQ(shard_of("anything", "at all", 1), 1u);
+  std::size_t differs = 0;
+  for (int i = 0; i < 64; ++i) {
+    differs +=
+        shard_of(fmt::format("a{}", i), "bc", 1000) != shard_of(fmt::format("a{}b", i), "c", 1000)
+            ? 1
+            : 0;
+  }
+  EXPECT_GT(differs, 50u);
+}
+
+TEST(RunSettingsRecord, NamesWhatChangesAResultAndNothingElse) {
+  RunOptions options;
+  options.device = SmokeDevice::cuda;
+  options.evaluate.warmup = 0;
+  options.evaluate.iterations = 7;
+  options.evaluate.atol = 0.5;
+  options.evaluate.rtol = 0.25;
+  options.evaluate.tolerance_table = ToleranceTable::on;
+  EXPECT_EQ(
+      run_settings(options).dump(),
+      R"({"device":"cuda","warmup":0,"iterations":7,"atol":0.5,"rtol":0.25,"tolerance":"per-dtype"})");
+  options.evaluate.tolerance_table = ToleranceTable::off;
+  options.evaluate.build_timeout = std::chrono::milliseconds(1);
+  EXPECT_EQ(run_settings(options)["tolerance"], "fixed");
+  EXPECT_EQ(run_settings(options).size(), 6u);
+}
+
+} // namespace
+} // namespace fib
