@@ -512,12 +512,13 @@ def run_canonical(state, root):
 
 
 class RunTraces:
-    """The invariant of `fib run`'s trace files. fib appends the lines of one (solution,
-    definition) in one atomic rewrite of the file, and running twice appends twice. So a trace
-    file holds the pre-state's lines (all kept; the last one now ends with a newline), then whole
-    appends: for each solution either none or all of its workloads' lines, each once. After the
-    rerun, the killed run's whole appends are followed by one more line for every (solution,
-    workload) of a full run; no line is torn, lost or duplicated otherwise."""
+    """The invariant of `fib run`'s trace files. fib writes each evaluation's line as soon as the
+    evaluation ends, in one atomic rewrite of the file that also drops an older line of the same
+    (solution, workload, settings). So a trace file holds the pre-state's lines (all kept: the
+    fixture's line has no settings, so nothing replaces it; the last one now ends with a newline),
+    then whole lines only, each (solution, workload) at most once. After the rerun (a plain run,
+    which replaces what the killed run wrote) every (solution, workload) of a full run is there
+    exactly once; no line is torn, lost or duplicated."""
 
     def __init__(self):
         self.pre_lines = {}
@@ -564,18 +565,13 @@ class RunTraces:
         counts = {}
         for key in keys:
             counts[key] = counts.get(key, 0) + 1
+        repeated = sorted(key for key, n in counts.items() if n > 1)
+        if repeated:
+            problems.append(f"the same (solution, workload) twice: {repeated[:3]}")
         if complete:
-            for key in expected_keys:
-                counts[key] = counts.get(key, 0) - 1
-                if counts[key] < 0:
-                    problems.append(f"the rerun's append misses {key}")
-        by_solution = {}
-        for key in expected_keys:
-            by_solution.setdefault(key[0], set()).add(key)
-        for solution, solution_keys in sorted(by_solution.items()):
-            numbers = {counts.get(key, 0) for key in solution_keys}
-            if len(numbers) != 1 or max(numbers) > 1:
-                problems.append(f"{solution}: a partial or duplicated append ({sorted(numbers)})")
+            missing = sorted(key for key in expected_keys if key not in counts)
+            if missing:
+                problems.append(f"the rerun left out {missing[:3]}")
         unknown = [key for key in counts if key not in expected_keys]
         if unknown:
             problems.append(f"lines of unknown (solution, workload): {unknown[:3]}")
