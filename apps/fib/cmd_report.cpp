@@ -21,9 +21,11 @@ struct ReportCommand {
   CLI::App* merge = nullptr;
   std::vector<std::string> datasets;
   std::string baseline_author = std::string(k_default_baseline_author);
+  std::string against = "auto";
   std::vector<std::string> definitions;
   double atol = ErrorBounds{}.max_absolute_error;
   double rtol = ErrorBounds{}.max_relative_error;
+  bool by_device = false;
   std::string format = "text";
   std::string output;
   std::vector<std::string> inputs;
@@ -32,14 +34,20 @@ struct ReportCommand {
 namespace {
 
 constexpr const char* k_report_footer =
-    R"TXT(summary  trace counts (total, passed, failed) and the author ranking of each
-         dataset: per author the mean speedup of its best solution per definition
-         over the baseline author's solution, win rate, success rate, definitions
-         and workloads. A scoring error (a definition with solutions but no
-         baseline solution: score.no-baseline) is reported with its code; the
-         counts still print, the ranking does not, exit 1.
-best     per definition, the PASSED trace with the highest recorded speedup
-         within --atol/--rtol: its solution, author, latency and workload.
+    R"TXT(summary  trace counts (total, passed, failed by status; per author and per
+         solution) and the author ranking of each dataset: per author the mean
+         speedup of its best solution per definition over the baseline author's
+         solution (or, with --against reference or when the baseline author has
+         no solution, over the reference: the speedups the traces record), win
+         rate, success rate, definitions and workloads. A scoring error (a
+         definition with solutions but no baseline solution: score.no-baseline)
+         is reported with its code and every such definition; the counts still
+         print, the ranking does not, exit 1.
+best     per definition (per device with --by-device), the PASSED trace with
+         the highest recorded speedup within --atol/--rtol: its solution, author,
+         latency, errors, workload and device, and a warning when it was timed
+         with --warmup 0 or --iterations 1; otherwise whether there are no
+         traces, no PASSED trace, or none within the bounds.
 merge    copies definitions/ solutions/ workloads/ traces/ blob/ of each input
          into OUT. Identical files collapse; *.jsonl files are merged line by
          line without duplicate lines; any other file that differs is a conflict
@@ -71,6 +79,9 @@ void report_summary(const ReportCommand& command, DiagnosticList& diagnostics) {
   SummaryReportOptions options;
   options.datasets = to_paths(command.datasets);
   options.baseline_author = command.baseline_author;
+  options.against = command.against == "baseline"    ? SummaryBasis::baseline_author
+                    : command.against == "reference" ? SummaryBasis::reference
+                                                     : SummaryBasis::automatic;
   const SummaryReport report = summarize_datasets(options, diagnostics);
   print_diagnostics(diagnostics);
   write_all(stdout, command.format == "json" ? summary_to_json(report).dump(2) + "\n"
@@ -82,6 +93,7 @@ void report_best(const ReportCommand& command, DiagnosticList& diagnostics) {
   options.datasets = to_paths(command.datasets);
   options.definitions = command.definitions;
   options.bounds = ErrorBounds{command.atol, command.rtol};
+  options.grouping = command.by_device ? BestGrouping::per_device : BestGrouping::per_definition;
   const BestReport report = best_traces(options, diagnostics);
   print_diagnostics(diagnostics);
   write_all(stdout, command.format == "json" ? best_to_json(report).dump(2) + "\n"
@@ -146,6 +158,12 @@ Subcommand register_report(CLI::App& app) {
                    "The author whose solutions every speedup is measured against (default "
                    "baseline)")
       ->type_name("NAME");
+  command->summary
+      ->add_option("--against", command->against,
+                   "auto (default: the baseline author when it has a solution, else the "
+                   "reference), baseline or reference")
+      ->type_name("BASIS")
+      ->check(CLI::IsMember({"auto", "baseline", "reference"}));
   add_format(*command->summary, *command);
   command->summary->footer("See `fib report --help` and docs/report.md.");
 
@@ -159,6 +177,8 @@ Subcommand register_report(CLI::App& app) {
   command->best
       ->add_option("--rtol", command->rtol, "Largest relative error that counts (default 0.01)")
       ->check(CLI::NonNegativeNumber);
+  command->best->add_flag("--by-device", command->by_device,
+                          "The best trace of each device (environment.hardware) apart");
   add_format(*command->best, *command);
   command->best->footer("See `fib report --help` and docs/report.md.");
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -410,10 +411,64 @@ Expected<std::optional<SpeedupMetrics>> score_solution(const TraceSet& set,
   return Result{std::move(metrics)};
 }
 
+// The speedups a solution's traces record against the definition's reference (speedup_factor =
+// reference latency / solution latency, both by the run that made the trace), over every workload
+// it was evaluated on: for each workload the PASSED trace with the lowest latency counts. Any
+// non-PASSED trace makes every rate 0 (workloads still counted), as in score_solution. nullopt
+// when the solution has no evaluated trace.
+Expected<std::optional<SpeedupMetrics>> score_against_reference(const TraceSet& set,
+                                                                const Solution& solution) {
+  using Result = std::optional<SpeedupMetrics>;
+  const auto traces_it = set.traces.find(solution.definition);
+  if (traces_it == set.traces.end()) {
+    return Result{};
+  }
+  const std::vector<Trace>& traces = traces_it->second;
+  FIB_TRY_ASSIGN(const auto latency, best_latencies(traces, solution));
+  std::map<std::string, double> speedup;
+  std::set<std::string> evaluated;
+  bool any_failed = false;
+  for (const Trace& trace : traces) {
+    if (!is_trace_of(trace, solution) || !trace.evaluation) {
+      continue;
+    }
+    const std::string& uuid = trace.workload.uuid;
+    evaluated.insert(uuid);
+    any_failed = any_failed || trace.evaluation->status != EvaluationStatus::passed;
+    if (is_passed(trace) && trace.evaluation->performance->latency_ms == latency.at(uuid) &&
+        !speedup.contains(uuid)) {
+      speedup[uuid] = trace.evaluation->performance->speedup_factor;
+    }
+  }
+  if (evaluated.empty()) {
+    return Result{};
+  }
+  SpeedupMetrics metrics;
+  metrics.definitions = 1;
+  metrics.workloads = evaluated.size();
+  if (any_failed) {
+    return Result{std::move(metrics)};
+  }
+  double total = 0.0;
+  std::size_t wins = 0;
+  for (const auto& [uuid, value] : speedup) {
+    total += value;
+    wins += value > 1.0 ? 1 : 0;
+  }
+  const auto count = static_cast<double>(speedup.size());
+  metrics.avg_speedup = total / count;
+  metrics.win_rate = static_cast<double>(wins) / count;
+  metrics.success_rate = 1.0;
+  return Result{std::move(metrics)};
+}
+
 // The author's best solution score in each of `definition_names`, averaged.
+// One solution's score by some basis (score_solution, score_against_reference).
+using SolutionScorer = std::function<Expected<std::optional<SpeedupMetrics>>(const Solution&)>;
+
 Expected<std::optional<SpeedupMetrics>>
-score_author(const TraceSet& set, const SolutionIndex& index, std::string_view author,
-             std::string_view baseline_author, const std::vector<std::string>& definition_names) {
+score_author(const SolutionIndex& index, std::string_view author, const SolutionScorer& scorer,
+             const std::vector<std::string>& definition_names) {
   using Result = std::optional<SpeedupMetrics>;
   SpeedupMetrics total;
   for (const std::string& definition_name : definition_names) {
@@ -423,7 +478,7 @@ score_author(const TraceSet& set, const SolutionIndex& index, std::string_view a
       if (solution->author != author) {
         continue;
       }
-      FIB_TRY_ASSIGN(auto score, score_solution(set, index, *solution, baseline_author));
+      FIB_TRY_ASSIGN(auto score, scorer(*solution));
       if (score && (!best || score->avg_speedup > best->avg_speedup)) {
         best = std::move(score);
         best_name = solution->name;
@@ -516,26 +571,55 @@ Expected<std::optional<SpeedupMetrics>> TraceSet::get_author_score(std::string_v
                                                                    std::string_view baseline_author,
                                                                    const ScoreScope& scope) const {
   FIB_TRY_ASSIGN(const auto scope_names, scope_definitions(*this, scope));
-  return score_author(*this, SolutionIndex(*this), author, baseline_author, scope_names);
+  const SolutionIndex index(*this);
+  return score_author(
+      index, author,
+      [&](const Solution& solution) {
+        return score_solution(*this, index, solution, baseline_author);
+      },
+      scope_names);
 }
 
 Expected<std::vector<AuthorScore>> TraceSet::rank_authors(std::string_view baseline_author,
                                                           const ScoreScope& scope) const {
+  return rank_authors_by(SpeedupBasis::baseline_author, baseline_author, scope);
+}
+
+Expected<std::vector<AuthorScore>> TraceSet::rank_authors_by(SpeedupBasis basis,
+                                                             std::string_view baseline_author,
+                                                             const ScoreScope& scope) const {
   // Resolved up front, so a bad scope is an error even when there is no author to score.
   FIB_TRY_ASSIGN(const auto scope_names, scope_definitions(*this, scope));
   const SolutionIndex index(*this);
+  const SolutionScorer scorer = [&](const Solution& solution) {
+    return basis == SpeedupBasis::reference
+               ? score_against_reference(*this, solution)
+               : score_solution(*this, index, solution, baseline_author);
+  };
   std::set<std::string, std::less<>> authors;
   for (const Solution& solution : solutions) {
     authors.insert(solution.author);
   }
   std::vector<AuthorScore> out;
   for (const std::string& author : authors) {
-    FIB_TRY_ASSIGN(auto score, score_author(*this, index, author, baseline_author, scope_names));
+    FIB_TRY_ASSIGN(auto score, score_author(index, author, scorer, scope_names));
     if (score) {
       out.push_back(AuthorScore{author, std::move(*score)});
     }
   }
   std::sort(out.begin(), out.end(), ranks_before);
+  return out;
+}
+
+std::vector<std::string>
+TraceSet::definitions_without_baseline(std::string_view baseline_author) const {
+  const SolutionIndex index(*this);
+  std::vector<std::string> out;
+  for (const auto& [name, definition] : definitions) {
+    if (!index.of(name).empty() && !find_baseline(index, name, baseline_author)) {
+      out.push_back(name);
+    }
+  }
   return out;
 }
 

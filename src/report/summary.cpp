@@ -1,5 +1,7 @@
 #include "fib/report/summary.hpp"
 
+#include "report/report_text.hpp"
+
 #include <fib/base/codes.hpp>
 
 #include <fmt/format.h>
@@ -9,45 +11,98 @@
 #include <utility>
 
 namespace fib {
+
+using detail::error_json;
+using detail::failures_text;
+using detail::percent;
+using detail::render_table;
+using detail::statuses_json;
+
 namespace {
 
-Json error_json(const std::optional<Diagnostic>& diagnostic) {
-  if (!diagnostic) {
-    return nullptr;
+// Counts by status of every trace, and per author and per solution (authors and solutions without
+// traces are listed with zero).
+void count_results(const TraceSet& set, DatasetSummary& entry) {
+  std::map<std::string, ResultBreakdown> authors;
+  std::map<std::pair<std::string, std::string>, ResultBreakdown> solutions;
+  std::map<std::string, const Solution*, std::less<>> by_name;
+  for (const Solution& solution : set.solutions) {
+    by_name.emplace(solution.name, &solution);
+    ResultBreakdown& author = authors[solution.author];
+    author.name = solution.author;
+    author.author = solution.author;
+    ++author.solutions;
+    ResultBreakdown& row = solutions[{solution.author, solution.name}];
+    row = ResultBreakdown{solution.name, solution.author, solution.definition, 1, 0, {}};
   }
-  Json out = Json::object();
-  out["code"] = diagnostic->code;
-  out["message"] = diagnostic->message;
-  return out;
-}
-
-std::string percent(double rate) {
-  return fmt::format("{:.1f}%", rate * 100.0);
-}
-
-// Left-aligned columns separated by two spaces.
-std::string render_table(const std::vector<std::vector<std::string>>& rows,
-                         std::string_view indent) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    // The last cell of a row is not padded, so it does not widen its column.
-    for (std::size_t i = 0; i + 1 < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) {
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
+  for (const auto& [definition, traces] : set.traces) {
+    for (const Trace& trace : traces) {
+      if (!trace.evaluation) {
+        continue;
+      }
+      const std::string status(to_string(trace.evaluation->status));
+      ++entry.statuses[status];
+      const auto solution = by_name.find(trace.solution.value_or(""));
+      if (solution == by_name.end()) {
+        continue; // a trace of a solution the dataset does not have: counted in the total only
+      }
+      for (ResultBreakdown* row : {&authors[solution->second->author],
+                                   &solutions[{solution->second->author, solution->first}]}) {
+        ++row->traces;
+        ++row->statuses[status];
       }
     }
-    out += line + "\n";
   }
-  return out;
+  for (auto& [name, row] : authors) {
+    entry.authors.push_back(std::move(row));
+  }
+  for (auto& [key, row] : solutions) {
+    entry.solutions.push_back(std::move(row));
+  }
+}
+
+bool has_author(const TraceSet& set, std::string_view author) {
+  return std::any_of(set.solutions.begin(), set.solutions.end(),
+                     [&](const Solution& s) { return s.author == author; });
+}
+
+// The basis the options ask for, in this dataset.
+SpeedupBasis basis_for(const SummaryReportOptions& options, const TraceSet& set) {
+  switch (options.against) {
+  case SummaryBasis::baseline_author:
+    return SpeedupBasis::baseline_author;
+  case SummaryBasis::reference:
+    return SpeedupBasis::reference;
+  case SummaryBasis::automatic:
+    break;
+  }
+  return has_author(set, options.baseline_author) ? SpeedupBasis::baseline_author
+                                                  : SpeedupBasis::reference;
+}
+
+// The ranking error of the baseline basis, naming every definition without a baseline solution.
+Diagnostic baseline_error(Diagnostic d, const DatasetSummary& entry,
+                          const SummaryReportOptions& options) {
+  const auto& missing = entry.definitions_without_baseline;
+  if ((d.code == codes::k_score_no_baseline || d.code == codes::k_score_multiple_baselines) &&
+      missing.size() > 1) {
+    std::string names;
+    for (std::size_t i = 0; i < missing.size() && i < 20; ++i) {
+      names += fmt::format("{}{}", i == 0 ? "" : ", ", missing[i]);
+    }
+    if (missing.size() > 20) {
+      names += fmt::format(" and {} more", missing.size() - 20);
+    }
+    d.message +=
+        fmt::format(" ({} definitions in all lack exactly one: {})", missing.size(), names);
+  }
+  if (d.hint.empty()) {
+    d.hint = fmt::format("every definition with solutions needs exactly one solution by the "
+                         "baseline author \"{}\"; --baseline-author picks another one, "
+                         "--against reference ranks against the reference instead",
+                         options.baseline_author);
+  }
+  return d;
 }
 
 } // namespace
@@ -55,6 +110,7 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows,
 SummaryReport summarize_datasets(const SummaryReportOptions& options, DiagnosticSink& sink) {
   SummaryReport report;
   report.baseline_author = options.baseline_author;
+  report.against = options.against;
   for (const auto& root : options.datasets) {
     DatasetSummary entry;
     entry.dataset = root;
@@ -64,34 +120,77 @@ SummaryReport summarize_datasets(const SummaryReportOptions& options, Diagnostic
       report.datasets.push_back(std::move(entry));
       continue;
     }
-    auto summary = set->summary(options.baseline_author);
-    if (summary) {
-      entry.summary = std::move(*summary);
-    } else {
-      // The same counts TraceSet::summary computes before it ranks.
-      for (const auto& [name, traces] : set->traces) {
-        entry.summary.total += traces.size();
-        entry.summary.passed += static_cast<std::size_t>(
-            std::count_if(traces.begin(), traces.end(), [](const Trace& t) {
-              return t.evaluation && t.evaluation->status == EvaluationStatus::passed;
-            }));
+    // The counts TraceSet::summary computes before it ranks; they never depend on scoring.
+    for (const auto& [name, traces] : set->traces) {
+      entry.summary.total += traces.size();
+      entry.summary.passed +=
+          static_cast<std::size_t>(std::count_if(traces.begin(), traces.end(), [](const Trace& t) {
+            return t.evaluation && t.evaluation->status == EvaluationStatus::passed;
+          }));
+    }
+    entry.summary.failed = entry.summary.total - entry.summary.passed;
+    count_results(*set, entry);
+    entry.basis = basis_for(options, *set);
+    if (entry.basis == SpeedupBasis::baseline_author) {
+      entry.definitions_without_baseline =
+          set->definitions_without_baseline(options.baseline_author);
+    }
+    if (entry.summary.total > 0) {
+      auto rankings = set->rank_authors_by(entry.basis, options.baseline_author);
+      if (rankings) {
+        entry.summary.rankings = std::move(*rankings);
+      } else {
+        Diagnostic d = std::move(rankings).error();
+        if (d.file.empty()) {
+          d.file = root;
+        }
+        d = baseline_error(std::move(d), entry, options);
+        entry.ranking_error = d;
+        sink.report(std::move(d));
       }
-      entry.summary.failed = entry.summary.total - entry.summary.passed;
-      Diagnostic d = std::move(summary).error();
-      if (d.file.empty()) {
-        d.file = root;
-      }
-      if (d.code == codes::k_score_no_baseline && d.hint.empty()) {
-        d.hint = "every definition with solutions needs exactly one solution by the baseline "
-                 "author; --baseline-author picks another one";
-      }
-      entry.ranking_error = d;
-      sink.report(std::move(d));
     }
     report.datasets.push_back(std::move(entry));
   }
   return report;
 }
+
+namespace {
+
+std::size_t passed_of(const EvaluationCounts& statuses) {
+  const auto it = statuses.find("PASSED");
+  return it == statuses.end() ? 0 : it->second;
+}
+
+std::string render_breakdowns(const DatasetSummary& d) {
+  std::string out;
+  if (d.authors.empty()) {
+    return out;
+  }
+  out += "  by author:\n";
+  std::vector<std::vector<std::string>> rows{{"author", "solutions", "traces", "PASSED", "failed"}};
+  for (const ResultBreakdown& a : d.authors) {
+    rows.push_back({a.name, std::to_string(a.solutions), std::to_string(a.traces),
+                    std::to_string(passed_of(a.statuses)), failures_text(a.statuses)});
+  }
+  out += render_table(rows, "    ");
+  out += "  by solution:\n";
+  rows = {{"solution", "author", "definition", "traces", "PASSED", "failed"}};
+  for (const ResultBreakdown& s : d.solutions) {
+    rows.push_back({s.name, s.author, s.definition, std::to_string(s.traces),
+                    std::to_string(passed_of(s.statuses)), failures_text(s.statuses)});
+  }
+  out += render_table(rows, "    ");
+  return out;
+}
+
+std::string basis_text(const SummaryReport& report, const DatasetSummary& d) {
+  if (d.basis == SpeedupBasis::baseline_author) {
+    return fmt::format("baseline author \"{}\"", report.baseline_author);
+  }
+  return "the reference";
+}
+
+} // namespace
 
 std::string render_summary_text(const SummaryReport& report) {
   std::string out;
@@ -102,9 +201,20 @@ std::string render_summary_text(const SummaryReport& report) {
       continue;
     }
     const TraceSetSummary& s = d.summary;
-    out += fmt::format("  traces: {} total, {} passed, {} failed\n", s.total, s.passed, s.failed);
+    const std::string failures = failures_text(d.statuses);
+    out += fmt::format("  traces: {} total, {} passed, {} failed{}\n", s.total, s.passed, s.failed,
+                       failures.empty() ? "" : " (" + failures + ")");
+    out += render_breakdowns(d);
     if (d.ranking_error) {
       out += fmt::format("  rankings: not available ({})\n", d.ranking_error->code);
+      if (!d.definitions_without_baseline.empty()) {
+        out += fmt::format("  definitions without exactly one solution by baseline author "
+                           "\"{}\" ({}):\n",
+                           report.baseline_author, d.definitions_without_baseline.size());
+        for (const std::string& name : d.definitions_without_baseline) {
+          out += fmt::format("    {}\n", name);
+        }
+      }
       continue;
     }
     if (s.total == 0) {
@@ -112,11 +222,19 @@ std::string render_summary_text(const SummaryReport& report) {
       continue;
     }
     if (s.rankings.empty()) {
-      out += fmt::format("  rankings: none (no author has a score against \"{}\")\n",
-                         report.baseline_author);
+      out += fmt::format("  rankings: none (no author has a score against {})\n",
+                         basis_text(report, d));
       continue;
     }
-    out += fmt::format("  rankings against baseline author \"{}\":\n", report.baseline_author);
+    if (d.basis == SpeedupBasis::reference) {
+      out += fmt::format(
+          "  rankings against the reference (the speedups the traces record{}):\n",
+          report.against == SummaryBasis::automatic
+              ? fmt::format("; no solution by baseline author \"{}\"", report.baseline_author)
+              : std::string());
+    } else {
+      out += fmt::format("  rankings against baseline author \"{}\":\n", report.baseline_author);
+    }
     std::vector<std::vector<std::string>> rows{
         {"rank", "author", "avg_speedup", "win_rate", "success_rate", "definitions", "workloads"}};
     for (std::size_t i = 0; i < s.rankings.size(); ++i) {
@@ -144,8 +262,10 @@ Json summary_to_json(const SummaryReport& report) {
       entry["total"] = nullptr;
       entry["passed"] = nullptr;
       entry["failed"] = nullptr;
-      entry["rankings"] = nullptr;
-      entry["ranking_error"] = nullptr;
+      for (const char* key : {"statuses", "authors", "solutions", "against", "rankings",
+                              "definitions_without_baseline", "ranking_error"}) {
+        entry[key] = nullptr;
+      }
       datasets.push_back(std::move(entry));
       continue;
     }
@@ -153,6 +273,25 @@ Json summary_to_json(const SummaryReport& report) {
     entry["total"] = s.total;
     entry["passed"] = s.passed;
     entry["failed"] = s.failed;
+    entry["statuses"] = statuses_json(d.statuses);
+    Json authors = Json::array();
+    for (const ResultBreakdown& a : d.authors) {
+      authors.push_back(Json{{"author", a.name},
+                             {"solutions", a.solutions},
+                             {"traces", a.traces},
+                             {"statuses", statuses_json(a.statuses)}});
+    }
+    entry["authors"] = std::move(authors);
+    Json solutions = Json::array();
+    for (const ResultBreakdown& r : d.solutions) {
+      solutions.push_back(Json{{"solution", r.name},
+                               {"author", r.author},
+                               {"definition", r.definition},
+                               {"traces", r.traces},
+                               {"statuses", statuses_json(r.statuses)}});
+    }
+    entry["solutions"] = std::move(solutions);
+    entry["against"] = d.basis == SpeedupBasis::reference ? "reference" : "baseline_author";
     if (d.ranking_error) {
       entry["rankings"] = nullptr;
     } else {
@@ -176,143 +315,8 @@ Json summary_to_json(const SummaryReport& report) {
       }
       entry["rankings"] = std::move(rankings);
     }
+    entry["definitions_without_baseline"] = d.definitions_without_baseline;
     entry["ranking_error"] = error_json(d.ranking_error);
-    datasets.push_back(std::move(entry));
-  }
-  out["datasets"] = std::move(datasets);
-  return out;
-}
-
-BestReport best_traces(const BestReportOptions& options, DiagnosticSink& sink) {
-  BestReport report;
-  report.bounds = options.bounds;
-  std::set<std::string, std::less<>> seen;
-  bool any_loaded = false;
-  for (const auto& root : options.datasets) {
-    DatasetBest entry;
-    entry.dataset = root;
-    auto set = load_trace_set(root, sink);
-    if (!set) {
-      entry.load_error = std::move(set).error();
-      report.datasets.push_back(std::move(entry));
-      continue;
-    }
-    any_loaded = true;
-    std::vector<std::string> names;
-    if (options.definitions.empty()) {
-      for (const auto& [name, definition] : set->definitions) {
-        names.push_back(name);
-      }
-    } else {
-      std::set<std::string, std::less<>> wanted(options.definitions.begin(),
-                                                options.definitions.end());
-      for (const std::string& name : wanted) {
-        if (set->find_definition(name) != nullptr) {
-          names.push_back(name);
-          seen.insert(name);
-        }
-      }
-    }
-    for (const std::string& name : names) {
-      BestEntry best;
-      best.definition = name;
-      const Trace* trace = set->get_best_trace(name, {}, options.bounds);
-      if (trace != nullptr) {
-        best.found = true;
-        best.solution = trace->solution.value_or("");
-        if (const Solution* solution = set->find_solution(best.solution)) {
-          best.author = solution->author;
-        }
-        best.workload = trace->workload.uuid;
-        // get_best_trace only returns traces with performance data.
-        const Performance& p = *trace->evaluation->performance;
-        best.speedup_factor = p.speedup_factor;
-        best.latency_ms = p.latency_ms;
-        best.reference_latency_ms = p.reference_latency_ms;
-      }
-      entry.entries.push_back(std::move(best));
-    }
-    report.datasets.push_back(std::move(entry));
-  }
-  if (any_loaded) {
-    for (const std::string& name : options.definitions) {
-      if (!seen.contains(name)) {
-        sink.report(
-            make_diagnostic(codes::k_score_unknown_definition,
-                            fmt::format("definition \"{}\" is in none of the datasets", name)));
-        seen.insert(name); // once per name
-      }
-    }
-  }
-  return report;
-}
-
-std::string render_best_text(const BestReport& report) {
-  std::string out;
-  for (const DatasetBest& d : report.datasets) {
-    out += fmt::format("dataset {} (atol {}, rtol {})\n", d.dataset.string(),
-                       report.bounds.max_absolute_error, report.bounds.max_relative_error);
-    if (d.load_error) {
-      out += fmt::format("  not loaded: {}\n", d.load_error->code);
-      continue;
-    }
-    if (d.entries.empty()) {
-      out += "  no definitions\n";
-      continue;
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const BestEntry& e : d.entries) {
-      if (!e.found) {
-        rows.push_back({e.definition, "no PASSED trace within the bounds"});
-        continue;
-      }
-      rows.push_back({e.definition,
-                      fmt::format("{} ({})", e.solution, e.author.value_or("unknown author")),
-                      fmt::format("speedup {:.2f}x", e.speedup_factor),
-                      fmt::format("latency {:.3f} ms", e.latency_ms),
-                      fmt::format("reference {:.3f} ms", e.reference_latency_ms),
-                      fmt::format("workload {}", e.workload)});
-    }
-    out += render_table(rows, "  ");
-  }
-  return out;
-}
-
-Json best_to_json(const BestReport& report) {
-  Json out = Json::object();
-  out["fib_report"] = "best";
-  out["atol"] = report.bounds.max_absolute_error;
-  out["rtol"] = report.bounds.max_relative_error;
-  Json datasets = Json::array();
-  for (const DatasetBest& d : report.datasets) {
-    Json entry = Json::object();
-    entry["dataset"] = d.dataset.string();
-    entry["error"] = error_json(d.load_error);
-    if (d.load_error) {
-      entry["definitions"] = nullptr;
-      datasets.push_back(std::move(entry));
-      continue;
-    }
-    Json definitions = Json::array();
-    for (const BestEntry& e : d.entries) {
-      Json row = Json::object();
-      row["definition"] = e.definition;
-      if (e.found) {
-        row["solution"] = e.solution;
-        row["author"] = e.author ? Json(*e.author) : Json(nullptr);
-        row["workload"] = e.workload;
-        row["speedup_factor"] = e.speedup_factor;
-        row["latency_ms"] = e.latency_ms;
-        row["reference_latency_ms"] = e.reference_latency_ms;
-      } else {
-        for (const char* key : {"solution", "author", "workload", "speedup_factor", "latency_ms",
-                                "reference_latency_ms"}) {
-          row[key] = nullptr;
-        }
-      }
-      definitions.push_back(std::move(row));
-    }
-    entry["definitions"] = std::move(definitions);
     datasets.push_back(std::move(entry));
   }
   out["datasets"] = std::move(datasets);

@@ -61,6 +61,11 @@ struct SpeedupMetrics {
   std::map<std::string, std::string> best_solutions;
 };
 
+// What speedups are measured against: the baseline author's solution of each definition (the old
+// tool's scoring), or the definition's reference, whose latency every trace made by `fib run`
+// records beside the solution's (performance.speedup_factor = reference / solution).
+enum class SpeedupBasis { baseline_author, reference };
+
 // One row of a ranking.
 struct AuthorScore {
   std::string author;
@@ -136,6 +141,19 @@ struct TraceSet {
   rank_authors(std::string_view baseline_author = k_default_baseline_author,
                const ScoreScope& scope = {}) const;
 
+  // rank_authors for either basis. Against the reference, a solution's score is the mean of the
+  // speedup_factor of its lowest-latency PASSED trace on each workload it was evaluated on (any
+  // non-PASSED trace: every rate 0), an author's the mean over definitions of its best solution
+  // there, as against a baseline; no baseline solution is needed. Errors: `score.scope-conflict`,
+  // `score.unknown-definition`, `score.invalid-performance`, and for the baseline basis those of
+  // get_solution_score.
+  Expected<std::vector<AuthorScore>>
+  rank_authors_by(SpeedupBasis basis, std::string_view baseline_author = k_default_baseline_author,
+                  const ScoreScope& scope = {}) const;
+  // The definitions that have solutions but not exactly one by `baseline_author` (those
+  // get_solution_score fails on), in name order.
+  std::vector<std::string>
+  definitions_without_baseline(std::string_view baseline_author = k_default_baseline_author) const;
   // Trace counts and rank_authors(baseline_author) over everything. With no traces at all, the
   // counts are 0 and nothing is ranked (so nothing can fail). Errors: those of rank_authors, e.g.
   // `score.no-baseline` when a definition that has solutions lacks a baseline-author solution.
