@@ -4,6 +4,7 @@
 #include "exit_status.hpp"
 #include "render.hpp"
 
+#include <fib/report/fastp.hpp>
 #include <fib/report/merge.hpp>
 #include <fib/report/summary.hpp>
 
@@ -18,6 +19,7 @@ struct ReportCommand {
   CLI::App* subcommand = nullptr;
   CLI::App* summary = nullptr;
   CLI::App* best = nullptr;
+  CLI::App* fastp = nullptr;
   CLI::App* merge = nullptr;
   std::vector<std::string> datasets;
   std::string baseline_author = std::string(k_default_baseline_author);
@@ -26,6 +28,7 @@ struct ReportCommand {
   double atol = ErrorBounds{}.max_absolute_error;
   double rtol = ErrorBounds{}.max_relative_error;
   bool by_device = false;
+  std::string thresholds;
   std::string format = "text";
   std::string output;
   std::vector<std::string> inputs;
@@ -48,6 +51,10 @@ best     per definition (per device with --by-device), the PASSED trace with
          latency, errors, workload and device, and a warning when it was timed
          with --warmup 0 or --iterations 1; otherwise whether there are no
          traces, no PASSED trace, or none within the bounds.
+fastp    fast_p curves: per author, the share of all tasks (workloads of the
+         definitions) it solves correctly (PASSED within --atol/--rtol) with a
+         recorded speedup over the reference > p, for each p of --thresholds;
+         unattempted tasks count as not fast. Text, CSV or JSON.
 merge    copies definitions/ solutions/ workloads/ traces/ blob/ of each input
          into OUT. Identical files collapse; *.jsonl files are merged line by
          line without duplicate lines; any other file that differs is a conflict
@@ -63,6 +70,7 @@ Exit status: 0 ok, 1 a load, scoring or merge conflict error, 2 usage,
 Examples:
   fib report summary --dataset ds --dataset other-ds --format json
   fib report best --dataset ds --definitions gemm_n4096_k4096 --atol 1e-3
+  fib report fastp --dataset ds --format csv --thresholds 0,1,1.5,2
   fib report merge merged ds-a ds-b)TXT";
 
 void print_diagnostics(const DiagnosticList& list) {
@@ -98,6 +106,27 @@ void report_best(const ReportCommand& command, DiagnosticList& diagnostics) {
   print_diagnostics(diagnostics);
   write_all(stdout, command.format == "json" ? best_to_json(report).dump(2) + "\n"
                                              : render_best_text(report));
+}
+
+void report_fastp(const ReportCommand& command, DiagnosticList& diagnostics) {
+  FastpOptions options;
+  options.datasets = to_paths(command.datasets);
+  options.definitions = command.definitions;
+  options.bounds = ErrorBounds{command.atol, command.rtol};
+  if (!command.thresholds.empty()) {
+    auto thresholds = parse_fastp_thresholds(command.thresholds);
+    if (!thresholds) {
+      diagnostics.report(thresholds.error());
+      print_diagnostics(diagnostics);
+      return;
+    }
+    options.thresholds = std::move(*thresholds);
+  }
+  const FastpReport report = fastp_curves(options, diagnostics);
+  print_diagnostics(diagnostics);
+  write_all(stdout, command.format == "json"  ? fastp_to_json(report).dump(2) + "\n"
+                    : command.format == "csv" ? render_fastp_csv(report)
+                                              : render_fastp_text(report));
 }
 
 void report_merge(const ReportCommand& command, DiagnosticList& diagnostics) {
@@ -182,6 +211,25 @@ Subcommand register_report(CLI::App& app) {
   add_format(*command->best, *command);
   command->best->footer("See `fib report --help` and docs/report.md.");
 
+  command->fastp = sub->add_subcommand("fastp", "fast_p curves per author");
+  add_datasets(*command->fastp, *command);
+  command->fastp->add_option("--definitions", command->definitions, "Only these definitions")
+      ->type_name("NAME");
+  command->fastp
+      ->add_option("--atol", command->atol, "Largest absolute error that counts (default 0.01)")
+      ->check(CLI::NonNegativeNumber);
+  command->fastp
+      ->add_option("--rtol", command->rtol, "Largest relative error that counts (default 0.01)")
+      ->check(CLI::NonNegativeNumber);
+  command->fastp
+      ->add_option("--thresholds", command->thresholds,
+                   "Ascending speedups p, comma-separated (default 0,0.25,...,2,3,4,5,10)")
+      ->type_name("P,...");
+  command->fastp->add_option("--format", command->format, "text (default), csv or json")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "csv", "json"}));
+  command->fastp->footer("See `fib report --help` and docs/report.md.");
+
   command->merge = sub->add_subcommand("merge", "Merge datasets into OUT");
   command->merge->add_option("output", command->output, "The merged dataset (created if missing)")
       ->type_name("OUT")
@@ -200,6 +248,8 @@ int run_report(const ReportCommand& command) {
     report_summary(command, diagnostics);
   } else if (command.best->parsed()) {
     report_best(command, diagnostics);
+  } else if (command.fastp->parsed()) {
+    report_fastp(command, diagnostics);
   } else {
     report_merge(command, diagnostics);
   }
