@@ -63,6 +63,19 @@ On a terminal a status line shows progress and the time left.
 Exit status: 0 every evaluation PASSED, 1 some did not (or a workload could not
 be run), 2 usage, 3 I/O or environment (no worker, unwritable dataset).)TXT";
 
+// A compiler's line without the directories of the file it names ("/cache/…/src/main.cpp:3:1:
+// error: …" becomes "main.cpp:3:1: error: …"), so that the error itself fits the line.
+std::string without_directories(const std::string& line) {
+  const std::size_t colon = line.find(':');
+  const std::size_t space = line.find(' ');
+  const std::size_t slash = line.rfind('/', colon);
+  if (colon == std::string::npos || slash == std::string::npos || slash == 0 ||
+      (space != std::string::npos && space < colon)) {
+    return line;
+  }
+  return line.substr(slash + 1);
+}
+
 } // namespace
 
 Subcommand register_run(CLI::App& app) {
@@ -167,12 +180,11 @@ int run_run(const RunCommand& command) {
       detail = fmt::format("max abs error {:g}, max rel error {:g}",
                            c.value("max_absolute_error", 0.0), c.value("max_relative_error", 0.0));
     } else {
-      std::string log = evaluation.value("log", "");
-      while (!log.empty() && log.back() == '\n') {
-        log.pop_back();
+      // The line that says what went wrong (a compiler's first error, not ninja's last words).
+      detail = text_excerpt(without_directories(first_error_line(evaluation.value("log", ""))));
+      if (e.log_file) {
+        detail += fmt::format(" (whole log: {})", e.log_file->string());
       }
-      const auto last = log.rfind('\n');
-      detail = text_excerpt(last == std::string::npos ? log : log.substr(last + 1));
     }
     progress.print_result(stdout, fmt::format("{:<20}{} / {} / {}  {}",
                                               evaluation.value("status", "?"), e.definition,
@@ -188,6 +200,10 @@ int run_run(const RunCommand& command) {
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count, status);
   }
   std::string extra;
+  if (result.not_run > 0) {
+    counts +=
+        fmt::format("{}{} could not run (see above)", counts.empty() ? "" : "; ", result.not_run);
+  }
   if (result.replaced > 0) {
     extra += fmt::format("; {} older trace{} of the same evaluation replaced", result.replaced,
                          result.replaced == 1 ? "" : "s");

@@ -6,10 +6,12 @@
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/io/safetensors.hpp>
+#include <fib/util/atomic_file.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 
@@ -265,6 +267,10 @@ std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, Soluti
   const std::string key = m_solution.content_hash();
   if (const auto failed = m_impl.failed_builds.find(key); failed != m_impl.failed_builds.end()) {
     out.evaluation = by_fib("COMPILE_ERROR", failed->second);
+    if (const auto file = m_impl.failed_build_logs.find(key);
+        file != m_impl.failed_build_logs.end()) {
+      out.log_file = file->second;
+    }
     return std::nullopt;
   }
   Json solution_json = solution_request(m_solution);
@@ -275,6 +281,11 @@ std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, Soluti
   detail::JobResult built = worker.run_job(std::move(build_request), m_options.build_timeout);
   if (auto log = compile_error_log(built.outcome, built.reply, m_options.build_timeout)) {
     m_impl.failed_builds[key] = *log;
+    if (auto written = write_file_atomically(compile_log_path(m_options.cache, key), *log,
+                                             Overwrite::allowed)) {
+      m_impl.failed_build_logs[key] = *written;
+      out.log_file = *written;
+    }
     out.evaluation = by_fib("COMPILE_ERROR", std::move(*log));
     return std::nullopt;
   }
@@ -341,6 +352,10 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
   if (const auto failed = m_impl.failed_builds.find(m_solution.content_hash());
       failed != m_impl.failed_builds.end()) {
     out.evaluation = by_fib("COMPILE_ERROR", failed->second);
+    if (const auto file = m_impl.failed_build_logs.find(failed->first);
+        file != m_impl.failed_build_logs.end()) {
+      out.log_file = file->second;
+    }
     return out;
   }
   auto judging = m_impl.judging_place();
@@ -562,6 +577,35 @@ ReferenceRunner::BuildResult ReferenceRunner::build_solution(const Solution& sol
     }
   }
   return result;
+}
+
+std::filesystem::path compile_log_path(const std::filesystem::path& cache,
+                                       const std::string& content_hash) {
+  return cache / "logs" / (content_hash + ".compile.log");
+}
+
+std::string first_error_line(std::string_view log) {
+  std::string_view last;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    std::size_t end = log.find('\n', start);
+    end = end == std::string_view::npos ? log.size() : end;
+    std::string_view line = log.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') {
+      line.remove_suffix(1);
+    }
+    std::string lower(line);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("error:") != std::string::npos) {
+      return std::string(line);
+    }
+    if (line.find_first_not_of(" \t") != std::string_view::npos) {
+      last = line;
+    }
+    start = end + 1;
+  }
+  return std::string(last);
 }
 
 } // namespace fib

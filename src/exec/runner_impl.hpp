@@ -144,7 +144,8 @@ public:
     return m_workload_reference->info();
   }
 
-  std::map<std::string, std::string> failed_builds; // solution hash → compile log
+  std::map<std::string, std::string> failed_builds;               // solution hash → compile log
+  std::map<std::string, std::filesystem::path> failed_build_logs; // solution hash → log file
 
   // The reference's run on `workload` of `definition`, when this runner made it; runs of another
   // definition are forgotten (and their files removed) when a new one is asked for.

@@ -168,7 +168,39 @@ struct Execution {
   const RunObserver& observer;
   RunResult& result;
   std::size_t number = 0;
+  // Diagnostics already given, by definition, code and text: where result.diagnostics has the
+  // first, and how many more there were.
+  std::map<std::string, std::pair<std::size_t, std::size_t>> given;
 };
+
+// Adds an evaluation's diagnostic, or counts it when the same one (code and text) was given for
+// this definition already: a reference that cannot run fails alike for every solution and often
+// on every workload. The first one says where: "DEF / workload UUID: …", with the solution too
+// when the problem is the solution's own (not the inputs' or the reference's).
+void add_once(Execution& run, const Definition& definition, const Solution& solution,
+              const std::string& uuid, Diagnostic d) {
+  const std::string key = definition.name + '\n' + d.code + '\n' + d.message;
+  const auto [it, added] = run.given.try_emplace(key, run.result.diagnostics.size(), 0);
+  if (!added) {
+    ++it->second.second;
+    return;
+  }
+  const bool solution_free = d.code == codes::k_run_reference || d.code == codes::k_run_inputs;
+  d.message = solution_free ? fmt::format("{} / workload {}: {}", definition.name, uuid, d.message)
+                            : fmt::format("{} / {} / workload {}: {}", definition.name,
+                                          solution.name, uuid, d.message);
+  run.result.diagnostics.push_back(std::move(d));
+}
+
+// Says how often each deduplicated diagnostic repeated.
+void note_repeats(Execution& run) {
+  for (const auto& [key, place] : run.given) {
+    if (place.second > 0) {
+      run.result.diagnostics[place.first].message += fmt::format(
+          " (the same for {} more evaluation{})", place.second, place.second == 1 ? "" : "s");
+    }
+  }
+}
 
 // Writes one evaluation's trace line; KeepGoing::no when it could not be written.
 KeepGoing write_trace(Execution& run, const PlannedPair& pair, const std::string& line,
@@ -218,11 +250,10 @@ KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
       return KeepGoing::no;
     }
     for (auto& d : evaluated.diagnostics) {
-      d.message =
-          fmt::format("{} / {} / workload {}: {}", definition.name, solution.name, uuid, d.message);
-      run.result.diagnostics.push_back(std::move(d));
+      add_once(run, definition, solution, uuid, std::move(d));
     }
     if (!evaluated.evaluation) {
+      ++run.result.not_run;
       continue;
     }
     Json trace = Json::object();
@@ -241,7 +272,8 @@ KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
     }
     if (run.observer.evaluated) {
       run.observer.evaluated(RunEvaluation{definition.name, solution.name, solution.author, uuid,
-                                           std::move(trace), trace_file, step.number, step.total});
+                                           std::move(trace), trace_file, step.number, step.total,
+                                           evaluated.log_file});
     }
   }
   return KeepGoing::yes;
@@ -352,7 +384,7 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
   if (plan.counts.to_run > 0) {
     warn_about_settings(options.evaluate, result);
   }
-  Execution run{options, evaluate, settings, settings_text, runner, observer, result};
+  Execution run{options, evaluate, settings, settings_text, runner, observer, result, 0, {}};
   for (std::size_t first = 0; first < plan.pairs.size();) {
     std::size_t last = first;
     while (last < plan.pairs.size() &&
@@ -363,11 +395,13 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
                               evaluate);
     for (std::size_t i = first; i < last; ++i) {
       if (run_pair(run, plan.pairs[i]) == KeepGoing::no) {
+        note_repeats(run);
         return result;
       }
     }
     first = last;
   }
+  note_repeats(run);
   return result;
 }
 

@@ -136,7 +136,22 @@ struct SolutionEvaluation {
   std::optional<Json> evaluation; // {"status", "environment", "timestamp", "log", ...}
   // Why nothing could be evaluated (`run.inputs`, `run.reference`, `worker.unavailable`, …).
   std::vector<Diagnostic> diagnostics;
+  // A COMPILE_ERROR's whole build log, as fib wrote it (compile_log_path); nullopt when it could
+  // not be written or the status is another.
+  std::optional<std::filesystem::path> log_file;
 };
+
+// Where fib keeps the build log of a solution whose build failed:
+// CACHE/logs/<content hash>.compile.log. Outside the solution's cache entry, so no code of the
+// solution's can change it.
+std::filesystem::path compile_log_path(const std::filesystem::path& cache,
+                                       const std::string& content_hash);
+
+// The line of a build log that says what went wrong: the first one containing "error:" in any
+// case (a compiler's `file:line: error: …`, nvcc's `file(line): error: …`, Python's
+// `SyntaxError: …`), else the last line that is not blank; "" for a blank log. The line is given
+// without its end-of-line.
+std::string first_error_line(std::string_view log);
 
 class EvaluationSteps;
 

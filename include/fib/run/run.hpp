@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,8 @@ struct RunEvaluation {
   std::filesystem::path trace_file; // relative to the dataset root
   std::size_t number = 0;           // as in RunStep
   std::size_t total = 0;
+  // A COMPILE_ERROR's whole build log (SolutionEvaluation::log_file).
+  std::optional<std::filesystem::path> log_file;
 };
 
 // What run_solutions says while it works; any member may be empty.
@@ -103,6 +106,10 @@ struct RunResult {
   std::size_t evaluations = 0;
   RunPlanCounts plan;
   std::size_t replaced = 0; // older traces of the same evaluation that a new one replaced
+  // Evaluations that made no trace (their inputs or reference failed: the diagnostics say why).
+  // A diagnostic that would repeat for the same definition is given once, with "(the same for N
+  // more evaluations)" appended.
+  std::size_t not_run = 0;
   std::vector<std::filesystem::path> trace_files; // written (relative to the dataset root)
   // The dataset, inputs, references, writes. The caller tells "could not run" (the dataset
   // unreadable, no worker, a failed write) from findings by their codes (count_diagnostics).
