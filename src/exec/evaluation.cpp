@@ -165,7 +165,7 @@ Json output_specs(const std::filesystem::path& expected, const OrderedMap<Tensor
 Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Definition& definition,
                                      const SmokePlan& plan, const EvaluateOptions& options,
                                      const JudgingPlace& judging,
-                                     std::vector<Diagnostic>& diagnostics) {
+                                     std::vector<Diagnostic>& diagnostics, std::uint64_t seed = 0) {
   // The scratch directory exists once the worker runs.
   if (auto problem = worker.start()) {
     diagnostics.push_back(*problem);
@@ -184,7 +184,8 @@ Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Defini
                {"plan", to_json(plan)},
                {"directory", (worker.scratch_inside() / directory).string()},
                {"warmup", options.warmup},
-               {"iterations", options.iterations}};
+               {"iterations", options.iterations},
+               {"seed", seed}};
   detail::JobResult result = worker.run_job(std::move(request), worker.options().job_timeout);
   if (result.outcome.verdict != ReferenceVerdict::ok) {
     for (auto& d : result.outcome.diagnostics) {
@@ -229,6 +230,18 @@ Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Defini
   return run;
 }
 
+// Whether another seed changes some input of the plan (random values or random indices); inputs
+// read from files, scalars and the fixed index patterns stay as they are.
+bool has_random_input(const SmokePlan& plan) {
+  return std::any_of(plan.inputs.begin(), plan.inputs.end(), [](const PlannedInput& input) {
+    return input.fill == InputFill::random_normal || input.fill == InputFill::probabilities ||
+           input.fill == InputFill::random_bool || input.fill == InputFill::indices;
+  });
+}
+
+// The seed of the perturbed inputs (the workload's own inputs use 0).
+constexpr std::uint64_t k_perturbed_seed = 1;
+
 } // namespace
 
 class EvaluationSteps {
@@ -253,7 +266,18 @@ private:
   check_timed_call(detail::WorkerProcess& worker, const ReferenceRun& reference,
                    const JudgingPlace& judging, const detail::JobResult& result, const Json& kinds);
   SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
-                           const JudgingPlace& judging, const detail::JobResult& result);
+                           const JudgingPlace& judging, const detail::JobResult& result,
+                           std::size_t calls);
+  std::optional<SolutionEvaluation> check_same_addresses(detail::WorkerProcess& worker,
+                                                         const ReferenceRun& perturbed,
+                                                         const JudgingPlace& judging,
+                                                         const detail::JobResult& result);
+  std::optional<SolutionEvaluation> check_perturbed(detail::WorkerProcess& worker,
+                                                    const ReferenceRun& perturbed,
+                                                    const Json& solution_json);
+  Json outputs_request(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                       const JudgingPlace& judging, Json solution_json, int warmup,
+                       int iterations) const;
 
   ReferenceRunner::Impl& m_impl;
   const Definition& m_definition;
@@ -386,8 +410,13 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     return out;
   }
   detail::WorkerProcess& solution_worker = **worker;
+  const ReferenceRun* perturbed = cached->perturbed ? &*cached->perturbed : nullptr;
   const auto handed = [&]() -> Expected<std::filesystem::path> {
     FIB_TRY(detail::make_job_directory(solution_worker.scratch(), judging->job));
+    if (perturbed != nullptr) {
+      FIB_TRY(detail::put_file(perturbed->inputs, solution_worker.scratch(), judging->job,
+                               "perturbed.safetensors"));
+    }
     return detail::put_file(reference->inputs, solution_worker.scratch(), judging->job,
                             "inputs.safetensors");
   }();
@@ -395,22 +424,127 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     out.diagnostics.push_back(handed.error());
     return out;
   }
-  Json request{{"job", "solution_outputs"},
-               {"name", m_definition.name},
-               {"reference", ""},
-               {"inputs", names_of(m_definition.inputs)},
-               {"outputs", names_of(m_definition.outputs)},
-               {"solution", std::move(*solution_json)},
-               {"cache", m_options.cache.string()},
-               {"directory", (solution_worker.scratch_inside() / judging->job).string()},
-               {"scalars", reference->scalars},
-               {"output_specs", output_specs(reference->expected, m_definition.outputs)},
-               {"warmup", m_options.warmup},
-               {"iterations", m_options.iterations},
-               {"keep_a_timed_call", true}};
+  Json request = outputs_request(solution_worker, *reference, *judging, *solution_json,
+                                 m_options.warmup, m_options.iterations);
+  request["perturbed"] = perturbed != nullptr;
   const detail::JobResult result =
       solution_worker.run_job(std::move(request), m_impl.options().job_timeout);
-  return judge(solution_worker, *reference, *judging, result);
+  SolutionEvaluation judged = judge(solution_worker, *reference, *judging, result,
+                                    static_cast<std::size_t>(std::max(m_options.iterations, 1)));
+  if (perturbed == nullptr || !judged.evaluation ||
+      judged.evaluation->value("status", "") != "PASSED") {
+    return judged;
+  }
+  if (auto failed = check_same_addresses(solution_worker, *perturbed, *judging, result)) {
+    return std::move(*failed);
+  }
+  if (auto failed = check_perturbed(solution_worker, *perturbed, *solution_json)) {
+    return std::move(*failed);
+  }
+  return judged;
+}
+
+// The call the worker made after the timed ones, on the same input tensors with the perturbed
+// values copied into them (perturbed_got.safetensors): it must match the reference's outputs on
+// those values. A solution that memoizes outputs on input addresses hands back the stale ones
+// here, whatever the allocator does. nullopt when it matches.
+std::optional<SolutionEvaluation>
+EvaluationSteps::check_same_addresses(detail::WorkerProcess& worker, const ReferenceRun& perturbed,
+                                      const JudgingPlace& judging,
+                                      const detail::JobResult& result) {
+  SolutionEvaluation out;
+  const std::filesystem::path copy =
+      judging.directory / (judging.job + "-perturbed-got.safetensors");
+  const RemovedAtExit removed{copy};
+  auto got = detail::take_file(worker.scratch(), judging.job, "perturbed_got.safetensors", copy);
+  if (!got) {
+    out.evaluation =
+        by_fib("RUNTIME_ERROR",
+               "[fib] the call on perturbed inputs left no outputs: " + got.error().message);
+    return out;
+  }
+  const Json kinds = detail::field(detail::field(result.reply, "result"), "kinds");
+  const OutputComparison compared =
+      compare_outputs(perturbed.expected, names_of_vector(m_definition.outputs), *got,
+                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
+                      m_options.tolerance_table);
+  if (compared.unreadable) {
+    out.evaluation =
+        by_fib("RUNTIME_ERROR", "[fib] the call on perturbed inputs: " + *compared.unreadable);
+    return out;
+  }
+  if (compared.status.empty()) {
+    return std::nullopt;
+  }
+  out.evaluation = by_fib(
+      compared.status,
+      fmt::format("[fib] the outputs do not follow the inputs: the solution passed on the "
+                  "workload's inputs, then the same input tensors were given other values (its "
+                  "random inputs drawn with seed {}) and its outputs did not change with them. "
+                  "Memoizing outputs on input addresses, or reusing an earlier result, does "
+                  "this.\n{}",
+                  k_perturbed_seed, compared.log));
+  if (compared.status == "INCORRECT_NUMERICAL") {
+    (*out.evaluation)["correctness"] = Json{{"max_relative_error", compared.max_relative_error},
+                                            {"max_absolute_error", compared.max_absolute_error},
+                                            {"extra", nullptr}};
+  }
+  return out;
+}
+
+Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                                      const JudgingPlace& judging, Json solution_json, int warmup,
+                                      int iterations) const {
+  return Json{{"job", "solution_outputs"},
+              {"name", m_definition.name},
+              {"reference", ""},
+              {"inputs", names_of(m_definition.inputs)},
+              {"outputs", names_of(m_definition.outputs)},
+              {"solution", std::move(solution_json)},
+              {"cache", m_options.cache.string()},
+              {"directory", (worker.scratch_inside() / judging.job).string()},
+              {"scalars", reference.scalars},
+              {"output_specs", output_specs(reference.expected, m_definition.outputs)},
+              {"warmup", warmup},
+              {"iterations", iterations},
+              {"keep_a_timed_call", true}};
+}
+
+// The solution once more, in the same process, on the workload's inputs drawn with another seed
+// (new values, in new tensors): its outputs must match the reference's on those. A solution that
+// hands back an earlier result, or memoizes results on input addresses (which the allocator gives
+// out again), passes on the first inputs and fails here. nullopt when it passes.
+std::optional<SolutionEvaluation> EvaluationSteps::check_perturbed(detail::WorkerProcess& worker,
+                                                                   const ReferenceRun& perturbed,
+                                                                   const Json& solution_json) {
+  auto judging = m_impl.judging_place();
+  if (!judging) {
+    return std::nullopt; // no place to judge in: the check is skipped, as without random inputs
+  }
+  const auto handed = [&]() -> Expected<std::filesystem::path> {
+    FIB_TRY(detail::make_job_directory(worker.scratch(), judging->job));
+    return detail::put_file(perturbed.inputs, worker.scratch(), judging->job, "inputs.safetensors");
+  }();
+  if (!handed) {
+    return std::nullopt;
+  }
+  const detail::JobResult result =
+      worker.run_job(outputs_request(worker, perturbed, *judging, solution_json, 0, 1),
+                     m_impl.options().job_timeout);
+  SolutionEvaluation second = judge(worker, perturbed, *judging, result, 1);
+  if (!second.evaluation) {
+    return second; // the worker misbehaved: its diagnostics
+  }
+  const std::string status = second.evaluation->value("status", "");
+  if (status == "PASSED") {
+    return std::nullopt;
+  }
+  (*second.evaluation)["log"] = fmt::format(
+      "[fib] the outputs do not follow the inputs: the solution passed on the workload's inputs, "
+      "then failed ({}) on the same workload with other random inputs (seed {}), in new "
+      "tensors. Reusing an earlier result or memoizing on input addresses does this.\n{}",
+      status, k_perturbed_seed, second.evaluation->value("log", ""));
+  return second;
 }
 
 // The evaluation of the solution's job: its end (timeout, crash, protocol), its own report
@@ -418,7 +552,7 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
 SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
                                           const ReferenceRun& reference,
                                           const JudgingPlace& judging,
-                                          const detail::JobResult& result) {
+                                          const detail::JobResult& result, std::size_t calls) {
   SolutionEvaluation out;
   for (const auto& d : result.outcome.diagnostics) {
     if (d.code == codes::k_smoke_timeout) {
@@ -493,7 +627,6 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
     }
     return out;
   }
-  const std::size_t calls = static_cast<std::size_t>(std::max(m_options.iterations, 1));
   if (auto timed_problem = check_timed_call(worker, reference, judging, result, kinds)) {
     return std::move(*timed_problem);
   }
@@ -517,12 +650,26 @@ CachedReference EvaluationSteps::reference_on(ReferenceRunner::Impl& impl,
                                               const EvaluateOptions& options,
                                               const JudgingPlace& judging) {
   CachedReference cached;
-  auto ran = run_reference(impl.workload_reference(options.dataset_root), definition, plan, options,
-                           judging, cached.diagnostics);
+  detail::WorkerProcess& worker = impl.workload_reference(options.dataset_root);
+  auto ran = run_reference(worker, definition, plan, options, judging, cached.diagnostics);
   if (ran) {
     cached.run = std::move(*ran);
   } else if (cached.diagnostics.empty()) {
     cached.diagnostics.push_back(ran.error());
+  }
+  // The same workload with other random inputs, for check_perturbed: outputs only (one untimed
+  // call and one timed call, as the protocol has it). A failure there only skips the check.
+  if (cached.run && has_random_input(plan)) {
+    if (auto place = impl.judging_place()) {
+      EvaluateOptions once = options;
+      once.warmup = 0;
+      once.iterations = 1;
+      std::vector<Diagnostic> ignored;
+      if (auto perturbed =
+              run_reference(worker, definition, plan, once, *place, ignored, k_perturbed_seed)) {
+        cached.perturbed = std::move(*perturbed);
+      }
+    }
   }
   return cached;
 }

@@ -44,6 +44,10 @@ struct ReferenceRun {
 struct CachedReference {
   std::optional<ReferenceRun> run;
   std::vector<Diagnostic> diagnostics;
+  // The reference on the same workload with other random inputs (seed 1), for the check that a
+  // solution's outputs follow its inputs (docs/run.md, "Outputs that do not follow the inputs").
+  // nullopt when the workload has no random input to change, or that run failed.
+  std::optional<ReferenceRun> perturbed;
 };
 
 // Past this many bytes of remembered reference files, prepare_references stops running ahead.
@@ -153,10 +157,12 @@ public:
                                           const std::string& workload) {
     if (definition != m_reference_definition) {
       for (const auto& [uuid, cached] : m_reference_runs) {
-        if (cached.run) {
-          std::error_code ec;
-          std::filesystem::remove(cached.run->inputs, ec);
-          std::filesystem::remove(cached.run->expected, ec);
+        for (const auto* run : {&cached.run, &cached.perturbed}) {
+          if (*run) {
+            std::error_code ec;
+            std::filesystem::remove((*run)->inputs, ec);
+            std::filesystem::remove((*run)->expected, ec);
+          }
         }
       }
       m_reference_runs.clear();
@@ -167,11 +173,13 @@ public:
     return it == m_reference_runs.end() ? nullptr : &it->second;
   }
   const CachedReference& remember_reference(const std::string& workload, CachedReference cached) {
-    if (cached.run) {
-      std::error_code ec;
-      for (const auto& file : {cached.run->inputs, cached.run->expected}) {
-        const auto size = std::filesystem::file_size(file, ec);
-        m_reference_bytes += ec ? 0 : size;
+    for (const auto* run : {&cached.run, &cached.perturbed}) {
+      if (*run) {
+        std::error_code ec;
+        for (const auto& file : {(*run)->inputs, (*run)->expected}) {
+          const auto size = std::filesystem::file_size(file, ec);
+          m_reference_bytes += ec ? 0 : size;
+        }
       }
     }
     return m_reference_runs[workload] = std::move(cached);

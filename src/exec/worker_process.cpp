@@ -623,7 +623,9 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
   const std::uint64_t id = fresh_job_id();
   request["id"] = id;
   request["device"] = std::string(to_string(options().device));
-  request["seed"] = options().seed;
+  if (!request.contains("seed")) {
+    request["seed"] = options().seed; // a job may ask for its own (the perturbed inputs' run)
+  }
   const auto deadline = Clock::now() + timeout;
   const Json iterations = field(request, "iterations");
   TimingRound round;

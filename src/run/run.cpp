@@ -352,6 +352,7 @@ Json run_settings(const RunOptions& options) {
   settings["rtol"] = options.evaluate.rtol;
   settings["tolerance"] =
       options.evaluate.tolerance_table == ToleranceTable::on ? "per-dtype" : "fixed";
+  settings["perturbed_inputs"] = true; // the check that outputs follow the inputs (docs/run.md)
   return settings;
 }
 

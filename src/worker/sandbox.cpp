@@ -360,7 +360,8 @@ Json run_solution_outputs(SandboxInterpreter& impl, Job& job) {
                             r.at("directory").get<std::string>(), job.inputs,
                             python_value(impl, r, "scalars"), python_value(impl, r, "output_specs"),
                             job.device(), r.value("warmup", 3), r.value("iterations", 10),
-                            impl.channel(job.channel, python_value(impl, r, "id")))
+                            impl.channel(job.channel, python_value(impl, r, "id")),
+                            r.value("perturbed", false))
           .cast<std::string>();
   Json out = reply(r, "ok", Json::array());
   out["result"] = Json::parse(text);

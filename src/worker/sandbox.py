@@ -419,9 +419,12 @@ def reference_outputs(reference, args, input_names, output_names, directory, dev
     return json.dumps({"scalars": scalars})
 
 def solution_outputs(cache, solution, directory, input_names, scalars, output_specs, device,
-                     warmup, iterations, channel):
+                     warmup, iterations, channel, perturbed=False):
     """The solution on the inputs in directory/inputs.safetensors: got.safetensors (its values
     under "0", "1", ...), then its timed calls (the one fib asks for saved as timed.safetensors).
+    With `perturbed`, then once more on one fresh copy of the inputs, and again on the same
+    tensors after the values of directory/perturbed.safetensors were copied into them (the same
+    addresses, other values): that call's outputs go to perturbed_got.safetensors.
     JSON text: {"kinds": [...], "log": build log} or
     {"compile_error": log} or {"runtime_error": traceback}."""
     import json
@@ -453,6 +456,19 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
             save_tensors(os.path.join(directory, "timed.safetensors"),
                          [(str(i), v) for i, v in enumerate(result) if isinstance(v, torch.Tensor)])
         timed(channel, call, prepare, warmup, iterations, device, keep)
+        if perturbed:
+            other = load_tensors(os.path.join(directory, "perturbed.safetensors"), device)
+            inputs, outs = prepare()
+            with torch.no_grad():
+                call(inputs, outs)
+                for i, name in enumerate(input_names):
+                    if name in other and isinstance(inputs[i], torch.Tensor):
+                        inputs[i].copy_(other[name])
+                again = call(inputs, prepare()[1])
+            if device == "cuda":
+                torch.cuda.synchronize()
+            save_tensors(os.path.join(directory, "perturbed_got.safetensors"),
+                         [(str(i), v) for i, v in enumerate(again) if isinstance(v, torch.Tensor)])
     except BaseException:
         return json.dumps({"runtime_error": clip(log + traceback.format_exc())})
     return json.dumps({"kinds": kinds, "log": clip(log)})

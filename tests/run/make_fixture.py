@@ -17,6 +17,10 @@ Solutions (author `fixture` unless noted):
   py_hangs          python, loops forever                                   → TIMEOUT
   py_sleeps_n32     python, sleeps 10 minutes on the n=32 workload, else x * w → PASSED, and
                     TIMEOUT there (what a run can be killed in the middle of)
+  py_reuses_result  python, returns the first result it made for each shape again → PASSED on
+                    the workload's inputs, INCORRECT_NUMERICAL on fib's perturbed inputs
+  py_memo_pointer   python, memoizes x * w on the inputs' data pointers   → the same, when
+                    the allocator hands the perturbed inputs the addresses of earlier ones
   cuda_scale        cuda, binding torch: kernel.cu (nvcc) + main.cpp           → compiles here;
                     without a GPU its launch fails                          → RUNTIME_ERROR
   baseline_py       author `baseline`, python, returns x * w                → PASSED
@@ -131,6 +135,18 @@ SOLUTIONS = {
     "py_sleeps_n32": ("python", None, False,
                       {"main.py": "import time\n\ndef run(x, w):\n    if x.shape[0] == 32:\n"
                                   "        time.sleep(600)\n    return x * w\n"}),
+    "py_reuses_result": ("python", None, False,
+                         {"main.py": "_first = {}\n\ndef run(x, w):\n"
+                                     "    key = tuple(x.shape)\n"
+                                     "    if key not in _first:\n"
+                                     "        _first[key] = x * w\n"
+                                     "    return _first[key].clone()\n"}),
+    "py_memo_pointer": ("python", None, False,
+                        {"main.py": "_memo = {}\n\ndef run(x, w):\n"
+                                    "    key = (x.data_ptr(), w.data_ptr(), tuple(x.shape))\n"
+                                    "    if key not in _memo:\n"
+                                    "        _memo[key] = x * w\n"
+                                    "    return _memo[key].clone()\n"}),
     "cuda_scale": ("cuda", "torch", False,
                    {"main.cpp": CUDA_MAIN, "kernel.h": CUDA_HEADER, "kernel.cu": CUDA_KERNEL}),
     "baseline_py": ("python", None, False, {"main.py": "def run(x, w):\n    return w * x\n"}),

@@ -55,8 +55,8 @@ struct RunOptions {
 
 // The settings of a run, recorded in each trace it writes (`evaluation.settings`) and compared by
 // --resume: {"device", "warmup", "iterations", "atol", "rtol", "tolerance": "fixed" or
-// "per-dtype"}. Only what changes a result is in it (not the timeout, the memory limit or the
-// sandbox).
+// "per-dtype", "perturbed_inputs": true (the outputs were checked on perturbed inputs too)}. Only
+// what changes a result is in it (not the timeout, the memory limit or the sandbox).
 Json run_settings(const RunOptions& options);
 
 // How the run's evaluations divide before the first one starts.

@@ -86,11 +86,11 @@ TEST(RunSettingsRecord, NamesWhatChangesAResultAndNothingElse) {
   options.evaluate.tolerance_table = ToleranceTable::on;
   EXPECT_EQ(
       run_settings(options).dump(),
-      R"({"device":"cuda","warmup":0,"iterations":7,"atol":0.5,"rtol":0.25,"tolerance":"per-dtype"})");
+      R"({"device":"cuda","warmup":0,"iterations":7,"atol":0.5,"rtol":0.25,"tolerance":"per-dtype","perturbed_inputs":true})");
   options.evaluate.tolerance_table = ToleranceTable::off;
   options.evaluate.build_timeout = std::chrono::milliseconds(1);
   EXPECT_EQ(run_settings(options)["tolerance"], "fixed");
-  EXPECT_EQ(run_settings(options).size(), 6u);
+  EXPECT_EQ(run_settings(options).size(), 7u);
 }
 
 } // namespace
