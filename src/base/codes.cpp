@@ -373,6 +373,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_report_invalid, error, L, D, "a report JSON does not match the report model"},
     {codes::k_run_inputs, error, F, D,
      "run: a workload's inputs cannot be built (a blob is missing or does not fit the shape)"},
+    {codes::k_run_red_flag, warning, F, D,
+     "run: a solution's source does something that games or escapes the timing (a side stream or "
+     "thread, torch ops or the reference inside a compiled kernel, a try/except fallback)"},
     {codes::k_run_reference, error, F, D,
      "run: the definition's reference does not build, so its solutions cannot be evaluated"},
     {codes::k_run_settings, warning, F, D,

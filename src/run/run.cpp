@@ -2,6 +2,7 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/model/trace_set.hpp>
+#include <fib/run/red_flags.hpp>
 #include <fib/run/trace_append.hpp>
 #include <fib/util/path_safety.hpp>
 #include <fib/util/sha256.hpp>
@@ -384,6 +385,14 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
   }
   if (plan.counts.to_run > 0) {
     warn_about_settings(options.evaluate, result);
+  }
+  std::set<const Solution*> read;
+  for (const PlannedPair& pair : plan.pairs) {
+    if (read.insert(pair.solution).second) {
+      for (Diagnostic& d : solution_red_flags(*pair.solution)) {
+        result.diagnostics.push_back(std::move(d));
+      }
+    }
   }
   Execution run{options, evaluate, settings, settings_text, runner, observer, result, 0, {}};
   for (std::size_t first = 0; first < plan.pairs.size();) {

@@ -293,6 +293,7 @@ inline constexpr std::string_view k_reference_build_failed = "reference.build-fa
 inline constexpr std::string_view k_reference_ok = "reference.ok";
 inline constexpr std::string_view k_run_inputs = "run.inputs";
 inline constexpr std::string_view k_run_reference = "run.reference";
+inline constexpr std::string_view k_run_red_flag = "run.red-flag";
 inline constexpr std::string_view k_run_settings = "run.settings";
 inline constexpr std::string_view k_sandbox_disabled = "sandbox.disabled";
 inline constexpr std::string_view k_sandbox_unavailable = "sandbox.unavailable";

@@ -119,9 +119,10 @@ struct RunResult {
 // Loads the dataset (as the old tool's TraceSet does) and plans the evaluations: definitions in
 // name order, each selected solution of the shard (load order) on every workload line (file
 // order), less those --resume finds traced. Warns (`run.settings`) when --warmup 0 or
-// --iterations 1 make the timings meaningless. Then evaluates them one by one, and writes each
-// trace as soon as it is made with record_trace_line (trace_append.hpp: atomic, never through a
-// symbolic link, under the lock of the file's directory, replacing an older trace of the same
+// --iterations 1 make the timings meaningless, and about the red flags in the sources of each
+// solution that runs (`run.red-flag`, red_flags.hpp). Then evaluates them one by one, and writes
+// each trace as soon as it is made with record_trace_line (trace_append.hpp: atomic, never through
+// a symbolic link, under the lock of the file's directory, replacing an older trace of the same
 // evaluation), so that a run killed at any moment keeps every evaluation it finished. A failed
 // write ends the run (what follows could not be kept either). Never throws.
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
