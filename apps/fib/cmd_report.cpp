@@ -87,6 +87,7 @@ void report_summary(const ReportCommand& command, DiagnosticList& diagnostics) {
   SummaryReportOptions options;
   options.datasets = to_paths(command.datasets);
   options.baseline_author = command.baseline_author;
+  options.grouping = command.by_device ? SummaryGrouping::per_device : SummaryGrouping::overall;
   options.against = command.against == "baseline"    ? SummaryBasis::baseline_author
                     : command.against == "reference" ? SummaryBasis::reference
                                                      : SummaryBasis::automatic;
@@ -193,6 +194,8 @@ Subcommand register_report(CLI::App& app) {
                    "reference), baseline or reference")
       ->type_name("BASIS")
       ->check(CLI::IsMember({"auto", "baseline", "reference"}));
+  command->summary->add_flag("--by-device", command->by_device,
+                             "Rank each device (environment.hardware) apart too");
   add_format(*command->summary, *command);
   command->summary->footer("See `fib report --help` and docs/report.md.");
 

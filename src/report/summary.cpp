@@ -105,12 +105,52 @@ Diagnostic baseline_error(Diagnostic d, const DatasetSummary& entry,
   return d;
 }
 
+// The rankings of each device, each on a copy of the set that keeps only that device's traces.
+std::vector<DeviceRanking> device_rankings(const TraceSet& set, SpeedupBasis basis,
+                                           std::string_view baseline_author) {
+  std::set<std::string> devices;
+  for (const auto& [name, traces] : set.traces) {
+    for (const Trace& trace : traces) {
+      if (trace.evaluation) {
+        devices.insert(trace.evaluation->environment.hardware);
+      }
+    }
+  }
+  std::vector<DeviceRanking> out;
+  for (const std::string& device : devices) {
+    TraceSet on_device;
+    on_device.root = set.root;
+    on_device.definitions = set.definitions;
+    on_device.solutions = set.solutions;
+    on_device.workloads = set.workloads;
+    DeviceRanking ranking{device, 0, {}, std::nullopt};
+    for (const auto& [name, traces] : set.traces) {
+      std::vector<Trace>& kept = on_device.traces[name];
+      for (const Trace& trace : traces) {
+        if (trace.evaluation && trace.evaluation->environment.hardware == device) {
+          kept.push_back(trace);
+          ++ranking.traces;
+        }
+      }
+    }
+    auto rankings = on_device.rank_authors_by(basis, baseline_author);
+    if (rankings) {
+      ranking.rankings = std::move(*rankings);
+    } else {
+      ranking.ranking_error = std::move(rankings).error();
+    }
+    out.push_back(std::move(ranking));
+  }
+  return out;
+}
+
 } // namespace
 
 SummaryReport summarize_datasets(const SummaryReportOptions& options, DiagnosticSink& sink) {
   SummaryReport report;
   report.baseline_author = options.baseline_author;
   report.against = options.against;
+  report.grouping = options.grouping;
   for (const auto& root : options.datasets) {
     DatasetSummary entry;
     entry.dataset = root;
@@ -148,6 +188,9 @@ SummaryReport summarize_datasets(const SummaryReportOptions& options, Diagnostic
         entry.ranking_error = d;
         sink.report(std::move(d));
       }
+    }
+    if (options.grouping == SummaryGrouping::per_device && entry.summary.total > 0) {
+      entry.devices = device_rankings(*set, entry.basis, options.baseline_author);
     }
     report.datasets.push_back(std::move(entry));
   }
@@ -190,6 +233,73 @@ std::string basis_text(const SummaryReport& report, const DatasetSummary& d) {
   return "the reference";
 }
 
+// The table of a ranking, or "" when empty.
+std::string rankings_table(const std::vector<AuthorScore>& rankings) {
+  std::vector<std::vector<std::string>> rows{
+      {"rank", "author", "avg_speedup", "win_rate", "success_rate", "definitions", "workloads"}};
+  for (std::size_t i = 0; i < rankings.size(); ++i) {
+    const SpeedupMetrics& m = rankings[i].metrics;
+    rows.push_back({std::to_string(i + 1), rankings[i].author,
+                    fmt::format("{:.2f}x", m.avg_speedup), percent(m.win_rate),
+                    percent(m.success_rate), std::to_string(m.definitions),
+                    std::to_string(m.workloads)});
+  }
+  return render_table(rows, "    ");
+}
+
+// The dataset's ranking, or why there is none.
+std::string render_rankings(const SummaryReport& report, const DatasetSummary& d) {
+  std::string out;
+  const TraceSetSummary& s = d.summary;
+  if (d.ranking_error) {
+    out += fmt::format("  rankings: not available ({})\n", d.ranking_error->code);
+    if (!d.definitions_without_baseline.empty()) {
+      out += fmt::format("  definitions without exactly one solution by baseline author "
+                         "\"{}\" ({}):\n",
+                         report.baseline_author, d.definitions_without_baseline.size());
+      for (const std::string& name : d.definitions_without_baseline) {
+        out += fmt::format("    {}\n", name);
+      }
+    }
+    return out;
+  }
+  if (s.total == 0) {
+    return out + "  rankings: none (no traces)\n";
+  }
+  if (s.rankings.empty()) {
+    return out + fmt::format("  rankings: none (no author has a score against {})\n",
+                             basis_text(report, d));
+  }
+  if (d.basis == SpeedupBasis::reference) {
+    out += fmt::format(
+        "  rankings against the reference (the speedups the traces record{}):\n",
+        report.against == SummaryBasis::automatic
+            ? fmt::format("; no solution by baseline author \"{}\"", report.baseline_author)
+            : std::string());
+  } else {
+    out += fmt::format("  rankings against baseline author \"{}\":\n", report.baseline_author);
+  }
+  return out + rankings_table(s.rankings);
+}
+
+// --by-device: each device's ranking, on that device's traces only.
+std::string render_devices(const SummaryReport& report, const DatasetSummary& d) {
+  std::string out;
+  for (const DeviceRanking& device : d.devices) {
+    out += fmt::format("  on {} ({} trace{}): ", device.hardware, device.traces,
+                       device.traces == 1 ? "" : "s");
+    if (device.ranking_error) {
+      out += fmt::format("rankings not available ({})\n", device.ranking_error->code);
+    } else if (device.rankings.empty()) {
+      out += fmt::format("no author has a score against {}\n", basis_text(report, d));
+    } else {
+      out += fmt::format("rankings against {}:\n", basis_text(report, d)) +
+             rankings_table(device.rankings);
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 std::string render_summary_text(const SummaryReport& report) {
@@ -205,49 +315,37 @@ std::string render_summary_text(const SummaryReport& report) {
     out += fmt::format("  traces: {} total, {} passed, {} failed{}\n", s.total, s.passed, s.failed,
                        failures.empty() ? "" : " (" + failures + ")");
     out += render_breakdowns(d);
-    if (d.ranking_error) {
-      out += fmt::format("  rankings: not available ({})\n", d.ranking_error->code);
-      if (!d.definitions_without_baseline.empty()) {
-        out += fmt::format("  definitions without exactly one solution by baseline author "
-                           "\"{}\" ({}):\n",
-                           report.baseline_author, d.definitions_without_baseline.size());
-        for (const std::string& name : d.definitions_without_baseline) {
-          out += fmt::format("    {}\n", name);
-        }
-      }
-      continue;
-    }
-    if (s.total == 0) {
-      out += "  rankings: none (no traces)\n";
-      continue;
-    }
-    if (s.rankings.empty()) {
-      out += fmt::format("  rankings: none (no author has a score against {})\n",
-                         basis_text(report, d));
-      continue;
-    }
-    if (d.basis == SpeedupBasis::reference) {
-      out += fmt::format(
-          "  rankings against the reference (the speedups the traces record{}):\n",
-          report.against == SummaryBasis::automatic
-              ? fmt::format("; no solution by baseline author \"{}\"", report.baseline_author)
-              : std::string());
-    } else {
-      out += fmt::format("  rankings against baseline author \"{}\":\n", report.baseline_author);
-    }
-    std::vector<std::vector<std::string>> rows{
-        {"rank", "author", "avg_speedup", "win_rate", "success_rate", "definitions", "workloads"}};
-    for (std::size_t i = 0; i < s.rankings.size(); ++i) {
-      const SpeedupMetrics& m = s.rankings[i].metrics;
-      rows.push_back({std::to_string(i + 1), s.rankings[i].author,
-                      fmt::format("{:.2f}x", m.avg_speedup), percent(m.win_rate),
-                      percent(m.success_rate), std::to_string(m.definitions),
-                      std::to_string(m.workloads)});
-    }
-    out += render_table(rows, "    ");
+    out += render_rankings(report, d);
+    out += render_devices(report, d);
   }
   return out;
 }
+
+namespace {
+
+Json rankings_json(const std::vector<AuthorScore>& rankings) {
+  Json out = Json::array();
+  for (std::size_t i = 0; i < rankings.size(); ++i) {
+    const SpeedupMetrics& m = rankings[i].metrics;
+    Json row = Json::object();
+    row["rank"] = i + 1;
+    row["author"] = rankings[i].author;
+    row["avg_speedup"] = m.avg_speedup;
+    row["win_rate"] = m.win_rate;
+    row["success_rate"] = m.success_rate;
+    row["definitions"] = m.definitions;
+    row["workloads"] = m.workloads;
+    Json best = Json::object();
+    for (const auto& [definition, solution] : m.best_solutions) {
+      best[definition] = solution;
+    }
+    row["best_solutions"] = std::move(best);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+} // namespace
 
 Json summary_to_json(const SummaryReport& report) {
   Json out = Json::object();
@@ -292,31 +390,20 @@ Json summary_to_json(const SummaryReport& report) {
     }
     entry["solutions"] = std::move(solutions);
     entry["against"] = d.basis == SpeedupBasis::reference ? "reference" : "baseline_author";
-    if (d.ranking_error) {
-      entry["rankings"] = nullptr;
-    } else {
-      Json rankings = Json::array();
-      for (std::size_t i = 0; i < s.rankings.size(); ++i) {
-        const SpeedupMetrics& m = s.rankings[i].metrics;
-        Json row = Json::object();
-        row["rank"] = i + 1;
-        row["author"] = s.rankings[i].author;
-        row["avg_speedup"] = m.avg_speedup;
-        row["win_rate"] = m.win_rate;
-        row["success_rate"] = m.success_rate;
-        row["definitions"] = m.definitions;
-        row["workloads"] = m.workloads;
-        Json best = Json::object();
-        for (const auto& [definition, solution] : m.best_solutions) {
-          best[definition] = solution;
-        }
-        row["best_solutions"] = std::move(best);
-        rankings.push_back(std::move(row));
-      }
-      entry["rankings"] = std::move(rankings);
-    }
+    entry["rankings"] = d.ranking_error ? Json(nullptr) : rankings_json(s.rankings);
     entry["definitions_without_baseline"] = d.definitions_without_baseline;
     entry["ranking_error"] = error_json(d.ranking_error);
+    if (report.grouping == SummaryGrouping::per_device) {
+      Json devices = Json::array();
+      for (const DeviceRanking& device : d.devices) {
+        devices.push_back(Json{
+            {"hardware", device.hardware},
+            {"traces", device.traces},
+            {"rankings", device.ranking_error ? Json(nullptr) : rankings_json(device.rankings)},
+            {"ranking_error", error_json(device.ranking_error)}});
+      }
+      entry["devices"] = std::move(devices);
+    }
     datasets.push_back(std::move(entry));
   }
   out["datasets"] = std::move(datasets);

@@ -27,10 +27,22 @@ enum class SummaryBasis {
   reference,       // always the reference (the latencies the traces record)
 };
 
+// Whether `report summary` also ranks each device apart (--by-device).
+enum class SummaryGrouping { overall, per_device };
+
 struct SummaryReportOptions {
   std::vector<std::filesystem::path> datasets;
   std::string baseline_author = std::string(k_default_baseline_author);
   SummaryBasis against = SummaryBasis::automatic;
+  SummaryGrouping grouping = SummaryGrouping::overall;
+};
+
+// The ranking of one device: the same scoring, on the traces whose environment.hardware is it.
+struct DeviceRanking {
+  std::string hardware;
+  std::size_t traces = 0; // evaluated traces measured there
+  std::vector<AuthorScore> rankings;
+  std::optional<Diagnostic> ranking_error; // (not reported to the sink: the overall one is)
 };
 
 // Trace counts by evaluation status ("PASSED", "COMPILE_ERROR", …), in name order.
@@ -63,11 +75,15 @@ struct DatasetSummary {
   // Set when ranking failed (e.g. `score.no-baseline`). The counts are still filled: they do not
   // depend on scoring, and the old tool's crash hid them.
   std::optional<Diagnostic> ranking_error;
+  // SummaryGrouping::per_device: one ranking per device the traces name, in name order, against
+  // the same basis; speedups measured on different machines never mix.
+  std::vector<DeviceRanking> devices;
 };
 
 struct SummaryReport {
   std::string baseline_author;
   SummaryBasis against = SummaryBasis::automatic; // as asked
+  SummaryGrouping grouping = SummaryGrouping::overall;
   std::vector<DatasetSummary> datasets;
 };
 
@@ -101,7 +117,9 @@ std::string render_summary_text(const SummaryReport& report);
 //      "against": "baseline_author" | "reference",
 //      "rankings": [{"rank", "author", "avg_speedup", "win_rate", "success_rate",
 //      "definitions", "workloads", "best_solutions": {def: solution}}] | null,
-//      "definitions_without_baseline": [names], "ranking_error": null | {"code", "message"}}]}
+//      "definitions_without_baseline": [names], "ranking_error": null | {"code", "message"},
+//      and with SummaryGrouping::per_device "devices": [{"hardware", "traces", "rankings",
+//      "ranking_error"}]}]}
 // A dataset that failed to load has null counts and rankings.
 Json summary_to_json(const SummaryReport& report);
 

@@ -310,6 +310,51 @@ TEST(ReportBest, PicksTheHighestRecordedSpeedupWithinTheBounds) {
   EXPECT_DOUBLE_EQ(loose.datasets[0].entries[0].speedup_factor, 20.0);
 }
 
+// --by-device: the same scoring on each device's traces apart. alice is 2x on the cpu traces and
+// 0.5x on the gpu ones; bob only ran on the gpu.
+TEST(ReportSummary, PerDeviceRankingsUseEachDevicesTracesOnly) {
+  TempDir dir;
+  dir.write("definitions/op/d1.json", definition_json("d1"));
+  dir.write("solutions/alice/fast.json", solution_json("fast", "alice"));
+  dir.write("solutions/bob/mixed.json", solution_json("mixed", "bob"));
+  const auto on = [](std::string line, std::string_view hardware) {
+    const std::string from = R"("hardware": "cpu")";
+    line.replace(line.find(from), from.size(), fmt::format(R"("hardware": "{}")", hardware));
+    return line;
+  };
+  dir.write("traces/t.jsonl", trace_line("fast", "w1", 1.0) +
+                                  on(trace_line("fast", "w1", 4.0), "gpu") +
+                                  on(trace_line("mixed", "w1", 0.5), "gpu"));
+  DiagnosticList sink;
+  SummaryReportOptions options{
+      {dir.path()}, "baseline", SummaryBasis::automatic, SummaryGrouping::per_device};
+  const SummaryReport report = summarize_datasets(options, sink);
+  EXPECT_FALSE(sink.has_errors()) << testing::describe(sink);
+  const DatasetSummary& d = report.datasets.at(0);
+  ASSERT_EQ(d.devices.size(), 2u);
+  EXPECT_EQ(d.devices[0].hardware, "cpu");
+  EXPECT_EQ(d.devices[0].traces, 1u);
+  ASSERT_EQ(d.devices[0].rankings.size(), 1u);
+  EXPECT_EQ(d.devices[0].rankings[0].author, "alice");
+  EXPECT_DOUBLE_EQ(d.devices[0].rankings[0].metrics.avg_speedup, 2.0);
+  EXPECT_EQ(d.devices[1].hardware, "gpu");
+  ASSERT_EQ(d.devices[1].rankings.size(), 2u);
+  EXPECT_EQ(d.devices[1].rankings[0].author, "bob");
+  EXPECT_DOUBLE_EQ(d.devices[1].rankings[0].metrics.avg_speedup, 4.0);
+  EXPECT_DOUBLE_EQ(d.devices[1].rankings[1].metrics.avg_speedup, 0.5);
+  const std::string text = render_summary_text(report);
+  EXPECT_NE(text.find("  on gpu (2 traces): rankings against the reference:\n    rank  author"),
+            std::string::npos)
+      << text;
+  const Json json = summary_to_json(report);
+  EXPECT_EQ(json["datasets"][0]["devices"][1]["hardware"], "gpu");
+  EXPECT_EQ(json["datasets"][0]["devices"][1]["rankings"][0]["author"], "bob");
+  // Without --by-device the key is not there.
+  options.grouping = SummaryGrouping::overall;
+  EXPECT_FALSE(
+      summary_to_json(summarize_datasets(options, sink))["datasets"][0].contains("devices"));
+}
+
 // "No traces", "no PASSED trace" and "none within the bounds" are told apart; the best trace's
 // errors are shown, and a timing its settings make meaningless is flagged.
 TEST(ReportBest, SaysWhyThereIsNoBestAndFlagsMeaninglessTimings) {
