@@ -48,6 +48,10 @@ nvcc) into an extension; builds are cached under $FIB_CACHE_PATH (default
 inputs in another worker; fib compares the outputs itself (count, shape, dtype,
 values within --atol/--rtol, or the per-dtype table of --tolerance-table) and
 times both with its own clock (--warmup, then the median of --iterations).
+A PASSED solution is also run on other random inputs, in the same tensors and in
+new ones: outputs that do not follow the inputs (results reused or memoized on
+input addresses) are INCORRECT. Sources with red flags (side streams, torch
+fallbacks in kernels, the reference, try/except) get run.red-flag warnings.
 Compile errors, exceptions, crashes and timeouts become COMPILE_ERROR,
 RUNTIME_ERROR and TIMEOUT evaluations; the run goes on. Every worker runs in a
 sandbox (bubblewrap): the dataset read-only, no network, no home directory, a
@@ -114,7 +118,7 @@ Subcommand register_run(CLI::App& app) {
   sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
                 "Run solutions and references without the sandbox, with your full rights");
   sub->add_flag("--quiet", command->quiet,
-                "No line per evaluation; diagnostics and the summary only");
+                "No line per evaluation and no progress; diagnostics and the summary only");
   sub->footer(k_run_footer);
   return {command->subcommand,
           [command](python::Runtime& /*python*/) { return run_run(*command); }};

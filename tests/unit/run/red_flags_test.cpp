@@ -48,6 +48,7 @@ TEST(RedFlags, EachKindOnceAtItsFirstLine) {
   const auto flags = solution_red_flags(triton);
   EXPECT_EQ(where(flags), (Found{{"k/main.py", 3}, {"k/main.py", 5}, {"k/main.py", 8}}));
   ASSERT_EQ(flags.size(), 3u);
+  EXPECT_EQ(flags[0].code, codes::k_run_red_flag);
   EXPECT_NE(flags[0].message.find("side work `torch.cuda.Stream(`"), std::string::npos)
       << flags[0].message;
   EXPECT_NE(flags[1].message.find("try/except"), std::string::npos) << flags[1].message;
