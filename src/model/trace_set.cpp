@@ -352,6 +352,29 @@ Expected<const Solution*> find_baseline(const SolutionIndex& index,
   return found.front();
 }
 
+// One solution's metrics in one definition: `workloads` compared; every rate 0 when any trace
+// failed, else the mean of `speedups`, the share of them above 1, and a success rate of 1.
+SpeedupMetrics speedup_metrics(std::size_t workloads, bool any_failed,
+                               const std::vector<double>& speedups) {
+  SpeedupMetrics metrics;
+  metrics.definitions = 1;
+  metrics.workloads = workloads;
+  if (any_failed || speedups.empty()) {
+    return metrics;
+  }
+  double total = 0.0;
+  std::size_t wins = 0;
+  for (const double speedup : speedups) {
+    total += speedup;
+    wins += speedup > 1.0 ? 1 : 0;
+  }
+  const auto count = static_cast<double>(speedups.size());
+  metrics.avg_speedup = total / count;
+  metrics.win_rate = static_cast<double>(wins) / count;
+  metrics.success_rate = 1.0;
+  return metrics;
+}
+
 Expected<std::optional<SpeedupMetrics>> score_solution(const TraceSet& set,
                                                        const SolutionIndex& index,
                                                        const Solution& solution,
@@ -388,27 +411,14 @@ Expected<std::optional<SpeedupMetrics>> score_solution(const TraceSet& set,
     return Result{};
   }
 
-  SpeedupMetrics metrics;
-  metrics.definitions = 1;
-  metrics.workloads = common.size();
-  if (any_failed) {
-    return Result{std::move(metrics)};
-  }
-  double total = 0.0;
-  std::size_t wins = 0;
-  for (const std::string& uuid : common) {
-    // No failure, so every evaluated workload has a PASSED latency.
-    const double speedup = baseline_latency.at(uuid) / solution_latency.at(uuid);
-    total += speedup;
-    if (speedup > 1.0) {
-      ++wins;
+  std::vector<double> speedups;
+  if (!any_failed) {
+    for (const std::string& uuid : common) {
+      // No failure, so every evaluated workload has a PASSED latency.
+      speedups.push_back(baseline_latency.at(uuid) / solution_latency.at(uuid));
     }
   }
-  const auto count = static_cast<double>(common.size());
-  metrics.avg_speedup = total / count;
-  metrics.win_rate = static_cast<double>(wins) / count;
-  metrics.success_rate = 1.0;
-  return Result{std::move(metrics)};
+  return Result{speedup_metrics(common.size(), any_failed, speedups)};
 }
 
 // The speedups a solution's traces record against the definition's reference (speedup_factor =
@@ -443,23 +453,11 @@ Expected<std::optional<SpeedupMetrics>> score_against_reference(const TraceSet& 
   if (evaluated.empty()) {
     return Result{};
   }
-  SpeedupMetrics metrics;
-  metrics.definitions = 1;
-  metrics.workloads = evaluated.size();
-  if (any_failed) {
-    return Result{std::move(metrics)};
-  }
-  double total = 0.0;
-  std::size_t wins = 0;
+  std::vector<double> speedups;
   for (const auto& [uuid, value] : speedup) {
-    total += value;
-    wins += value > 1.0 ? 1 : 0;
+    speedups.push_back(value);
   }
-  const auto count = static_cast<double>(speedup.size());
-  metrics.avg_speedup = total / count;
-  metrics.win_rate = static_cast<double>(wins) / count;
-  metrics.success_rate = 1.0;
-  return Result{std::move(metrics)};
+  return Result{speedup_metrics(evaluated.size(), any_failed, speedups)};
 }
 
 // The author's best solution score in each of `definition_names`, averaged.

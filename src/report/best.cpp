@@ -16,6 +16,8 @@ namespace fib {
 using detail::error_json;
 using detail::failures_text;
 using detail::render_table;
+using detail::report_unknown_definitions;
+using detail::selected_definitions;
 using detail::statuses_json;
 
 namespace {
@@ -106,26 +108,6 @@ std::set<std::string> devices_of(const TraceSet& set, const std::string& definit
   return out;
 }
 
-std::vector<std::string> selected_definitions(const TraceSet& set, const BestReportOptions& options,
-                                              std::set<std::string, std::less<>>& seen) {
-  std::vector<std::string> names;
-  if (options.definitions.empty()) {
-    for (const auto& [name, definition] : set.definitions) {
-      names.push_back(name);
-    }
-    return names;
-  }
-  const std::set<std::string, std::less<>> wanted(options.definitions.begin(),
-                                                  options.definitions.end());
-  for (const std::string& name : wanted) {
-    if (set.find_definition(name) != nullptr) {
-      names.push_back(name);
-      seen.insert(name);
-    }
-  }
-  return names;
-}
-
 std::string_view outcome_name(BestOutcome outcome) {
   switch (outcome) {
   case BestOutcome::found:
@@ -199,13 +181,9 @@ BestReport best_traces(const BestReportOptions& options, DiagnosticSink& sink) {
       continue;
     }
     any_loaded = true;
-    for (const std::string& name : selected_definitions(*set, options, seen)) {
-      if (options.grouping == BestGrouping::per_definition) {
-        entry.entries.push_back(
-            best_entry(*set, name, options.bounds, [](const Trace&) { return true; }));
-        continue;
-      }
-      const auto devices = devices_of(*set, name);
+    for (const std::string& name : selected_definitions(*set, options.definitions, seen)) {
+      const auto devices = options.grouping == BestGrouping::per_device ? devices_of(*set, name)
+                                                                        : std::set<std::string>{};
       if (devices.empty()) {
         entry.entries.push_back(
             best_entry(*set, name, options.bounds, [](const Trace&) { return true; }));
@@ -221,14 +199,7 @@ BestReport best_traces(const BestReportOptions& options, DiagnosticSink& sink) {
     report.datasets.push_back(std::move(entry));
   }
   if (any_loaded) {
-    for (const std::string& name : options.definitions) {
-      if (!seen.contains(name)) {
-        sink.report(
-            make_diagnostic(codes::k_score_unknown_definition,
-                            fmt::format("definition \"{}\" is in none of the datasets", name)));
-        seen.insert(name); // once per name
-      }
-    }
+    report_unknown_definitions(options.definitions, seen, sink);
   }
   return report;
 }

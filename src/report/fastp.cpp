@@ -31,6 +31,14 @@ struct TaskResults {
   std::set<std::string> authors;
 };
 
+// Keeps the larger of `value` and what `best` holds for `task`.
+void keep_max(std::map<Task, double>& best, const Task& task, double value) {
+  const auto [it, added] = best.emplace(task, value);
+  if (!added && value > it->second) {
+    it->second = value;
+  }
+}
+
 TaskResults collect(const TraceSet& set, const std::vector<std::string>& names,
                     const ErrorBounds& bounds) {
   TaskResults out;
@@ -64,12 +72,8 @@ TaskResults collect(const TraceSet& set, const std::vector<std::string>& names,
       if (solution == nullptr || !trace->evaluation->performance) {
         continue;
       }
-      const double speedup = trace->evaluation->performance->speedup_factor;
-      auto [it, added] =
-          out.best[solution->author].emplace(Task{name, trace->workload.uuid}, speedup);
-      if (!added && speedup > it->second) {
-        it->second = speedup;
-      }
+      keep_max(out.best[solution->author], Task{name, trace->workload.uuid},
+               trace->evaluation->performance->speedup_factor);
     }
   }
   return out;
@@ -108,7 +112,7 @@ std::vector<double> default_fastp_thresholds() {
 
 FastpReport fastp_curves(const FastpOptions& options, DiagnosticSink& sink) {
   FastpReport report{options.bounds, options.thresholds, {}};
-  std::set<std::string> seen;
+  std::set<std::string, std::less<>> seen;
   bool any_loaded = false;
   for (const auto& root : options.datasets) {
     DatasetFastp entry;
@@ -120,16 +124,8 @@ FastpReport fastp_curves(const FastpOptions& options, DiagnosticSink& sink) {
       continue;
     }
     any_loaded = true;
-    std::vector<std::string> names;
-    for (const auto& [name, definition] : set->definitions) {
-      if (options.definitions.empty() ||
-          std::find(options.definitions.begin(), options.definitions.end(), name) !=
-              options.definitions.end()) {
-        names.push_back(name);
-        seen.insert(name);
-      }
-    }
-    const TaskResults results = collect(*set, names, options.bounds);
+    const TaskResults results = collect(
+        *set, detail::selected_definitions(*set, options.definitions, seen), options.bounds);
     entry.tasks = results.tasks.size();
     std::map<Task, double> overall;
     std::set<Task> any_attempt;
@@ -144,10 +140,7 @@ FastpReport fastp_curves(const FastpOptions& options, DiagnosticSink& sink) {
       entry.curves.push_back(
           curve_of(author, best_tasks, attempted_tasks.size(), entry.tasks, options.thresholds));
       for (const auto& [task, speedup] : best_tasks) {
-        auto [it, added] = overall.emplace(task, speedup);
-        if (!added && speedup > it->second) {
-          it->second = speedup;
-        }
+        keep_max(overall, task, speedup);
       }
       any_attempt.insert(attempted_tasks.begin(), attempted_tasks.end());
     }
@@ -156,14 +149,7 @@ FastpReport fastp_curves(const FastpOptions& options, DiagnosticSink& sink) {
     report.datasets.push_back(std::move(entry));
   }
   if (any_loaded) {
-    std::set<std::string> reported;
-    for (const std::string& name : options.definitions) {
-      if (!seen.contains(name) && reported.insert(name).second) {
-        sink.report(
-            make_diagnostic(codes::k_score_unknown_definition,
-                            fmt::format("definition \"{}\" is in none of the datasets", name)));
-      }
-    }
+    detail::report_unknown_definitions(options.definitions, seen, sink);
   }
   return report;
 }

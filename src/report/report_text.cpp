@@ -1,11 +1,45 @@
 #include "report/report_text.hpp"
 
+#include <fib/base/codes.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>
 
 namespace fib::detail {
+
+std::vector<std::string> selected_definitions(const TraceSet& set,
+                                              const std::vector<std::string>& wanted,
+                                              std::set<std::string, std::less<>>& seen) {
+  std::vector<std::string> names;
+  if (wanted.empty()) {
+    for (const auto& [name, definition] : set.definitions) {
+      names.push_back(name);
+    }
+    return names;
+  }
+  for (const std::string& name : std::set<std::string, std::less<>>(wanted.begin(), wanted.end())) {
+    if (set.find_definition(name) != nullptr) {
+      names.push_back(name);
+      seen.insert(name);
+    }
+  }
+  return names;
+}
+
+void report_unknown_definitions(const std::vector<std::string>& wanted,
+                                const std::set<std::string, std::less<>>& seen,
+                                DiagnosticSink& sink) {
+  std::set<std::string, std::less<>> reported;
+  for (const std::string& name : wanted) {
+    if (!seen.contains(name) && reported.insert(name).second) {
+      sink.report(
+          make_diagnostic(codes::k_score_unknown_definition,
+                          fmt::format("definition \"{}\" is in none of the datasets", name)));
+    }
+  }
+}
 
 Json error_json(const std::optional<Diagnostic>& diagnostic) {
   if (!diagnostic) {

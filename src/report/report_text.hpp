@@ -1,9 +1,13 @@
 #pragma once
-// Pieces of the text and JSON renderings shared by `fib report summary` and `fib report best`.
+// Pieces shared by `fib report summary`, `best` and `fastp`: the selection of definitions and the
+// text and JSON renderings.
 
 #include <fib/base/diagnostic.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/model/trace_set.hpp>
 #include <fib/report/summary.hpp>
+
+#include <set>
 
 #include <optional>
 #include <string>
@@ -11,6 +15,18 @@
 #include <vector>
 
 namespace fib::detail {
+
+// The definitions of `set` that `wanted` names, in name order (all of them when `wanted` is
+// empty); the names found go into `seen`.
+std::vector<std::string> selected_definitions(const TraceSet& set,
+                                              const std::vector<std::string>& wanted,
+                                              std::set<std::string, std::less<>>& seen);
+
+// `score.unknown-definition`, once per name, for each name of `wanted` not in `seen` (the names
+// no loaded dataset has).
+void report_unknown_definitions(const std::vector<std::string>& wanted,
+                                const std::set<std::string, std::less<>>& seen,
+                                DiagnosticSink& sink);
 
 // {"code", "message"} of a diagnostic, null without one.
 Json error_json(const std::optional<Diagnostic>& diagnostic);
