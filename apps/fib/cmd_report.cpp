@@ -45,7 +45,7 @@ constexpr const char* k_report_footer =
          rate, success rate, definitions and workloads. A scoring error (a
          definition with solutions but no baseline solution: score.no-baseline)
          is reported with its code and every such definition; the counts still
-         print, the ranking does not, exit 1.
+         print, the ranking does not, exit 1. --by-device ranks each device too.
 best     per definition (per device with --by-device), the PASSED trace with
          the highest recorded speedup within --atol/--rtol: its solution, author,
          latency, errors, workload and device, and a warning when it was timed
