@@ -28,6 +28,11 @@ struct RunCommand {
   double atol = 1e-2;
   double rtol = 1e-2;
   bool tolerance_table = false;
+  int trials = 1;
+  double required_matched_ratio = 1.0;
+  std::string evaluator = "auto";
+  std::string config;
+  bool cold_cache = false;
   double timeout_seconds = 300;
   std::uintmax_t memory_limit = k_default_worker_address_space;
   bool dry_run = false;
@@ -43,11 +48,17 @@ constexpr const char* k_run_footer =
     R"TXT(Each selected solution runs on every workload of its definition inside
 fib-worker (libtorch + the Python that has torch): python and triton solutions
 are imported, cpp/cuda solutions with binding "torch" are compiled (g++ and
-nvcc) into an extension; builds are cached under $FIB_CACHE_PATH (default
+nvcc) into an extension, those with binding "tvm-ffi" by the worker's tvm_ffi
+package where it has one; builds are cached under $FIB_CACHE_PATH (default
 ~/.cache/fib) by content hash, with a file lock. The reference runs on the same
 inputs in another worker; fib compares the outputs itself (count, shape, dtype,
 values within --atol/--rtol, or the per-dtype table of --tolerance-table) and
-times both with its own clock (--warmup, then the median of --iterations).
+times both with its own clock (--warmup, then the median of --iterations; with
+--num-trials N, N trials on inputs drawn with their own seeds, all of which
+must pass, and the mean of their medians). Quantized kernels (op_type moe, a
+quant: tag, float8/float4 tensors) get the low-bit evaluator: 95% of each
+float output's values within the tolerance (--required-matched-ratio), the
+share recorded. --config FILE sets these per op_type and per definition.
 A PASSED solution is also run on other random inputs, in the same tensors and in
 new ones: outputs that do not follow the inputs (results reused or memoized on
 input addresses) are INCORRECT. Sources with red flags (side streams, torch
@@ -80,6 +91,70 @@ std::string without_directories(const std::string& line) {
   return line.substr(slash + 1);
 }
 
+// The settings flags the command line gave: they override the settings file; the others stay
+// empty, so that the file (or fib's defaults) decides.
+EvaluationOverrides settings_flags(const RunCommand& command) {
+  const auto given = [&](const char* flag) { return command.subcommand->count(flag) > 0; };
+  EvaluationOverrides out;
+  if (given("--warmup")) {
+    out.warmup = command.warmup;
+  }
+  if (given("--iterations")) {
+    out.iterations = command.iterations;
+  }
+  if (given("--num-trials")) {
+    out.trials = command.trials;
+  }
+  if (given("--atol")) {
+    out.atol = command.atol;
+  }
+  if (given("--rtol")) {
+    out.rtol = command.rtol;
+  }
+  if (given("--tolerance-table")) {
+    out.tolerance = command.tolerance_table ? ToleranceTable::on : ToleranceTable::off;
+  }
+  if (given("--required-matched-ratio")) {
+    out.required_matched_ratio = command.required_matched_ratio;
+  }
+  if (given("--cold-cache")) {
+    out.cold_cache = command.cold_cache ? ColdCache::yes : ColdCache::no;
+  }
+  if (given("--evaluator")) {
+    out.evaluator = parse_enum<EvaluatorChoice>(command.evaluator);
+  }
+  return out;
+}
+
+// One evaluation's line on standard output (none with --quiet).
+void print_evaluation(const RunCommand& command, RunProgress& progress, const RunEvaluation& e) {
+  progress.finished();
+  if (command.quiet) {
+    return;
+  }
+  const Json& evaluation = e.trace["evaluation"];
+  std::string detail;
+  if (evaluation.contains("performance") && evaluation["performance"].is_object()) {
+    const auto& p = evaluation["performance"];
+    detail =
+        fmt::format("{:.4f} ms, reference {:.4f} ms, speedup {:.2f}x", p.value("latency_ms", 0.0),
+                    p.value("reference_latency_ms", 0.0), p.value("speedup_factor", 0.0));
+  } else if (evaluation.contains("correctness") && evaluation["correctness"].is_object()) {
+    const auto& c = evaluation["correctness"];
+    detail = fmt::format("max abs error {:g}, max rel error {:g}",
+                         c.value("max_absolute_error", 0.0), c.value("max_relative_error", 0.0));
+  } else {
+    // The line that says what went wrong (a compiler's first error, not ninja's last words).
+    detail = text_excerpt(without_directories(first_error_line(evaluation.value("log", ""))));
+    if (e.log_file) {
+      detail += fmt::format(" (whole log: {})", e.log_file->string());
+    }
+  }
+  progress.print_result(stdout, fmt::format("{:<20}{} / {} / {}  {}",
+                                            evaluation.value("status", "?"), e.definition,
+                                            e.solution, e.workload_uuid.substr(0, 8), detail));
+}
+
 } // namespace
 
 Subcommand register_run(CLI::App& app) {
@@ -103,6 +178,26 @@ Subcommand register_run(CLI::App& app) {
   sub->add_flag("--tolerance-table", command->tolerance_table,
                 "Per-dtype tolerances (fp32 1e-5, fp16 1e-3, bf16 8e-3/1e-2, fp8 1e-1/2e-1 with "
                 "85% of values)");
+  sub->add_option("--num-trials", command->trials,
+                  "Trials, each on inputs drawn with its own seed; all must pass, and the latency "
+                  "is the mean of their medians (default 1)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--required-matched-ratio", command->required_matched_ratio,
+                  "The share of each float output's values that must be within the tolerance "
+                  "(above 0, at most 1; default all, 0.95 for the low-bit evaluator)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->check(positive_number("ratio"));
+  sub->add_option("--evaluator", command->evaluator,
+                  "How outputs are judged: auto (default: low-bit for quantized kernels), "
+                  "standard or low-bit")
+      ->check(CLI::IsMember({"auto", "standard", "low-bit"}));
+  sub->add_flag("--cold-cache", command->cold_cache,
+                "Flush the caches before each timed call (the GPU's L2 on cuda, the CPU's "
+                "last-level cache on cpu), outside the timed region");
+  sub->add_option("--config", command->config,
+                  "Settings per op_type and definition (JSON, or TOML by the .toml extension); "
+                  "the flags given override it")
+      ->check(CLI::ExistingFile);
   sub->add_option(
          "--timeout", command->timeout_seconds,
          "Seconds one evaluation may run (default 300; a build has its own 15-minute limit)")
@@ -152,12 +247,18 @@ int run_run(const RunCommand& command) {
   options.dataset = command.dataset;
   options.definitions = command.definitions;
   options.solutions = command.solutions;
-  options.evaluate.warmup = command.warmup;
-  options.evaluate.iterations = command.iterations;
-  options.evaluate.atol = command.atol;
-  options.evaluate.rtol = command.rtol;
-  options.evaluate.tolerance_table =
-      command.tolerance_table ? ToleranceTable::on : ToleranceTable::off;
+  if (!command.config.empty()) {
+    DiagnosticList problems;
+    auto config = load_run_config(command.config, problems);
+    for (const auto& d : problems.items()) {
+      write_diagnostic(stderr, d);
+    }
+    if (!config) {
+      return k_exit_usage;
+    }
+    options.config = std::move(*config);
+  }
+  options.command_line = settings_flags(command);
   options.evaluate.cache = default_build_cache();
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;
   options.device = runner_options.device;
@@ -168,31 +269,7 @@ int run_run(const RunCommand& command) {
   observer.planned = [&progress](const RunPlanCounts& counts) { progress.planned(counts); };
   observer.starting = [&progress](const RunStep& step) { progress.starting(step); };
   observer.evaluated = [&command, &progress](const RunEvaluation& e) {
-    progress.finished();
-    if (command.quiet) {
-      return;
-    }
-    const Json& evaluation = e.trace["evaluation"];
-    std::string detail;
-    if (evaluation.contains("performance") && evaluation["performance"].is_object()) {
-      const auto& p = evaluation["performance"];
-      detail =
-          fmt::format("{:.4f} ms, reference {:.4f} ms, speedup {:.2f}x", p.value("latency_ms", 0.0),
-                      p.value("reference_latency_ms", 0.0), p.value("speedup_factor", 0.0));
-    } else if (evaluation.contains("correctness") && evaluation["correctness"].is_object()) {
-      const auto& c = evaluation["correctness"];
-      detail = fmt::format("max abs error {:g}, max rel error {:g}",
-                           c.value("max_absolute_error", 0.0), c.value("max_relative_error", 0.0));
-    } else {
-      // The line that says what went wrong (a compiler's first error, not ninja's last words).
-      detail = text_excerpt(without_directories(first_error_line(evaluation.value("log", ""))));
-      if (e.log_file) {
-        detail += fmt::format(" (whole log: {})", e.log_file->string());
-      }
-    }
-    progress.print_result(stdout, fmt::format("{:<20}{} / {} / {}  {}",
-                                              evaluation.value("status", "?"), e.definition,
-                                              e.solution, e.workload_uuid.substr(0, 8), detail));
+    print_evaluation(command, progress, e);
   };
   const RunResult result = run_solutions(options, runner, observer);
   progress.clear();

@@ -371,6 +371,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
      "a file fib never replaces exists: every report name of the run's second is taken "
      "(report-TS.json, then -2 … -1000), or another process wrote the file meanwhile"},
     {codes::k_report_invalid, error, L, D, "a report JSON does not match the report model"},
+    {codes::k_run_config_invalid, error, F, U,
+     "run --config: the settings file cannot be read: a syntax error, an unknown key, a value of "
+     "the wrong type or out of range"},
     {codes::k_run_inputs, error, F, D,
      "run: a workload's inputs cannot be built (a blob is missing or does not fit the shape)"},
     {codes::k_run_red_flag, warning, F, D,

@@ -106,8 +106,8 @@ std::string torch_dtype_name(std::string_view dtype) {
 OutputComparison compare_outputs(const std::filesystem::path& expected,
                                  const std::vector<std::string>& output_names,
                                  const std::filesystem::path& got,
-                                 const std::vector<std::string>& kinds, double atol, double rtol,
-                                 ToleranceTable table) {
+                                 const std::vector<std::string>& kinds,
+                                 const ComparePolicy& policy) {
   OutputComparison out;
   if (kinds.size() != output_names.size()) {
     out.status = "INCORRECT_SHAPE";
@@ -156,15 +156,22 @@ OutputComparison compare_outputs(const std::filesystem::path& expected,
       out.unreadable = (!expected_values ? expected_values.error() : got_values.error()).message;
       return out;
     }
-    const Tolerance tolerance = is_exact_dtype(want->second.dtype)
-                                    ? Tolerance{0.0, 0.0, 1.0}
-                                    : tolerance_for(want->second.dtype, atol, rtol, table);
+    const bool exact = is_exact_dtype(want->second.dtype);
+    Tolerance tolerance =
+        exact ? Tolerance{0.0, 0.0, 1.0}
+              : tolerance_for(want->second.dtype, policy.atol, policy.rtol, policy.table);
+    if (!exact && policy.required_matched_ratio) {
+      tolerance.required_ratio = *policy.required_matched_ratio;
+    }
     const ValueErrors errors = measure(*got_values, *expected_values, tolerance);
     out.max_absolute_error = std::max(out.max_absolute_error, errors.worst_absolute);
     out.max_relative_error = std::max(out.max_relative_error, errors.worst_relative);
     const std::size_t count = got_values->size();
     const double hit =
         count == 0 ? 1.0 : static_cast<double>(errors.close) / static_cast<double>(count);
+    if (!exact) {
+      out.matched_ratio = std::min(out.matched_ratio, hit);
+    }
     if (hit < tolerance.required_ratio ||
         (tolerance.required_ratio == 1.0 && errors.close != count)) {
       numerical.push_back(

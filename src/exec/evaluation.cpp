@@ -1,7 +1,7 @@
 // ReferenceRunner's evaluation of solutions (include/fib/exec/worker_client.hpp): the reference
 // and the solution in separate sandboxed workers, their outputs compared by fib, fib's clock.
 
-#include "runner_impl.hpp"
+#include "evaluation_steps.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
@@ -185,6 +185,7 @@ Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Defini
                {"directory", (worker.scratch_inside() / directory).string()},
                {"warmup", options.warmup},
                {"iterations", options.iterations},
+               {"cold_cache", options.cold_cache == ColdCache::yes},
                {"seed", seed}};
   detail::JobResult result = worker.run_job(std::move(request), worker.options().job_timeout);
   if (result.outcome.verdict != ReferenceVerdict::ok) {
@@ -239,51 +240,7 @@ bool has_random_input(const SmokePlan& plan) {
   });
 }
 
-// The seed of the perturbed inputs (the workload's own inputs use 0).
-constexpr std::uint64_t k_perturbed_seed = 1;
-
 } // namespace
-
-class EvaluationSteps {
-public:
-  // The reference on one workload in the dataset-reading worker, as remembered.
-  static CachedReference reference_on(ReferenceRunner::Impl& impl, const Definition& definition,
-                                      const SmokePlan& plan, const EvaluateOptions& options,
-                                      const JudgingPlace& judging);
-
-  EvaluationSteps(ReferenceRunner::Impl& impl, const Definition& definition,
-                  const Solution& solution, const EvaluateOptions& options)
-      : m_impl(impl), m_definition(definition), m_solution(solution), m_options(options) {}
-  SolutionEvaluation run(const Workload& workload);
-
-private:
-  Json by_fib(std::string status, std::string log) const {
-    return evaluation_by_fib(m_impl.info(), m_impl.options().device, std::move(status),
-                             std::move(log));
-  }
-  std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
-  std::optional<SolutionEvaluation>
-  check_timed_call(detail::WorkerProcess& worker, const ReferenceRun& reference,
-                   const JudgingPlace& judging, const detail::JobResult& result, const Json& kinds);
-  SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
-                           const JudgingPlace& judging, const detail::JobResult& result,
-                           std::size_t calls);
-  std::optional<SolutionEvaluation> check_same_addresses(detail::WorkerProcess& worker,
-                                                         const ReferenceRun& perturbed,
-                                                         const JudgingPlace& judging,
-                                                         const detail::JobResult& result);
-  std::optional<SolutionEvaluation> check_perturbed(detail::WorkerProcess& worker,
-                                                    const ReferenceRun& perturbed,
-                                                    const Json& solution_json);
-  Json outputs_request(detail::WorkerProcess& worker, const ReferenceRun& reference,
-                       const JudgingPlace& judging, Json solution_json, int warmup,
-                       int iterations) const;
-
-  ReferenceRunner::Impl& m_impl;
-  const Definition& m_definition;
-  const Solution& m_solution;
-  const EvaluateOptions& m_options;
-};
 
 // The build as its own job, once per solution (a failure is remembered): the solution request,
 // or nullopt when `out` is already the answer.
@@ -324,48 +281,6 @@ std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, Soluti
   return solution_json;
 }
 
-// The result of the timed call fib drew (kept by the worker after it returned), compared like the
-// first call's: a solution that computes only when it is not timed fails here. nullopt when it
-// matches.
-std::optional<SolutionEvaluation> EvaluationSteps::check_timed_call(detail::WorkerProcess& worker,
-                                                                    const ReferenceRun& reference,
-                                                                    const JudgingPlace& judging,
-                                                                    const detail::JobResult& result,
-                                                                    const Json& kinds) {
-  SolutionEvaluation out;
-  if (!result.timing.kept_call) {
-    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] no timed call was kept for the comparison");
-    return out;
-  }
-  const std::filesystem::path copy = judging.directory / (judging.job + "-timed.safetensors");
-  const RemovedAtExit removed{copy};
-  auto timed = detail::take_file(worker.scratch(), judging.job, "timed.safetensors", copy);
-  if (!timed) {
-    out.evaluation =
-        by_fib("RUNTIME_ERROR", "[fib] the solution's timed outputs: " + timed.error().message);
-    return out;
-  }
-  const OutputComparison compared =
-      compare_outputs(reference.expected, names_of_vector(m_definition.outputs), *timed,
-                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
-                      m_options.tolerance_table);
-  if (compared.unreadable) {
-    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] timed call: " + *compared.unreadable);
-    return out;
-  }
-  if (compared.status.empty()) {
-    return std::nullopt;
-  }
-  out.evaluation = by_fib(compared.status,
-                          fmt::format("timed call {}: {}", *result.timing.kept_call, compared.log));
-  if (compared.status == "INCORRECT_NUMERICAL") {
-    (*out.evaluation)["correctness"] = Json{{"max_relative_error", compared.max_relative_error},
-                                            {"max_absolute_error", compared.max_absolute_error},
-                                            {"extra", nullptr}};
-  }
-  return out;
-}
-
 SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
   SolutionEvaluation out;
   auto plan = plan_workload_run(m_definition, workload, m_options.dataset_root);
@@ -399,7 +314,6 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     out.diagnostics = cached->diagnostics;
     return out;
   }
-  const ReferenceRun* reference = &*cached->run;
   auto worker = m_impl.solution_worker(m_solution.content_hash(), m_options.cache);
   if (!worker) {
     out.diagnostics.push_back(worker.error());
@@ -411,85 +325,119 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
   }
   detail::WorkerProcess& solution_worker = **worker;
   const ReferenceRun* perturbed = cached->perturbed ? &*cached->perturbed : nullptr;
+  detail::JobResult result;
+  SolutionEvaluation judged =
+      run_trial(solution_worker, *cached->run, *judging, *solution_json, perturbed, result);
+  if (!judged.evaluation || judged.evaluation->value("status", "") != "PASSED") {
+    if (judged.evaluation && m_options.trials > 1) {
+      (*judged.evaluation)["log"] = fmt::format("[fib] trial 1 of {}: {}", m_options.trials,
+                                                judged.evaluation->value("log", ""));
+    }
+    return judged;
+  }
+  if (perturbed != nullptr) {
+    if (auto failed = check_same_addresses(solution_worker, *perturbed, *judging, result)) {
+      return std::move(*failed);
+    }
+    if (auto failed = check_perturbed(solution_worker, *perturbed, *solution_json)) {
+      return std::move(*failed);
+    }
+  }
+  return later_trials(solution_worker, *cached, *solution_json, std::move(judged));
+}
+
+SolutionEvaluation
+EvaluationSteps::run_trial(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                           const JudgingPlace& judging, const Json& solution_json,
+                           const ReferenceRun* perturbed, detail::JobResult& result) {
+  SolutionEvaluation out;
   const auto handed = [&]() -> Expected<std::filesystem::path> {
-    FIB_TRY(detail::make_job_directory(solution_worker.scratch(), judging->job));
+    FIB_TRY(detail::make_job_directory(worker.scratch(), judging.job));
     if (perturbed != nullptr) {
-      FIB_TRY(detail::put_file(perturbed->inputs, solution_worker.scratch(), judging->job,
+      FIB_TRY(detail::put_file(perturbed->inputs, worker.scratch(), judging.job,
                                "perturbed.safetensors"));
     }
-    return detail::put_file(reference->inputs, solution_worker.scratch(), judging->job,
-                            "inputs.safetensors");
+    return detail::put_file(reference.inputs, worker.scratch(), judging.job, "inputs.safetensors");
   }();
   if (!handed) {
     out.diagnostics.push_back(handed.error());
     return out;
   }
-  Json request = outputs_request(solution_worker, *reference, *judging, *solution_json,
-                                 m_options.warmup, m_options.iterations);
+  Json request = outputs_request(worker, reference, judging, solution_json, m_options.warmup,
+                                 m_options.iterations);
   request["perturbed"] = perturbed != nullptr;
-  const detail::JobResult result =
-      solution_worker.run_job(std::move(request), m_impl.options().job_timeout);
-  SolutionEvaluation judged = judge(solution_worker, *reference, *judging, result,
-                                    static_cast<std::size_t>(std::max(m_options.iterations, 1)));
-  if (perturbed == nullptr || !judged.evaluation ||
-      judged.evaluation->value("status", "") != "PASSED") {
-    return judged;
-  }
-  if (auto failed = check_same_addresses(solution_worker, *perturbed, *judging, result)) {
-    return std::move(*failed);
-  }
-  if (auto failed = check_perturbed(solution_worker, *perturbed, *solution_json)) {
-    return std::move(*failed);
-  }
-  return judged;
+  result = worker.run_job(std::move(request), m_impl.options().job_timeout);
+  return judge(worker, reference, judging, result,
+               static_cast<std::size_t>(std::max(m_options.iterations, 1)));
 }
 
-// The call the worker made after the timed ones, on the same input tensors with the perturbed
-// values copied into them (perturbed_got.safetensors): it must match the reference's outputs on
-// those values. A solution that memoizes outputs on input addresses hands back the stale ones
-// here, whatever the allocator does. nullopt when it matches.
-std::optional<SolutionEvaluation>
-EvaluationSteps::check_same_addresses(detail::WorkerProcess& worker, const ReferenceRun& perturbed,
-                                      const JudgingPlace& judging,
-                                      const detail::JobResult& result) {
-  SolutionEvaluation out;
-  const std::filesystem::path copy =
-      judging.directory / (judging.job + "-perturbed-got.safetensors");
-  const RemovedAtExit removed{copy};
-  auto got = detail::take_file(worker.scratch(), judging.job, "perturbed_got.safetensors", copy);
-  if (!got) {
-    out.evaluation =
-        by_fib("RUNTIME_ERROR",
-               "[fib] the call on perturbed inputs left no outputs: " + got.error().message);
-    return out;
+SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
+                                                 const CachedReference& cached,
+                                                 const Json& solution_json,
+                                                 SolutionEvaluation first) {
+  const int trials = std::max(m_options.trials, 1);
+  if (trials == 1) {
+    return first;
   }
-  const Json kinds = detail::field(detail::field(result.reply, "result"), "kinds");
-  const OutputComparison compared =
-      compare_outputs(perturbed.expected, names_of_vector(m_definition.outputs), *got,
-                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
-                      m_options.tolerance_table);
-  if (compared.unreadable) {
-    out.evaluation =
-        by_fib("RUNTIME_ERROR", "[fib] the call on perturbed inputs: " + *compared.unreadable);
-    return out;
+  Json& performance = (*first.evaluation)["performance"];
+  Json& correctness = (*first.evaluation)["correctness"];
+  double latency = performance.value("latency_ms", 0.0);
+  double reference_latency = performance.value("reference_latency_ms", 0.0);
+  for (int trial = 1; trial < trials; ++trial) {
+    const std::size_t index = static_cast<std::size_t>(trial) - 1;
+    const ReferenceRun& reference =
+        index < cached.later_trials.size() ? cached.later_trials[index] : *cached.run;
+    auto judging = m_impl.judging_place();
+    if (!judging) {
+      SolutionEvaluation out;
+      out.diagnostics.push_back(judging.error());
+      return out;
+    }
+    detail::JobResult result;
+    SolutionEvaluation next =
+        run_trial(worker, reference, *judging, solution_json, nullptr, result);
+    if (!next.evaluation || next.evaluation->value("status", "") != "PASSED") {
+      if (next.evaluation) {
+        (*next.evaluation)["log"] =
+            fmt::format("[fib] trial {} of {} (inputs drawn with seed {}): {}", trial + 1, trials,
+                        trial, next.evaluation->value("log", ""));
+      }
+      return next;
+    }
+    const Json& got = (*next.evaluation)["performance"];
+    latency += got.value("latency_ms", 0.0);
+    reference_latency += got.value("reference_latency_ms", 0.0);
+    const Json& errors = (*next.evaluation)["correctness"];
+    for (const char* key : {"max_relative_error", "max_absolute_error"}) {
+      correctness[key] = std::max(correctness.value(key, 0.0), errors.value(key, 0.0));
+    }
+    if (errors["extra"].is_object() && correctness["extra"].is_object()) {
+      correctness["extra"]["matched_ratio"] =
+          std::min(correctness["extra"].value("matched_ratio", 1.0),
+                   errors["extra"].value("matched_ratio", 1.0));
+    }
   }
-  if (compared.status.empty()) {
-    return std::nullopt;
+  latency /= trials;
+  reference_latency /= trials;
+  performance = Json{{"latency_ms", latency},
+                     {"reference_latency_ms", reference_latency},
+                     {"speedup_factor", latency > 0 ? reference_latency / latency : 0.0}};
+  return first;
+}
+
+Json EvaluationSteps::by_fib(std::string status, std::string log) const {
+  return evaluation_by_fib(m_impl.info(), m_impl.options().device, std::move(status),
+                           std::move(log));
+}
+
+Json EvaluationSteps::correctness_of(const OutputComparison& compared) const {
+  Json extra = nullptr;
+  if (m_options.evaluator == Evaluator::low_bit || m_options.required_matched_ratio) {
+    extra = Json{{"matched_ratio", compared.matched_ratio}};
   }
-  out.evaluation = by_fib(
-      compared.status,
-      fmt::format("[fib] the outputs do not follow the inputs: the solution passed on the "
-                  "workload's inputs, then the same input tensors were given other values (its "
-                  "random inputs drawn with seed {}) and its outputs did not change with them. "
-                  "Memoizing outputs on input addresses, or reusing an earlier result, does "
-                  "this.\n{}",
-                  k_perturbed_seed, compared.log));
-  if (compared.status == "INCORRECT_NUMERICAL") {
-    (*out.evaluation)["correctness"] = Json{{"max_relative_error", compared.max_relative_error},
-                                            {"max_absolute_error", compared.max_absolute_error},
-                                            {"extra", nullptr}};
-  }
-  return out;
+  return Json{{"max_relative_error", compared.max_relative_error},
+              {"max_absolute_error", compared.max_absolute_error},
+              {"extra", std::move(extra)}};
 }
 
 Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const ReferenceRun& reference,
@@ -507,44 +455,8 @@ Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const Refer
               {"output_specs", output_specs(reference.expected, m_definition.outputs)},
               {"warmup", warmup},
               {"iterations", iterations},
+              {"cold_cache", m_options.cold_cache == ColdCache::yes},
               {"keep_a_timed_call", true}};
-}
-
-// The solution once more, in the same process, on the workload's inputs drawn with another seed
-// (new values, in new tensors): its outputs must match the reference's on those. A solution that
-// hands back an earlier result, or memoizes results on input addresses (which the allocator gives
-// out again), passes on the first inputs and fails here. nullopt when it passes.
-std::optional<SolutionEvaluation> EvaluationSteps::check_perturbed(detail::WorkerProcess& worker,
-                                                                   const ReferenceRun& perturbed,
-                                                                   const Json& solution_json) {
-  auto judging = m_impl.judging_place();
-  if (!judging) {
-    return std::nullopt; // no place to judge in: the check is skipped, as without random inputs
-  }
-  const auto handed = [&]() -> Expected<std::filesystem::path> {
-    FIB_TRY(detail::make_job_directory(worker.scratch(), judging->job));
-    return detail::put_file(perturbed.inputs, worker.scratch(), judging->job, "inputs.safetensors");
-  }();
-  if (!handed) {
-    return std::nullopt;
-  }
-  const detail::JobResult result =
-      worker.run_job(outputs_request(worker, perturbed, *judging, solution_json, 0, 1),
-                     m_impl.options().job_timeout);
-  SolutionEvaluation second = judge(worker, perturbed, *judging, result, 1);
-  if (!second.evaluation) {
-    return second; // the worker misbehaved: its diagnostics
-  }
-  const std::string status = second.evaluation->value("status", "");
-  if (status == "PASSED") {
-    return std::nullopt;
-  }
-  (*second.evaluation)["log"] = fmt::format(
-      "[fib] the outputs do not follow the inputs: the solution passed on the workload's inputs, "
-      "then failed ({}) on the same workload with other random inputs (seed {}), in new "
-      "tensors. Reusing an earlier result or memoizing on input addresses does this.\n{}",
-      status, k_perturbed_seed, second.evaluation->value("log", ""));
-  return second;
 }
 
 // The evaluation of the solution's job: its end (timeout, crash, protocol), its own report
@@ -611,15 +523,12 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
   }
   const OutputComparison compared =
       compare_outputs(reference.expected, names_of_vector(m_definition.outputs), *got,
-                      kinds.get<std::vector<std::string>>(), m_options.atol, m_options.rtol,
-                      m_options.tolerance_table);
+                      kinds.get<std::vector<std::string>>(), compare_policy());
   if (compared.unreadable) {
     out.evaluation = by_fib("RUNTIME_ERROR", "[fib] " + *compared.unreadable);
     return out;
   }
-  const Json correctness{{"max_relative_error", compared.max_relative_error},
-                         {"max_absolute_error", compared.max_absolute_error},
-                         {"extra", nullptr}};
+  const Json correctness = correctness_of(compared);
   if (!compared.status.empty()) {
     out.evaluation = by_fib(compared.status, compared.log);
     if (compared.status == "INCORRECT_NUMERICAL") {
@@ -656,6 +565,32 @@ CachedReference EvaluationSteps::reference_on(ReferenceRunner::Impl& impl,
     cached.run = std::move(*ran);
   } else if (cached.diagnostics.empty()) {
     cached.diagnostics.push_back(ran.error());
+  }
+  // Trials 2..n on inputs drawn with seeds 1..n-1, timed as the first. A failure there is the
+  // reference's: no evaluation on this workload.
+  if (cached.run && has_random_input(plan)) {
+    for (int trial = 1; trial < options.trials; ++trial) {
+      auto place = impl.judging_place();
+      if (!place) {
+        cached.diagnostics.push_back(place.error());
+        cached.run.reset();
+        break;
+      }
+      auto later = run_reference(worker, definition, plan, options, *place, cached.diagnostics,
+                                 static_cast<std::uint64_t>(trial));
+      if (!later) {
+        for (auto& d : cached.diagnostics) {
+          d.message = fmt::format("trial {} of {} (seed {}): {}", trial + 1, options.trials, trial,
+                                  d.message);
+        }
+        if (cached.diagnostics.empty()) {
+          cached.diagnostics.push_back(later.error());
+        }
+        cached.run.reset();
+        break;
+      }
+      cached.later_trials.push_back(std::move(*later));
+    }
   }
   // The same workload with other random inputs, for check_perturbed: outputs only (one untimed
   // call and one timed call, as the protocol has it). A failure there only skips the check.

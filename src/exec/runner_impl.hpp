@@ -44,10 +44,27 @@ struct ReferenceRun {
 struct CachedReference {
   std::optional<ReferenceRun> run;
   std::vector<Diagnostic> diagnostics;
-  // The reference on the same workload with other random inputs (seed 1), for the check that a
-  // solution's outputs follow its inputs (docs/run.md, "Outputs that do not follow the inputs").
-  // nullopt when the workload has no random input to change, or that run failed.
+  // The reference on the same workload with other random inputs (seed 2^32), for the check that
+  // a solution's outputs follow its inputs (docs/run.md, "Outputs that do not follow the
+  // inputs"). nullopt when the workload has no random input to change, or that run failed.
   std::optional<ReferenceRun> perturbed;
+  // The runs of trials 2, 3, ... (trial t on inputs drawn with seed t - 1); empty when one trial
+  // was asked for or the workload has no random input (every trial then uses `run`).
+  std::vector<ReferenceRun> later_trials;
+
+  // Every run kept, for the byte count and the clean-up.
+  std::vector<const ReferenceRun*> kept_runs() const {
+    std::vector<const ReferenceRun*> out;
+    for (const auto* kept : {&run, &perturbed}) {
+      if (*kept) {
+        out.push_back(&**kept);
+      }
+    }
+    for (const auto& trial : later_trials) {
+      out.push_back(&trial);
+    }
+    return out;
+  }
 };
 
 // Past this many bytes of remembered reference files, prepare_references stops running ahead.
@@ -157,12 +174,10 @@ public:
                                           const std::string& workload) {
     if (definition != m_reference_definition) {
       for (const auto& [uuid, cached] : m_reference_runs) {
-        for (const auto* run : {&cached.run, &cached.perturbed}) {
-          if (*run) {
-            std::error_code ec;
-            std::filesystem::remove((*run)->inputs, ec);
-            std::filesystem::remove((*run)->expected, ec);
-          }
+        for (const ReferenceRun* run : cached.kept_runs()) {
+          std::error_code ec;
+          std::filesystem::remove(run->inputs, ec);
+          std::filesystem::remove(run->expected, ec);
         }
       }
       m_reference_runs.clear();
@@ -173,13 +188,11 @@ public:
     return it == m_reference_runs.end() ? nullptr : &it->second;
   }
   const CachedReference& remember_reference(const std::string& workload, CachedReference cached) {
-    for (const auto* run : {&cached.run, &cached.perturbed}) {
-      if (*run) {
-        std::error_code ec;
-        for (const auto& file : {(*run)->inputs, (*run)->expected}) {
-          const auto size = std::filesystem::file_size(file, ec);
-          m_reference_bytes += ec ? 0 : size;
-        }
+    for (const ReferenceRun* run : cached.kept_runs()) {
+      std::error_code ec;
+      for (const auto& file : {run->inputs, run->expected}) {
+        const auto size = std::filesystem::file_size(file, ec);
+        m_reference_bytes += ec ? 0 : size;
       }
     }
     return m_reference_runs[workload] = std::move(cached);

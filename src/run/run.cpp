@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
 #include <set>
 
 namespace fib {
@@ -44,26 +45,63 @@ Diagnostic warning(std::string_view code, std::string message) {
   return d;
 }
 
-// The settings that make latencies meaningless.
-void warn_about_settings(const EvaluateOptions& evaluate, RunResult& result) {
+// The settings that make latencies meaningless, each said once however many definitions have
+// them: the flag when the command line gave it, else the settings file.
+void warn_about_settings(const RunOptions& options, const EvaluateOptions& evaluate,
+                         std::set<std::string>& said, RunResult& result) {
+  const auto warn = [&](std::string message) {
+    if (said.insert(message).second) {
+      result.diagnostics.push_back(warning(codes::k_run_settings, std::move(message)));
+    }
+  };
+  const auto origin = [&](const std::optional<int>& flag, std::string_view name) {
+    return flag ? fmt::format("--{}", name)
+                : fmt::format("{} (settings file {})", name, options.config.file.string());
+  };
   if (evaluate.warmup == 0) {
-    result.diagnostics.push_back(warning(
-        codes::k_run_settings,
-        "--warmup 0: the timed calls include one-time costs (first-call compilation, cold caches, "
-        "allocations), so the latencies and speedups are not steady-state figures"));
+    warn(fmt::format(
+        "{} 0: the timed calls include one-time costs (first-call compilation, cold caches, "
+        "allocations), so the latencies and speedups are not steady-state figures",
+        origin(options.command_line.warmup, "warmup")));
   }
   if (evaluate.iterations == 1) {
-    result.diagnostics.push_back(warning(
-        codes::k_run_settings, "--iterations 1: each latency is a single timed call, so one "
-                               "scheduling hiccup decides it; use 10 or more for a median"));
+    warn(fmt::format("{} 1: each latency is a single timed call, so one scheduling hiccup decides "
+                     "it; use 10 or more for a median",
+                     origin(options.command_line.iterations, "iterations")));
   }
 }
+
+// Definitions the settings file names that the dataset does not have: their settings apply to
+// nothing, which is most often a typo.
+void warn_about_unknown_settings(const RunOptions& options, const TraceSet& set,
+                                 RunResult& result) {
+  for (const auto& [name, layer] : options.config.definitions) {
+    if (set.find_definition(name) == nullptr) {
+      Diagnostic d = warning(
+          codes::k_run_settings,
+          fmt::format("the settings file has definition_config for '{}', which the dataset does "
+                      "not have: those settings apply to nothing",
+                      name));
+      d.file = options.config.file;
+      d.pointer = pointer_append("/definition_config", name);
+      result.diagnostics.push_back(std::move(d));
+    }
+  }
+}
+
+// The resolved settings of one definition's evaluations.
+struct DefinitionSettings {
+  EvaluateOptions evaluate;
+  Json settings;
+  std::string settings_text; // settings_identity(settings)
+};
 
 // One (definition, solution) pair of the plan, with the workloads it still has to run on.
 struct PlannedPair {
   const Definition* definition = nullptr;
   const Solution* solution = nullptr;
   std::vector<const Trace*> workloads;
+  std::shared_ptr<const DefinitionSettings> settings;
 };
 
 // Every evaluation of the run, in order, and the counts of those left out.
@@ -87,7 +125,7 @@ std::set<TraceIdentity> traced_identities(const TraceSet& set, const std::string
   return out;
 }
 
-Plan plan_run(const RunOptions& options, const TraceSet& set, const std::string& settings,
+Plan plan_run(const RunOptions& options, const EvaluateOptions& base, const TraceSet& set,
               RunResult& result) {
   Plan plan;
   for (const auto& [name, definition] : set.definitions) {
@@ -121,10 +159,15 @@ Plan plan_run(const RunOptions& options, const TraceSet& set, const std::string&
     }
     const std::set<TraceIdentity> done =
         options.resume == Resume::yes ? traced_identities(set, name) : std::set<TraceIdentity>{};
+    auto settings = std::make_shared<DefinitionSettings>();
+    settings->evaluate = evaluation_for(base, options.config, options.command_line, definition);
+    settings->settings = run_settings(settings->evaluate, options.device);
+    settings->settings_text = settings_identity(settings->settings);
     for (const Solution* solution : chosen) {
-      PlannedPair pair{&definition, solution, {}};
+      PlannedPair pair{&definition, solution, {}, settings};
       for (const Trace& workload : workloads->second) {
-        if (done.contains(TraceIdentity{name, solution->name, workload.workload.uuid, settings})) {
+        if (done.contains(TraceIdentity{name, solution->name, workload.workload.uuid,
+                                        settings->settings_text})) {
           ++plan.counts.resumed;
           continue;
         }
@@ -162,9 +205,6 @@ enum class KeepGoing { yes, no };
 // The run's state while it evaluates the plan.
 struct Execution {
   const RunOptions& options;
-  const EvaluateOptions& evaluate;
-  const Json& settings;
-  const std::string& settings_text;
   ReferenceRunner& runner;
   const RunObserver& observer;
   RunResult& result;
@@ -206,7 +246,8 @@ void note_repeats(Execution& run) {
 // Writes one evaluation's trace line; KeepGoing::no when it could not be written.
 KeepGoing write_trace(Execution& run, const PlannedPair& pair, const std::string& line,
                       const std::string& uuid, const std::filesystem::path& trace_file) {
-  const TraceIdentity identity{pair.definition->name, pair.solution->name, uuid, run.settings_text};
+  const TraceIdentity identity{pair.definition->name, pair.solution->name, uuid,
+                               pair.settings->settings_text};
   auto written = record_trace_line(run.options.dataset, trace_file, line, identity);
   if (!written) {
     run.result.diagnostics.push_back(written.error());
@@ -240,8 +281,8 @@ KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
     if (run.observer.starting) {
       run.observer.starting(step);
     }
-    auto evaluated =
-        run.runner.evaluate(definition, solution, workload_trace->workload, run.evaluate);
+    auto evaluated = run.runner.evaluate(definition, solution, workload_trace->workload,
+                                         pair.settings->evaluate);
     const auto unavailable = std::find_if(
         evaluated.diagnostics.begin(), evaluated.diagnostics.end(), [](const Diagnostic& d) {
           return d.code == codes::k_worker_unavailable || d.code == codes::k_sandbox_unavailable;
@@ -262,7 +303,7 @@ KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
     trace["workload"] = to_json(workload_trace->workload);
     trace["solution"] = solution.name;
     trace["evaluation"] = *evaluated.evaluation;
-    trace["evaluation"]["settings"] = run.settings;
+    trace["evaluation"]["settings"] = pair.settings->settings;
     ++run.result.evaluations;
     ++run.result.statuses[(*evaluated.evaluation).value("status", "?")];
     if (run.options.dry_run == DryRun::no && !unsafe) {
@@ -344,15 +385,19 @@ std::size_t shard_of(std::string_view definition, std::string_view solution, std
   return static_cast<std::size_t>(head % count) + 1;
 }
 
-Json run_settings(const RunOptions& options) {
+Json run_settings(const EvaluateOptions& evaluate, SmokeDevice device) {
   Json settings = Json::object();
-  settings["device"] = std::string(to_string(options.device));
-  settings["warmup"] = options.evaluate.warmup;
-  settings["iterations"] = options.evaluate.iterations;
-  settings["atol"] = options.evaluate.atol;
-  settings["rtol"] = options.evaluate.rtol;
-  settings["tolerance"] =
-      options.evaluate.tolerance_table == ToleranceTable::on ? "per-dtype" : "fixed";
+  settings["device"] = std::string(to_string(device));
+  settings["warmup"] = evaluate.warmup;
+  settings["iterations"] = evaluate.iterations;
+  settings["trials"] = evaluate.trials;
+  settings["cold_cache"] = evaluate.cold_cache == ColdCache::yes;
+  settings["atol"] = evaluate.atol;
+  settings["rtol"] = evaluate.rtol;
+  settings["tolerance"] = evaluate.tolerance_table == ToleranceTable::on ? "per-dtype" : "fixed";
+  settings["evaluator"] = std::string(enum_name(evaluate.evaluator));
+  settings["required_matched_ratio"] =
+      evaluate.required_matched_ratio ? Json(*evaluate.required_matched_ratio) : Json(nullptr);
   settings["perturbed_inputs"] = true; // the check that outputs follow the inputs (docs/run.md)
   return settings;
 }
@@ -376,15 +421,15 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
   EvaluateOptions evaluate = options.evaluate;
   evaluate.dataset_root = options.dataset;
   report_unknown_selections(options, *set, result);
-  const Json settings = run_settings(options);
-  const std::string settings_text = settings_identity(settings);
-  const Plan plan = plan_run(options, *set, settings_text, result);
+  warn_about_unknown_settings(options, *set, result);
+  const Plan plan = plan_run(options, evaluate, *set, result);
   result.plan = plan.counts;
   if (observer.planned) {
     observer.planned(plan.counts);
   }
-  if (plan.counts.to_run > 0) {
-    warn_about_settings(options.evaluate, result);
+  std::set<std::string> said;
+  for (const PlannedPair& pair : plan.pairs) {
+    warn_about_settings(options, pair.settings->evaluate, said, result);
   }
   std::set<const Solution*> read;
   for (const PlannedPair& pair : plan.pairs) {
@@ -394,7 +439,7 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
       }
     }
   }
-  Execution run{options, evaluate, settings, settings_text, runner, observer, result, 0, {}};
+  Execution run{options, runner, observer, result, 0, {}};
   for (std::size_t first = 0; first < plan.pairs.size();) {
     std::size_t last = first;
     while (last < plan.pairs.size() &&
@@ -402,7 +447,7 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
       ++last;
     }
     runner.prepare_references(*plan.pairs[first].definition, workloads_of(plan.pairs, first, last),
-                              evaluate);
+                              plan.pairs[first].settings->evaluate);
     for (std::size_t i = first; i < last; ++i) {
       if (run_pair(run, plan.pairs[i]) == KeepGoing::no) {
         note_repeats(run);

@@ -2,6 +2,7 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/io/toml_depth.hpp>
 #include <fib/util/closest_match.hpp>
 #include <fib/validate/config.hpp>
 #include <fib/validate/report.hpp>
@@ -17,7 +18,6 @@ namespace fib {
 namespace {
 
 constexpr std::uintmax_t k_max_config_bytes = std::uintmax_t{4} << 20;
-constexpr std::size_t k_max_key_parts = 128;
 
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = {
@@ -253,58 +253,6 @@ void read_table(ConfigReader& reader, const toml::table& table, FibConfig& confi
   }
 }
 
-// toml++ 3.3 builds a dotted key (`a.b.c = 1`, `[a.b.c]`) by recursion without a limit, so a key of
-// tens of thousands of parts overflows the stack. Returns the 1-based line of the first key with
-// more than k_max_key_parts parts: a run of bare-key characters, quoted strings, blanks and dots
-// (floats count one dot; anything else ends the run), outside comments and multi-line strings.
-std::optional<std::size_t> too_deep(std::string_view text) {
-  std::size_t line = 1;
-  std::size_t dots = 0;
-  std::size_t i = 0;
-  const auto skip_to = [&](std::string_view end) {
-    const std::size_t found = text.find(end, i);
-    const std::size_t stop = found == std::string_view::npos ? text.size() : found + end.size();
-    line += static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(i),
-                                                text.begin() + static_cast<std::ptrdiff_t>(stop),
-                                                '\n'));
-    i = stop;
-  };
-  while (i < text.size()) {
-    const char c = text[i];
-    if (text.substr(i, 3) == "\"\"\"" || text.substr(i, 3) == "'''") {
-      const std::string end(text.substr(i, 3));
-      i += 3;
-      skip_to(end);
-      dots = 0;
-    } else if (c == '"' || c == '\'') {
-      ++i;
-      while (i < text.size() && text[i] != c && text[i] != '\n') {
-        i += (c == '"' && text[i] == '\\') ? 2 : 1;
-      }
-      ++i;
-    } else if (c == '#') {
-      skip_to("\n");
-      dots = 0;
-    } else if (c == '.') {
-      if (++dots > k_max_key_parts) {
-        return line;
-      }
-      ++i;
-    } else {
-      const bool in_key = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||
-                          c == '-' || c == ' ' || c == '\t';
-      if (!in_key) {
-        dots = 0;
-      }
-      if (c == '\n') {
-        ++line;
-      }
-      ++i;
-    }
-  }
-  return std::nullopt;
-}
-
 bool is_pyproject(const std::filesystem::path& file) {
   return file.filename() == "pyproject.toml";
 }
@@ -327,7 +275,7 @@ bool pyproject_has_tool_fib(const std::filesystem::path& file) {
   if (text->find("fib") == std::string::npos) {
     return false;
   }
-  if (too_deep(*text)) {
+  if (toml_key_too_deep(*text)) {
     return true;
   }
   try {
@@ -375,8 +323,9 @@ std::optional<FibConfig> load_config(const std::filesystem::path& file, Diagnost
   config.file = file;
   config.policy.base = std::filesystem::absolute(file).lexically_normal().parent_path();
   ConfigReader reader(file, sink);
-  if (const auto line = too_deep(*text)) {
-    reader.problem_at(*line, fmt::format("a key has more than {} dotted parts", k_max_key_parts));
+  if (const auto line = toml_key_too_deep(*text)) {
+    reader.problem_at(*line,
+                      fmt::format("a key has more than {} dotted parts", k_max_toml_key_parts));
     reader.flush();
     return std::nullopt;
   }

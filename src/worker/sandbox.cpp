@@ -338,7 +338,8 @@ Json run_reference_outputs(SandboxInterpreter& impl, Job& job) {
   const auto text = impl.reference_outputs(job.module, args, job.inputs, job.outputs,
                                            r.at("directory").get<std::string>(), job.device(),
                                            r.value("warmup", 3), r.value("iterations", 10),
-                                           impl.channel(job.channel, python_value(impl, r, "id")))
+                                           impl.channel(job.channel, python_value(impl, r, "id")),
+                                           pyb::arg("cold_cache") = r.value("cold_cache", false))
                         .cast<std::string>();
   Json result = Json::parse(text);
   if (result.contains("reference_error")) {
@@ -356,12 +357,12 @@ Json run_reference_outputs(SandboxInterpreter& impl, Job& job) {
 Json run_solution_outputs(SandboxInterpreter& impl, Job& job) {
   const Json& r = job.request;
   const auto text =
-      impl.solution_outputs(r.at("cache").get<std::string>(), solution_of(r),
-                            r.at("directory").get<std::string>(), job.inputs,
-                            python_value(impl, r, "scalars"), python_value(impl, r, "output_specs"),
-                            job.device(), r.value("warmup", 3), r.value("iterations", 10),
-                            impl.channel(job.channel, python_value(impl, r, "id")),
-                            r.value("perturbed", false))
+      impl.solution_outputs(
+              r.at("cache").get<std::string>(), solution_of(r),
+              r.at("directory").get<std::string>(), job.inputs, python_value(impl, r, "scalars"),
+              python_value(impl, r, "output_specs"), job.device(), r.value("warmup", 3),
+              r.value("iterations", 10), impl.channel(job.channel, python_value(impl, r, "id")),
+              r.value("perturbed", false), pyb::arg("cold_cache") = r.value("cold_cache", false))
           .cast<std::string>();
   Json out = reply(r, "ok", Json::array());
   out["result"] = Json::parse(text);

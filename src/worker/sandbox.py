@@ -186,6 +186,45 @@ def _compile_cuda(directory, cu_files, key):
         objects.append(obj)
     return objects, ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart"], log
 
+def _build_tvm_ffi(root, src, key, language, binding, entry_symbol, sources):
+    """A cpp/cuda solution of binding "tvm-ffi" (the default when none is given), built by the
+    tvm_ffi package of this Python: (callable, log) or (None, log)."""
+    if binding not in (None, "tvm-ffi"):
+        return (None, "binding '%s' is not supported by fib: cpp and cuda solutions need binding "
+                "\"tvm-ffi\" or \"torch\"" % binding)
+    try:
+        import tvm_ffi
+        import tvm_ffi.cpp
+    except ImportError as error:
+        return (None, "error: binding \"tvm-ffi\" needs the Python package tvm_ffi "
+                "(apache-tvm-ffi) in the worker's Python (%s, Python %s), which cannot import it "
+                "(%s). Install apache-tvm-ffi for that Python, or give the solution binding "
+                "\"torch\" (a PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) extension)."
+                % (sys.executable or "python3", sys.version.split()[0], error))
+    paths = [os.path.join(src, p) for p, _ in sources]
+    cpp = [p for p in paths if p.endswith((".cpp", ".cc", ".cxx"))]
+    cu = [p for p in paths if p.endswith(".cu")]
+    ldflags = []
+    if cu or language == "cuda":
+        cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+        ldflags = ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart", "-lcuda"]
+    build = os.path.join(root, "tvm-ffi-build")
+    os.makedirs(build, exist_ok=True)
+    try:
+        library = tvm_ffi.cpp.build(name="fib_" + key[:16], cpp_files=cpp, cuda_files=cu,
+                                    extra_include_paths=[src], extra_ldflags=ldflags,
+                                    build_directory=build)
+        module = tvm_ffi.load_module(str(library))
+    except BaseException as error:
+        return (None, "tvm-ffi build failed: %s" % error)
+    try:
+        function = getattr(module, entry_symbol)
+    except BaseException:
+        function = None
+    if not callable(function):
+        return (None, "Entry symbol '%s' not found in the tvm-ffi module" % entry_symbol)
+    return (function, "")
+
 def build_solution(cache, key, language, binding, entry_file, entry_symbol, sources):
     """(callable, log) or (None, log): a COMPILE_ERROR with the log."""
     root = os.path.join(cache, "solutions", key)
@@ -218,11 +257,9 @@ def build_solution(cache, key, language, binding, entry_file, entry_symbol, sour
                 if not callable(function):
                     return (None, "Entry symbol '%s' not found in module '%s'" % (entry_symbol, stem))
                 return (function, "")
+            if language in ("cpp", "cuda") and binding != "torch":
+                return _build_tvm_ffi(root, src, key, language, binding, entry_symbol, sources)
             if language in ("cpp", "cuda"):
-                if binding != "torch":
-                    return (None, "binding '%s' is not supported by fib: cpp and cuda solutions "
-                            "need binding \"torch\" (a PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) "
-                            "extension)" % (binding or "tvm-ffi"))
                 from torch.utils import cpp_extension
                 paths = [os.path.join(src, p) for p, _ in sources]
                 cpp = [p for p in paths if p.endswith((".cpp", ".cc", ".cxx"))]
@@ -350,17 +387,57 @@ class Channel:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line
 
-def timed(channel, run, prepare, warmup, iterations, device, keep=None):
+def _last_level_cache_bytes():
+    """The largest CPU cache of this machine in bytes, from /sys; 32 MiB when it does not say."""
+    best = 0
+    root = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in os.listdir(root):
+            try:
+                with open(os.path.join(root, entry, "size")) as f:
+                    text = f.read().strip()
+            except OSError:
+                continue
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            digits = text[:-1] if text[-1:] in "KMG" else text
+            if digits.isdigit():
+                best = max(best, int(digits) * scale)
+    except OSError:
+        pass
+    return best or (32 << 20)
+
+class _CacheFlush:
+    """Evicts the caches between timed calls, outside the timed region: on CUDA by writing a
+    buffer twice the size of the device's L2 cache (at least 64 MiB), on the CPU one twice the
+    size of the last-level cache."""
+    def __init__(self, device):
+        if device == "cuda":
+            l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()),
+                         "L2_cache_size", 0) or (64 << 20)
+            self.buffer = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8, device="cuda")
+        else:
+            self.buffer = torch.empty(2 * _last_level_cache_bytes(), dtype=torch.uint8)
+        self.value = 0
+
+    def __call__(self):
+        self.value = (self.value + 1) % 256
+        self.buffer.fill_(self.value)
+
+def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False):
     """Runs `run(inputs, outs)` `warmup` times untimed, then `iterations` times under fib's clock.
     After each timed call fib says whether it wants that call's result, which `keep(result)`
-    then saves: fib picks the call, after the fact, to compare it too."""
+    then saves: fib picks the call, after the fact, to compare it too. With `cold_cache`, the
+    caches are flushed before each timed call (_CacheFlush), outside the timed region."""
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    flush = _CacheFlush(device) if cold_cache else None
     with torch.no_grad():
         for _ in range(warmup):
             run(*prepare())
         sync()
         for index in range(max(iterations, 1)):
             inputs, outs = prepare()
+            if flush is not None:
+                flush()
             sync()
             channel.send({"timing": "ready", "iteration": index})
             channel.wait_go()
@@ -394,7 +471,7 @@ def _fresh(args):
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
 
 def reference_outputs(reference, args, input_names, output_names, directory, device, warmup,
-                      iterations, channel):
+                      iterations, channel, cold_cache=False):
     """The reference on `args`: inputs.safetensors and expected.safetensors in `directory`, then
     its timed calls. JSON text: {"scalars": {...}} or {"reference_error": text}."""
     import json
@@ -412,14 +489,14 @@ def reference_outputs(reference, args, input_names, output_names, directory, dev
         save_tensors(os.path.join(directory, "expected.safetensors"), list(zip(output_names, expected)))
         scalars = {n: v for n, v in zip(input_names, args) if not isinstance(v, torch.Tensor)}
         timed(channel, lambda inputs, outs: reference.run(*inputs),
-              lambda: (_fresh(args), None), warmup, iterations, device)
+              lambda: (_fresh(args), None), warmup, iterations, device, cold_cache=cold_cache)
     except BaseException as error:
         return json.dumps({"reference_error": clip("Traceback (most recent call last):\n"
                                                    + _reference_trace(error))})
     return json.dumps({"scalars": scalars})
 
 def solution_outputs(cache, solution, directory, input_names, scalars, output_specs, device,
-                     warmup, iterations, channel, perturbed=False):
+                     warmup, iterations, channel, perturbed=False, cold_cache=False):
     """The solution on the inputs in directory/inputs.safetensors: got.safetensors (its values
     under "0", "1", ...), then its timed calls (the one fib asks for saved as timed.safetensors).
     With `perturbed`, then once more on one fresh copy of the inputs, and again on the same
@@ -455,7 +532,7 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
         def keep(result):
             save_tensors(os.path.join(directory, "timed.safetensors"),
                          [(str(i), v) for i, v in enumerate(result) if isinstance(v, torch.Tensor)])
-        timed(channel, call, prepare, warmup, iterations, device, keep)
+        timed(channel, call, prepare, warmup, iterations, device, keep, cold_cache=cold_cache)
         if perturbed:
             other = load_tensors(os.path.join(directory, "perturbed.safetensors"), device)
             inputs, outs = prepare()

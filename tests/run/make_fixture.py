@@ -23,6 +23,12 @@ Solutions (author `fixture` unless noted):
                     the allocator hands the perturbed inputs the addresses of earlier ones
   cuda_scale        cuda, binding torch: kernel.cu (nvcc) + main.cpp           → compiles here;
                     without a GPU its launch fails                          → RUNTIME_ERROR
+  py_off_by_few     python, returns x * w with every 50th value off by 1  → INCORRECT_NUMERICAL,
+                    PASSED under the low-bit evaluator (98% of the values match)
+  py_sign_guess     python, right only where x[0, 0] > 0                   → fails on the trials
+                    (inputs of other seeds) where x[0, 0] <= 0
+  cpp_tvm_ffi       cpp, binding tvm-ffi                                    → COMPILE_ERROR naming
+                    the missing tvm_ffi package where the worker's Python lacks it
   baseline_py       author `baseline`, python, returns x * w                → PASSED
 """
 import argparse
@@ -113,6 +119,24 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 }
 """
 
+TVM_FFI_MAIN = """#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+
+void run(tvm::ffi::TensorView x, tvm::ffi::TensorView w, tvm::ffi::TensorView y) {
+  const float* xs = static_cast<const float*>(x.data_ptr());
+  const float* ws = static_cast<const float*>(w.data_ptr());
+  float* ys = static_cast<float*>(y.data_ptr());
+  const int64_t rows = x.size(0), cols = x.size(1);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      ys[i * cols + j] = xs[i * cols + j] * ws[j];
+    }
+  }
+}
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, run);
+"""
+
 SOLUTIONS = {
     "py_correct": ("python", None, False, {"main.py": "def run(x, w):\n    return x * w\n"}),
     "py_dps": ("python", None, True,
@@ -149,6 +173,13 @@ SOLUTIONS = {
                                     "    return _memo[key].clone()\n"}),
     "cuda_scale": ("cuda", "torch", False,
                    {"main.cpp": CUDA_MAIN, "kernel.h": CUDA_HEADER, "kernel.cu": CUDA_KERNEL}),
+    "py_off_by_few": ("python", None, False,
+                      {"main.py": "def run(x, w):\n    y = x * w\n"
+                                  "    y.view(-1)[::50] += 1\n    return y\n"}),
+    "py_sign_guess": ("python", None, False,
+                      {"main.py": "def run(x, w):\n"
+                                  "    return x * w if x[0, 0] > 0 else x * w + 1\n"}),
+    "cpp_tvm_ffi": ("cpp", "tvm-ffi", True, {"main.cpp": TVM_FFI_MAIN}),
     "baseline_py": ("python", None, False, {"main.py": "def run(x, w):\n    return w * x\n"}),
 }
 

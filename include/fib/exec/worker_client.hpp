@@ -115,6 +115,11 @@ std::optional<std::filesystem::path> find_worker_executable();
 std::filesystem::path default_build_cache();
 
 // How `fib run` evaluates a solution on one workload.
+// yes: the caches are flushed before each timed call, outside the timed region (a buffer twice
+// the size of the GPU's L2 cache on CUDA, of the last-level CPU cache on the CPU), so that
+// kernels are timed as they run inside a model, with their inputs not already cached.
+enum class ColdCache { no, yes };
+
 struct EvaluateOptions {
   int warmup = 3;
   int iterations = 10;
@@ -123,6 +128,15 @@ struct EvaluateOptions {
   // on: per-dtype atol/rtol of the old tool's tolerance table instead (fp32 1e-5, fp16 1e-3, bf16
   // 8e-3/1e-2, fp8 1e-1/2e-1 with an 85% hit ratio).
   ToleranceTable tolerance_table = ToleranceTable::off;
+  // The share of each floating-point output's values that must be close (compare_outputs);
+  // nullopt: all of them, or the tolerance table's ratio.
+  std::optional<double> required_matched_ratio;
+  // How the outputs are judged; low_bit records the matched ratio in correctness.extra.
+  Evaluator evaluator = Evaluator::standard;
+  // Each trial runs the reference and the solution on inputs drawn with its own seed (trial t:
+  // seed t); every trial must pass, and the latency is the mean of the trials' medians.
+  int trials = 1;
+  ColdCache cold_cache = ColdCache::no;
   std::filesystem::path cache;        // builds go to CACHE/solutions/<content hash>/
   std::filesystem::path dataset_root; // safetensors paths are relative to it
   // The build of a solution is its own job with this limit (compiling a torch extension takes

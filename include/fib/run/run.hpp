@@ -8,6 +8,7 @@
 #include <fib/exec/worker_client.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/model/solution.hpp>
+#include <fib/run/run_config.hpp>
 #include <fib/util/atomic_file.hpp>
 
 #include <cstddef>
@@ -44,20 +45,27 @@ std::size_t shard_of(std::string_view definition, std::string_view solution, std
 
 struct RunOptions {
   std::filesystem::path dataset;
-  std::vector<std::string> definitions;  // empty: every definition with solutions
-  std::vector<std::string> solutions;    // empty: every solution of those definitions
-  EvaluateOptions evaluate;              // dataset_root is set from `dataset`
+  std::vector<std::string> definitions; // empty: every definition with solutions
+  std::vector<std::string> solutions;   // empty: every solution of those definitions
+  // fib's defaults and the options that are not settings (cache, build timeout); dataset_root is
+  // set from `dataset`. Each definition's settings are evaluation_for(evaluate, config,
+  // command_line, definition).
+  EvaluateOptions evaluate;
+  RunConfig config;                      // --config; empty when none
+  EvaluationOverrides command_line;      // the settings flags given (the others stay empty)
   SmokeDevice device = SmokeDevice::cpu; // the runner's device, as the settings record it
   DryRun dry_run = DryRun::no;           // yes: evaluate, print, write no trace
   Resume resume = Resume::no;
   RunShard shard;
 };
 
-// The settings of a run, recorded in each trace it writes (`evaluation.settings`) and compared by
-// --resume: {"device", "warmup", "iterations", "atol", "rtol", "tolerance": "fixed" or
-// "per-dtype", "perturbed_inputs": true (the outputs were checked on perturbed inputs too)}. Only
-// what changes a result is in it (not the timeout, the memory limit or the sandbox).
-Json run_settings(const RunOptions& options);
+// The settings of a definition's evaluations, recorded in each trace (`evaluation.settings`) and
+// compared by --resume: {"device", "warmup", "iterations", "trials", "cold_cache": a boolean,
+// "atol", "rtol", "tolerance":
+// "fixed" or "per-dtype", "evaluator": "standard" or "low-bit", "required_matched_ratio": a number
+// or null, "perturbed_inputs": true (the outputs were checked on perturbed inputs too)}. Only what
+// changes a result is in it (not the timeout, the memory limit or the sandbox).
+Json run_settings(const EvaluateOptions& evaluate, SmokeDevice device);
 
 // How the run's evaluations divide before the first one starts.
 struct RunPlanCounts {
@@ -118,13 +126,15 @@ struct RunResult {
 
 // Loads the dataset (as the old tool's TraceSet does) and plans the evaluations: definitions in
 // name order, each selected solution of the shard (load order) on every workload line (file
-// order), less those --resume finds traced. Warns (`run.settings`) when --warmup 0 or
-// --iterations 1 make the timings meaningless, and about the red flags in the sources of each
-// solution that runs (`run.red-flag`, red_flags.hpp). Then evaluates them one by one, and writes
-// each trace as soon as it is made with record_trace_line (trace_append.hpp: atomic, never through
-// a symbolic link, under the lock of the file's directory, replacing an older trace of the same
-// evaluation), so that a run killed at any moment keeps every evaluation it finished. A failed
-// write ends the run (what follows could not be kept either). Never throws.
+// order), less those --resume finds traced; each definition with its own settings
+// (evaluation_for). Warns (`run.settings`) when a warm-up of 0 or a single iteration make the
+// timings meaningless (once per run), when the settings file names a definition the dataset lacks,
+// and about the red flags in the sources of each solution that runs (`run.red-flag`,
+// red_flags.hpp). Then evaluates them one by one, and writes each trace as soon as it is made with
+// record_trace_line (trace_append.hpp: atomic, never through a symbolic link, under the lock of the
+// file's directory, replacing an older trace of the same evaluation), so that a run killed at any
+// moment keeps every evaluation it finished. A failed write ends the run (what follows could not be
+// kept either). Never throws.
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
                         const RunObserver& observer);
 

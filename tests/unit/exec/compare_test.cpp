@@ -22,7 +22,7 @@ using testing::TempDir;
 
 struct Tensor {
   std::string key;
-  std::string dtype; // "F32" or "BF16" here
+  std::string dtype; // "F32", "BF16" or "I32" here
   std::vector<std::int64_t> shape;
   std::vector<float> values;
 };
@@ -33,7 +33,8 @@ void append_le(std::string& out, std::uint64_t value, int width) {
   }
 }
 
-// A safetensors file of `tensors` (F32 stored as is, BF16 as the top half of the float).
+// A safetensors file of `tensors` (F32 stored as is, BF16 as the top half of the float, I32 as
+// the integer).
 std::string safetensors(const std::vector<Tensor>& tensors) {
   std::string header = "{";
   std::string data;
@@ -43,6 +44,8 @@ std::string safetensors(const std::vector<Tensor>& tensors) {
       const auto bits = std::bit_cast<std::uint32_t>(v);
       if (t.dtype == "BF16") {
         append_le(data, bits >> 16, 2);
+      } else if (t.dtype == "I32") {
+        append_le(data, static_cast<std::uint32_t>(static_cast<std::int32_t>(v)), 4);
       } else {
         append_le(data, bits, 4);
       }
@@ -70,14 +73,16 @@ class CompareOutputs : public ::testing::Test {
 protected:
   OutputComparison compare(const std::vector<Tensor>& expected, const std::vector<Tensor>& got,
                            std::vector<std::string> kinds, double atol = 1e-2, double rtol = 1e-2,
-                           ToleranceTable table = ToleranceTable::off) {
+                           ToleranceTable table = ToleranceTable::off,
+                           std::optional<double> ratio = std::nullopt) {
     std::vector<std::string> names;
     for (const Tensor& t : expected) {
       names.push_back(t.key);
     }
     const auto expected_file = dir.write("expected.safetensors", safetensors(expected));
     const auto got_file = dir.write("got.safetensors", safetensors(got));
-    return compare_outputs(expected_file, names, got_file, kinds, atol, rtol, table);
+    return compare_outputs(expected_file, names, got_file, kinds,
+                           ComparePolicy{atol, rtol, table, ratio});
   }
   TempDir dir;
 };
@@ -158,11 +163,34 @@ TEST_F(CompareOutputs, IntegersMustBeEqualWhateverTheTolerance) {
     append_le(out, header(key).size(), 8);
     return dir.write(name, out + header(key) + data);
   };
-  const auto r =
-      compare_outputs(file("e.safetensors", ekey, edata), {"y"}, file("g.safetensors", gkey, gdata),
-                      {"tensor"}, 1e-2, 1e-2, ToleranceTable::off);
+  const auto r = compare_outputs(file("e.safetensors", ekey, edata), {"y"},
+                                 file("g.safetensors", gkey, gdata), {"tensor"}, ComparePolicy{});
   EXPECT_EQ(r.status, "INCORRECT_NUMERICAL");
   EXPECT_EQ(r.log, "output 0: 50.0% of the values within atol=0, rtol=0");
+}
+
+TEST_F(CompareOutputs, ARequiredMatchedRatioLetsAShareOfFloatValuesBeOffButNotIntegers) {
+  // 19 of 20 float values close: 95% matched.
+  std::vector<float> expected(20, 1.0f);
+  std::vector<float> got = expected;
+  got[7] = 5.0f;
+  const auto strict =
+      compare({{"y", "F32", {20}, expected}}, {{"0", "F32", {20}, got}}, {"tensor"});
+  EXPECT_EQ(strict.status, "INCORRECT_NUMERICAL");
+  EXPECT_DOUBLE_EQ(strict.matched_ratio, 0.95);
+  const auto enough = compare({{"y", "F32", {20}, expected}}, {{"0", "F32", {20}, got}}, {"tensor"},
+                              1e-2, 1e-2, ToleranceTable::off, 0.95);
+  EXPECT_EQ(enough.status, "") << enough.log;
+  EXPECT_DOUBLE_EQ(enough.matched_ratio, 0.95);
+  EXPECT_DOUBLE_EQ(enough.max_absolute_error, 4.0);
+  const auto short_of_it = compare({{"y", "F32", {20}, expected}}, {{"0", "F32", {20}, got}},
+                                   {"tensor"}, 1e-2, 1e-2, ToleranceTable::off, 0.96);
+  EXPECT_EQ(short_of_it.status, "INCORRECT_NUMERICAL");
+  // Integer outputs stay exact whatever the ratio.
+  const auto ints = compare({{"y", "I32", {2}, {1.0f, 2.0f}}}, {{"0", "I32", {2}, {1.0f, 3.0f}}},
+                            {"tensor"}, 1e-2, 1e-2, ToleranceTable::off, 0.5);
+  EXPECT_EQ(ints.status, "INCORRECT_NUMERICAL");
+  EXPECT_DOUBLE_EQ(ints.matched_ratio, 1.0); // no floating-point output
 }
 
 TEST(Tolerance, TheTableIsPerDtypeAndOtherDtypesKeepTheGivenOnes) {
@@ -187,11 +215,11 @@ TEST(Tolerance, TheTableIsPerDtypeAndOtherDtypesKeepTheGivenOnes) {
 TEST_F(CompareOutputs, AFileThatIsNotSafetensorsIsUnreadableNotAPass) {
   const auto expected = dir.write("expected.safetensors", safetensors({{"y", "F32", {1}, {1.0f}}}));
   const auto got = dir.write("got.safetensors", "not a safetensors file");
-  const auto r = compare_outputs(expected, {"y"}, got, {"tensor"}, 1e-2, 1e-2, ToleranceTable::off);
+  const auto r = compare_outputs(expected, {"y"}, got, {"tensor"}, ComparePolicy{});
   ASSERT_TRUE(r.unreadable);
   EXPECT_NE(r.unreadable->find("the solution's outputs"), std::string::npos) << *r.unreadable;
   const auto missing = compare_outputs(expected, {"y"}, dir.path() / "absent.safetensors",
-                                       {"tensor"}, 1e-2, 1e-2, ToleranceTable::off);
+                                       {"tensor"}, ComparePolicy{});
   EXPECT_TRUE(missing.unreadable);
 }
 

@@ -77,20 +77,31 @@ TEST(RunShardOf, PartitionsThePairsStablyAndSpreadsThem) {
 }
 
 TEST(RunSettingsRecord, NamesWhatChangesAResultAndNothingElse) {
-  RunOptions options;
-  options.device = SmokeDevice::cuda;
-  options.evaluate.warmup = 0;
-  options.evaluate.iterations = 7;
-  options.evaluate.atol = 0.5;
-  options.evaluate.rtol = 0.25;
-  options.evaluate.tolerance_table = ToleranceTable::on;
+  EvaluateOptions evaluate;
+  evaluate.warmup = 0;
+  evaluate.iterations = 7;
+  evaluate.trials = 3;
+  evaluate.cold_cache = ColdCache::yes;
+  evaluate.atol = 0.5;
+  evaluate.rtol = 0.25;
+  evaluate.tolerance_table = ToleranceTable::on;
+  evaluate.evaluator = Evaluator::low_bit;
+  evaluate.required_matched_ratio = 0.9;
   EXPECT_EQ(
-      run_settings(options).dump(),
-      R"({"device":"cuda","warmup":0,"iterations":7,"atol":0.5,"rtol":0.25,"tolerance":"per-dtype","perturbed_inputs":true})");
-  options.evaluate.tolerance_table = ToleranceTable::off;
-  options.evaluate.build_timeout = std::chrono::milliseconds(1);
-  EXPECT_EQ(run_settings(options)["tolerance"], "fixed");
-  EXPECT_EQ(run_settings(options).size(), 7u);
+      run_settings(evaluate, SmokeDevice::cuda).dump(),
+      R"({"device":"cuda","warmup":0,"iterations":7,"trials":3,"cold_cache":true,"atol":0.5,"rtol":0.25,"tolerance":"per-dtype","evaluator":"low-bit","required_matched_ratio":0.9,"perturbed_inputs":true})");
+  evaluate.tolerance_table = ToleranceTable::off;
+  evaluate.evaluator = Evaluator::standard;
+  evaluate.required_matched_ratio.reset();
+  evaluate.cold_cache = ColdCache::no;
+  evaluate.build_timeout = std::chrono::milliseconds(1);
+  evaluate.cache = "/elsewhere";
+  const Json settings = run_settings(evaluate, SmokeDevice::cpu);
+  EXPECT_EQ(settings["tolerance"], "fixed");
+  EXPECT_EQ(settings["evaluator"], "standard");
+  EXPECT_TRUE(settings["required_matched_ratio"].is_null());
+  EXPECT_EQ(settings["cold_cache"], false);
+  EXPECT_EQ(settings.size(), 11u);
 }
 
 } // namespace

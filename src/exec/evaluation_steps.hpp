@@ -1,0 +1,76 @@
+#pragma once
+// The steps of one solution's evaluation on one workload (internal to the exec layer), shared by
+// evaluation.cpp (the run, its trials and the judging of a job) and evaluation_checks.cpp (the
+// checks that the solution's outputs follow its inputs and that its timed calls compute).
+
+#include "runner_impl.hpp"
+
+#include <fib/exec/compare.hpp>
+#include <fib/exec/worker_client.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace fib {
+
+// The seed of the perturbed inputs: far from the trials' seeds (trial t uses t - 1).
+inline constexpr std::uint64_t k_perturbed_seed = std::uint64_t{1} << 32;
+
+class EvaluationSteps {
+public:
+  // The reference on one workload in the dataset-reading worker, as remembered: trial 1 on the
+  // workload's inputs, the later trials and the perturbed inputs when the plan draws random
+  // values.
+  static CachedReference reference_on(ReferenceRunner::Impl& impl, const Definition& definition,
+                                      const SmokePlan& plan, const EvaluateOptions& options,
+                                      const JudgingPlace& judging);
+
+  EvaluationSteps(ReferenceRunner::Impl& impl, const Definition& definition,
+                  const Solution& solution, const EvaluateOptions& options)
+      : m_impl(impl), m_definition(definition), m_solution(solution), m_options(options) {}
+  SolutionEvaluation run(const Workload& workload);
+
+private:
+  // One trial: the reference run's inputs handed to the solution's worker (with the perturbed
+  // ones when given), its outputs job, and the judging of it. `result` receives the job's reply.
+  SolutionEvaluation run_trial(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                               const JudgingPlace& judging, const Json& solution_json,
+                               const ReferenceRun* perturbed, detail::JobResult& result);
+  // Trials 2..n after the first passed: the first failing one (its log says which), else
+  // `first` with the trials' mean latencies and their worst errors.
+  SolutionEvaluation later_trials(detail::WorkerProcess& worker, const CachedReference& cached,
+                                  const Json& solution_json, SolutionEvaluation first);
+  Json by_fib(std::string status, std::string log) const;
+  ComparePolicy compare_policy() const {
+    return ComparePolicy{m_options.atol, m_options.rtol, m_options.tolerance_table,
+                         m_options.required_matched_ratio};
+  }
+  // The correctness object of a comparison (the matched ratio in `extra` for the low-bit
+  // evaluator or a required matched ratio).
+  Json correctness_of(const OutputComparison& compared) const;
+  std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
+  std::optional<SolutionEvaluation>
+  check_timed_call(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                   const JudgingPlace& judging, const detail::JobResult& result, const Json& kinds);
+  SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                           const JudgingPlace& judging, const detail::JobResult& result,
+                           std::size_t calls);
+  std::optional<SolutionEvaluation> check_same_addresses(detail::WorkerProcess& worker,
+                                                         const ReferenceRun& perturbed,
+                                                         const JudgingPlace& judging,
+                                                         const detail::JobResult& result);
+  std::optional<SolutionEvaluation> check_perturbed(detail::WorkerProcess& worker,
+                                                    const ReferenceRun& perturbed,
+                                                    const Json& solution_json);
+  Json outputs_request(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                       const JudgingPlace& judging, Json solution_json, int warmup,
+                       int iterations) const;
+
+  ReferenceRunner::Impl& m_impl;
+  const Definition& m_definition;
+  const Solution& m_solution;
+  const EvaluateOptions& m_options;
+};
+
+} // namespace fib
