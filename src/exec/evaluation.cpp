@@ -17,9 +17,14 @@
 
 namespace fib {
 
+using detail::has_random_input;
+using detail::median;
 using detail::names_of;
 using detail::names_of_vector;
+using detail::ReferenceJob;
 using detail::RemovedAtExit;
+using detail::run_reference;
+using detail::timing_disagreement;
 
 namespace {
 
@@ -116,34 +121,6 @@ std::optional<std::string> compile_error_log(const ReferenceOutcome& built, cons
   return std::nullopt;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) {
-    return 0.0;
-  }
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
-}
-
-// Why the timings a worker reported cannot be believed, by fib's clock: another number of calls
-// than asked, or a call reported longer than fib saw it take (its measurement lies inside fib's
-// go→done interval). nullopt when they agree.
-std::optional<std::string> timing_disagreement(const detail::TimedCalls& timing,
-                                               std::size_t expected_calls) {
-  if (timing.fib_ms.size() != expected_calls) {
-    return fmt::format("{} timed calls instead of {}", timing.fib_ms.size(), expected_calls);
-  }
-  for (std::size_t i = 0; i < timing.fib_ms.size(); ++i) {
-    if (timing.reported_ms[i] > timing.fib_ms[i] * 1.01 + 0.05) {
-      return fmt::format("call {} was reported as {:.4f} ms, but fib's clock saw {:.4f} ms", i,
-                         timing.reported_ms[i], timing.fib_ms[i]);
-    }
-  }
-  // A report under fib's interval is normal (the interval holds the round trip and, on a busy
-  // machine, scheduling delays) and gains nothing: the latency is fib's clock.
-  return std::nullopt;
-}
-
 Json output_specs(const std::filesystem::path& expected, const OrderedMap<TensorSpec>& outputs) {
   Json specs = Json::array();
   auto header = read_safetensors_header(expected);
@@ -157,87 +134,6 @@ Json output_specs(const std::filesystem::path& expected, const OrderedMap<Tensor
     }
   }
   return specs;
-}
-
-// The reference on the workload's inputs, in the dataset-reading worker. A diagnostic (the
-// reference raised or timed out, its timings disagree, the worker misbehaved) when it gives no
-// outputs to compare with.
-Expected<ReferenceRun> run_reference(detail::WorkerProcess& worker, const Definition& definition,
-                                     const SmokePlan& plan, const EvaluateOptions& options,
-                                     const JudgingPlace& judging,
-                                     std::vector<Diagnostic>& diagnostics, std::uint64_t seed = 0) {
-  // The scratch directory exists once the worker runs.
-  if (auto problem = worker.start()) {
-    diagnostics.push_back(*problem);
-    return unexpected(std::move(*problem));
-  }
-  const std::string directory = judging.job;
-  if (auto made = detail::make_job_directory(worker.scratch(), directory); !made) {
-    diagnostics.push_back(made.error());
-    return unexpected(made.error());
-  }
-  Json request{{"job", "reference_outputs"},
-               {"name", definition.name},
-               {"reference", definition.reference},
-               {"inputs", names_of(definition.inputs)},
-               {"outputs", names_of(definition.outputs)},
-               {"plan", to_json(plan)},
-               {"directory", (worker.scratch_inside() / directory).string()},
-               {"warmup", options.warmup},
-               {"iterations", options.iterations},
-               {"cold_cache", options.cold_cache == ColdCache::yes},
-               {"seed", seed}};
-  detail::JobResult result = worker.run_job(std::move(request), worker.options().job_timeout);
-  if (result.outcome.verdict != ReferenceVerdict::ok) {
-    for (auto& d : result.outcome.diagnostics) {
-      if (d.code == codes::k_smoke_timeout || d.code == codes::k_worker_crashed) {
-        d.message = "the reference: " + d.message;
-      }
-      if (d.code == codes::k_reference_build_failed || d.code == codes::k_smoke_timeout ||
-          d.code == codes::k_worker_crashed) {
-        d.code = std::string(codes::k_run_reference);
-      }
-      diagnostics.push_back(std::move(d));
-    }
-    return unexpected(make_diagnostic(codes::k_run_reference, "no reference outputs"));
-  }
-  const std::size_t calls = static_cast<std::size_t>(std::max(options.iterations, 1));
-  if (auto disagreement = timing_disagreement(result.timing, calls)) {
-    diagnostics.push_back(make_diagnostic(
-        codes::k_run_reference,
-        "the reference's timings cannot be believed, so nothing was compared: " + *disagreement));
-    return unexpected(diagnostics.back());
-  }
-  ReferenceRun run;
-  for (auto [name, into] : {std::pair{"inputs.safetensors", &run.inputs},
-                            std::pair{"expected.safetensors", &run.expected}}) {
-    // Named by the job: the runs of a definition's workloads are kept side by side until
-    // another definition comes, and each solution must be judged on its own workload's files.
-    auto taken = detail::take_file(worker.scratch(), directory, name,
-                                   judging.directory / (judging.job + "-" + name));
-    if (!taken) {
-      diagnostics.push_back(taken.error());
-      return unexpected(taken.error());
-    }
-    *into = *taken;
-  }
-  run.scalars = detail::field(result.reply, "scalars");
-  run.latency_ms = median(result.timing.fib_ms);
-  if (!run.scalars.is_object()) {
-    diagnostics.push_back(make_diagnostic(
-        codes::k_worker_protocol, "the reference worker sent scalars that are not an object"));
-    return unexpected(diagnostics.back());
-  }
-  return run;
-}
-
-// Whether another seed changes some input of the plan (random values or random indices); inputs
-// read from files, scalars and the fixed index patterns stay as they are.
-bool has_random_input(const SmokePlan& plan) {
-  return std::any_of(plan.inputs.begin(), plan.inputs.end(), [](const PlannedInput& input) {
-    return input.fill == InputFill::random_normal || input.fill == InputFill::probabilities ||
-           input.fill == InputFill::random_bool || input.fill == InputFill::indices;
-  });
 }
 
 } // namespace
@@ -456,6 +352,7 @@ Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const Refer
               {"warmup", warmup},
               {"iterations", iterations},
               {"cold_cache", m_options.cold_cache == ColdCache::yes},
+              {"fresh_inputs", reference.fresh_inputs},
               {"keep_a_timed_call", true}};
 }
 
@@ -545,6 +442,11 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
     return out;
   }
   const double latency = median(result.timing.fib_ms);
+  std::vector<double> overheads;
+  for (std::size_t i = 0; i < result.timing.fib_ms.size(); ++i) {
+    overheads.push_back(std::max(result.timing.fib_ms[i] - result.timing.reported_ms[i], 0.0));
+  }
+  out.timing_overhead_ms = median(std::move(overheads));
   out.evaluation = by_fib("PASSED", text("log"));
   (*out.evaluation)["correctness"] = correctness;
   (*out.evaluation)["performance"] =
@@ -577,7 +479,7 @@ CachedReference EvaluationSteps::reference_on(ReferenceRunner::Impl& impl,
         break;
       }
       auto later = run_reference(worker, definition, plan, options, *place, cached.diagnostics,
-                                 static_cast<std::uint64_t>(trial));
+                                 ReferenceJob{static_cast<std::uint64_t>(trial)});
       if (!later) {
         for (auto& d : cached.diagnostics) {
           d.message = fmt::format("trial {} of {} (seed {}): {}", trial + 1, options.trials, trial,
@@ -601,7 +503,8 @@ CachedReference EvaluationSteps::reference_on(ReferenceRunner::Impl& impl,
       once.iterations = 1;
       std::vector<Diagnostic> ignored;
       if (auto perturbed =
-              run_reference(worker, definition, plan, once, *place, ignored, k_perturbed_seed)) {
+              run_reference(worker, definition, plan, once, *place, ignored,
+                            ReferenceJob{k_perturbed_seed, detail::VaryTimedInputs::no})) {
         cached.perturbed = std::move(*perturbed);
       }
     }

@@ -4,15 +4,77 @@
 
 #include "evaluation_steps.hpp"
 
+#include <fib/base/codes.hpp>
+
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <system_error>
 
 namespace fib {
 
 using detail::names_of_vector;
 using detail::RemovedAtExit;
 
-// The result of the timed call fib drew (kept by the worker after it returned), compared like the
-// first call's: a solution that computes only when it is not timed fails here. nullopt when it
+// The reference's outputs on the inputs of the timed call fib drew: the workload's own when the
+// timed calls ran on copies of them, else the reference run on the inputs that call was given
+// (timed_inputs.safetensors, saved by the worker with its result). A failure is the evaluation's
+// answer: RUNTIME_ERROR when those inputs cannot be read back (the solution's process wrote
+// them), a `run.reference` diagnostic when the reference fails on them.
+Expected<std::filesystem::path>
+EvaluationSteps::expected_of_timed_call(detail::WorkerProcess& worker,
+                                        const ReferenceRun& reference, const JudgingPlace& judging,
+                                        SolutionEvaluation& out) {
+  if (reference.fresh_inputs.empty()) {
+    return reference.expected;
+  }
+  const std::filesystem::path inputs =
+      judging.directory / (judging.job + "-timed-inputs.safetensors");
+  const RemovedAtExit removed{inputs};
+  auto taken = detail::take_file(worker.scratch(), judging.job, "timed_inputs.safetensors", inputs);
+  if (!taken) {
+    out.evaluation =
+        by_fib("RUNTIME_ERROR", "[fib] the inputs of the timed call: " + taken.error().message);
+    return unexpected(taken.error());
+  }
+  auto place = m_impl.judging_place();
+  if (!place) {
+    out.diagnostics.push_back(place.error());
+    return unexpected(place.error());
+  }
+  EvaluateOptions once = m_options;
+  once.warmup = 0;
+  once.iterations = 1;
+  once.cold_cache = ColdCache::no;
+  std::vector<Diagnostic> problems;
+  auto ran = detail::run_reference(m_impl.workload_reference(m_options.dataset_root), m_definition,
+                                   reference.plan, once, *place, problems,
+                                   detail::ReferenceJob{0, detail::VaryTimedInputs::no, &inputs});
+  if (ran) {
+    std::error_code ignored;
+    std::filesystem::remove(ran->inputs, ignored);
+    return ran->expected;
+  }
+  const auto unreadable = std::find_if(problems.begin(), problems.end(), [](const Diagnostic& d) {
+    return d.code == codes::k_run_inputs;
+  });
+  if (unreadable != problems.end()) {
+    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] the inputs the solution's worker saved for the "
+                                             "timed call cannot be read back: " +
+                                                 unreadable->message);
+  } else {
+    for (Diagnostic& d : problems) {
+      d.message = "on the inputs of a timed call (new values of the workload's random inputs): " +
+                  d.message;
+      out.diagnostics.push_back(std::move(d));
+    }
+  }
+  return unexpected(ran.error());
+}
+
+// The result of the timed call fib drew (kept by the worker after it returned), compared with
+// the reference's outputs on that call's inputs: a solution that computes only when it is not
+// timed, or answers a timed call from a memo of an earlier one, fails here. nullopt when it
 // matches.
 std::optional<SolutionEvaluation> EvaluationSteps::check_timed_call(detail::WorkerProcess& worker,
                                                                     const ReferenceRun& reference,
@@ -32,8 +94,14 @@ std::optional<SolutionEvaluation> EvaluationSteps::check_timed_call(detail::Work
         by_fib("RUNTIME_ERROR", "[fib] the solution's timed outputs: " + timed.error().message);
     return out;
   }
+  auto expected = expected_of_timed_call(worker, reference, judging, out);
+  if (!expected) {
+    return out;
+  }
+  const RemovedAtExit removed_expected{*expected == reference.expected ? std::filesystem::path()
+                                                                       : *expected};
   const OutputComparison compared =
-      compare_outputs(reference.expected, names_of_vector(m_definition.outputs), *timed,
+      compare_outputs(*expected, names_of_vector(m_definition.outputs), *timed,
                       kinds.get<std::vector<std::string>>(), compare_policy());
   if (compared.unreadable) {
     out.evaluation = by_fib("RUNTIME_ERROR", "[fib] timed call: " + *compared.unreadable);
@@ -42,8 +110,11 @@ std::optional<SolutionEvaluation> EvaluationSteps::check_timed_call(detail::Work
   if (compared.status.empty()) {
     return std::nullopt;
   }
-  out.evaluation = by_fib(compared.status,
-                          fmt::format("timed call {}: {}", *result.timing.kept_call, compared.log));
+  out.evaluation = by_fib(
+      compared.status,
+      fmt::format("timed call {}{}: {}", *result.timing.kept_call,
+                  reference.fresh_inputs.empty() ? "" : " (the random inputs given new values)",
+                  compared.log));
   if (compared.status == "INCORRECT_NUMERICAL") {
     (*out.evaluation)["correctness"] = correctness_of(compared);
   }

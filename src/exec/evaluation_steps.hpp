@@ -9,10 +9,56 @@
 #include <fib/exec/worker_client.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fib {
+namespace detail {
+
+double median(std::vector<double> values);
+
+// Why the timings a worker reported cannot be believed, by fib's clock: another number of calls
+// than asked, or a call reported longer than fib saw it take (its measurement lies inside fib's
+// go→done interval). nullopt when they agree.
+std::optional<std::string> timing_disagreement(const TimedCalls& timing,
+                                               std::size_t expected_calls);
+
+// The inputs of `plan` that get new values before each timed call (docs/run.md, "Fresh values
+// for every timed call"): {name: "values"} for random normal and boolean tensors (their values
+// in a new order), {name: "rows"} for probabilities (their last dimension in a new order).
+Json fresh_inputs_of(const SmokePlan& plan);
+
+// `plan` with every tensor input read from `file` (the tensor of the input's name).
+SmokePlan with_inputs_from(const SmokePlan& plan, const std::string& file);
+
+// Whether another seed changes some input of the plan (random values or random indices); inputs
+// read from files, scalars and the fixed index patterns stay as they are.
+bool has_random_input(const SmokePlan& plan);
+
+// no: the reference's timed calls all run on copies of the same inputs.
+enum class VaryTimedInputs { no, yes };
+
+// What one reference job runs on: the plan's inputs drawn with `seed`, or, with `given_inputs`,
+// the tensors of that file of fib's (copied into the worker's job directory).
+struct ReferenceJob {
+  std::uint64_t seed = 0;
+  VaryTimedInputs vary = VaryTimedInputs::yes;
+  const std::filesystem::path* given_inputs = nullptr;
+};
+
+// The reference on a workload, in the dataset-reading worker: its inputs and outputs copied into
+// `judging`'s directory, its latency the median of fib's intervals. A diagnostic (in
+// `diagnostics` too: the reference raised or timed out, its timings disagree, the worker
+// misbehaved) when it gives no outputs to compare with.
+Expected<ReferenceRun> run_reference(WorkerProcess& worker, const Definition& definition,
+                                     const SmokePlan& workload_plan, const EvaluateOptions& options,
+                                     const JudgingPlace& judging,
+                                     std::vector<Diagnostic>& diagnostics,
+                                     const ReferenceJob& job = {});
+
+} // namespace detail
 
 // The seed of the perturbed inputs: far from the trials' seeds (trial t uses t - 1).
 inline constexpr std::uint64_t k_perturbed_seed = std::uint64_t{1} << 32;
@@ -50,6 +96,10 @@ private:
   // evaluator or a required matched ratio).
   Json correctness_of(const OutputComparison& compared) const;
   std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
+  Expected<std::filesystem::path> expected_of_timed_call(detail::WorkerProcess& worker,
+                                                         const ReferenceRun& reference,
+                                                         const JudgingPlace& judging,
+                                                         SolutionEvaluation& out);
   std::optional<SolutionEvaluation>
   check_timed_call(detail::WorkerProcess& worker, const ReferenceRun& reference,
                    const JudgingPlace& judging, const detail::JobResult& result, const Json& kinds);

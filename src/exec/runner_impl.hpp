@@ -37,6 +37,8 @@ struct ReferenceRun {
   std::filesystem::path expected;
   Json scalars;
   double latency_ms = 0.0;
+  SmokePlan plan;    // the workload's plan the run was made from
+  Json fresh_inputs; // fresh_inputs_of(plan): the inputs the timed calls give new values
 };
 
 // The reference on one workload, as remembered for the rest of the definition: its run, or why

@@ -212,7 +212,42 @@ struct Execution {
   // Diagnostics already given, by definition, code and text: where result.diagnostics has the
   // first, and how many more there were.
   std::map<std::string, std::pair<std::size_t, std::size_t>> given;
+  // PASSED evaluations whose latency is below twice the timing overhead of a call: how many, the
+  // first ("DEF / SOL / workload UUID") and the largest overhead seen.
+  std::size_t overhead_bound = 0;
+  std::string first_overhead_bound;
+  double largest_overhead_ms = 0.0;
 };
+
+// Notes an evaluation whose latency mostly measures the round trip between fib and the worker.
+void note_timing_overhead(Execution& run, const RunEvaluation& evaluation,
+                          std::optional<double> overhead_ms) {
+  const Json& performance = evaluation.trace["evaluation"]["performance"];
+  if (!overhead_ms || !performance.is_object() ||
+      performance.value("latency_ms", 0.0) >= 2.0 * *overhead_ms) {
+    return;
+  }
+  if (run.overhead_bound++ == 0) {
+    run.first_overhead_bound = fmt::format("{} / {} / workload {}", evaluation.definition,
+                                           evaluation.solution, evaluation.workload_uuid);
+  }
+  run.largest_overhead_ms = std::max(run.largest_overhead_ms, *overhead_ms);
+}
+
+// One warning for the evaluations note_timing_overhead found.
+void warn_about_timing_overhead(Execution& run) {
+  if (run.overhead_bound == 0) {
+    return;
+  }
+  run.result.diagnostics.push_back(warning(
+      codes::k_run_settings,
+      fmt::format("{} PASSED evaluation{} measured latencies below twice the timing overhead of a "
+                  "call (up to {:.3f} ms: the round trip between fib and the worker, which every "
+                  "latency includes), so their speedups mostly measure that overhead; larger "
+                  "workloads time the kernel (first: {})",
+                  run.overhead_bound, run.overhead_bound == 1 ? "" : "s", run.largest_overhead_ms,
+                  run.first_overhead_bound)));
+}
 
 // Adds an evaluation's diagnostic, or counts it when the same one (code and text) was given for
 // this definition already: a reference that cannot run fails alike for every solution and often
@@ -312,10 +347,12 @@ KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
         return KeepGoing::no;
       }
     }
+    RunEvaluation done{definition.name,   solution.name, solution.author, uuid,
+                       std::move(trace),  trace_file,    step.number,     step.total,
+                       evaluated.log_file};
+    note_timing_overhead(run, done, evaluated.timing_overhead_ms);
     if (run.observer.evaluated) {
-      run.observer.evaluated(RunEvaluation{definition.name, solution.name, solution.author, uuid,
-                                           std::move(trace), trace_file, step.number, step.total,
-                                           evaluated.log_file});
+      run.observer.evaluated(done);
     }
   }
   return KeepGoing::yes;
@@ -439,7 +476,7 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
       }
     }
   }
-  Execution run{options, runner, observer, result, 0, {}};
+  Execution run{options, runner, observer, result, 0, {}, 0, {}, 0.0};
   for (std::size_t first = 0; first < plan.pairs.size();) {
     std::size_t last = first;
     while (last < plan.pairs.size() &&
@@ -451,12 +488,14 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
     for (std::size_t i = first; i < last; ++i) {
       if (run_pair(run, plan.pairs[i]) == KeepGoing::no) {
         note_repeats(run);
+        warn_about_timing_overhead(run);
         return result;
       }
     }
     first = last;
   }
   note_repeats(run);
+  warn_about_timing_overhead(run);
   return result;
 }
 

@@ -314,6 +314,13 @@ pyb::object python_value(const SandboxInterpreter& impl, const Json& request, co
   return impl.json_loads(request.at(key).dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
+// The inputs whose values change on every timed call ({name: "values" | "rows"}; None when the
+// request names none).
+pyb::object fresh_inputs(const SandboxInterpreter& impl, const Json& request) {
+  return request.contains("fresh_inputs") ? python_value(impl, request, "fresh_inputs")
+                                          : pyb::none();
+}
+
 // The reference on the planned workload: inputs.safetensors and expected.safetensors in the
 // request's directory, then its timed calls (fib holds the clock, over the channel).
 Json run_reference_outputs(SandboxInterpreter& impl, Job& job) {
@@ -339,7 +346,8 @@ Json run_reference_outputs(SandboxInterpreter& impl, Job& job) {
                                            r.at("directory").get<std::string>(), job.device(),
                                            r.value("warmup", 3), r.value("iterations", 10),
                                            impl.channel(job.channel, python_value(impl, r, "id")),
-                                           pyb::arg("cold_cache") = r.value("cold_cache", false))
+                                           pyb::arg("cold_cache") = r.value("cold_cache", false),
+                                           pyb::arg("fresh_inputs") = fresh_inputs(impl, r))
                         .cast<std::string>();
   Json result = Json::parse(text);
   if (result.contains("reference_error")) {
@@ -362,7 +370,8 @@ Json run_solution_outputs(SandboxInterpreter& impl, Job& job) {
               r.at("directory").get<std::string>(), job.inputs, python_value(impl, r, "scalars"),
               python_value(impl, r, "output_specs"), job.device(), r.value("warmup", 3),
               r.value("iterations", 10), impl.channel(job.channel, python_value(impl, r, "id")),
-              r.value("perturbed", false), pyb::arg("cold_cache") = r.value("cold_cache", false))
+              r.value("perturbed", false), pyb::arg("cold_cache") = r.value("cold_cache", false),
+              pyb::arg("fresh_inputs") = fresh_inputs(impl, r))
           .cast<std::string>();
   Json out = reply(r, "ok", Json::array());
   out["result"] = Json::parse(text);

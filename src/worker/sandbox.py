@@ -423,11 +423,43 @@ class _CacheFlush:
         self.value = (self.value + 1) % 256
         self.buffer.fill_(self.value)
 
-def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False):
+class _FreshValues:
+    """New values for the random inputs of each timed call, so that no call can be answered from
+    a memo of an earlier one: `modes` maps an argument's position to "values" (its values in a
+    new random order: the same distribution) or "rows" (its last dimension in a new random
+    order: rows of probabilities still sum to 1). The order comes from a generator seeded from
+    the operating system, not from torch's global one."""
+    def __init__(self, modes):
+        self.modes = modes
+        self.generator = torch.Generator()
+        self.generator.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+
+    def __call__(self, inputs):
+        out = list(inputs)
+        for index, mode in self.modes.items():
+            tensor = out[index]
+            if not isinstance(tensor, torch.Tensor) or tensor.numel() < 2:
+                continue
+            if mode == "rows":
+                order = torch.randperm(tensor.shape[-1], generator=self.generator)
+                out[index] = tensor.index_select(-1, order.to(tensor.device))
+            else:
+                order = torch.randperm(tensor.numel(), generator=self.generator)
+                out[index] = tensor.reshape(-1)[order.to(tensor.device)].reshape(tensor.shape)
+        return out
+
+def _fresh_values(input_names, fresh_inputs):
+    """The _FreshValues of the inputs fib named ({name: mode}), or None when it named none."""
+    modes = {i: fresh_inputs[n] for i, n in enumerate(input_names) if n in (fresh_inputs or {})}
+    return _FreshValues(modes) if modes else None
+
+def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
+          vary=None):
     """Runs `run(inputs, outs)` `warmup` times untimed, then `iterations` times under fib's clock.
-    After each timed call fib says whether it wants that call's result, which `keep(result)`
-    then saves: fib picks the call, after the fact, to compare it too. With `cold_cache`, the
-    caches are flushed before each timed call (_CacheFlush), outside the timed region."""
+    After each timed call fib says whether it wants that call's result, which `keep(result,
+    inputs)` then saves: fib picks the call, after the fact, to compare it too. With `vary`
+    (_FreshValues), each timed call's inputs get new values first. With `cold_cache`, the caches
+    are flushed before each timed call (_CacheFlush). Both happen outside the timed region."""
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     flush = _CacheFlush(device) if cold_cache else None
     with torch.no_grad():
@@ -436,6 +468,8 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
         sync()
         for index in range(max(iterations, 1)):
             inputs, outs = prepare()
+            if vary is not None:
+                inputs = vary(inputs)
             if flush is not None:
                 flush()
             sync()
@@ -456,7 +490,7 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
             channel.send({"timing": "done", "iteration": index, "ms": milliseconds})
             import json
             if json.loads(channel.wait_go()).get("keep") and keep is not None:
-                keep(result)
+                keep(result, inputs)
 
 def _forget_earlier_jobs(directory):
     """Removes the other job directories beside `directory` (this worker's scratch, in the
@@ -471,7 +505,7 @@ def _fresh(args):
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
 
 def reference_outputs(reference, args, input_names, output_names, directory, device, warmup,
-                      iterations, channel, cold_cache=False):
+                      iterations, channel, cold_cache=False, fresh_inputs=None):
     """The reference on `args`: inputs.safetensors and expected.safetensors in `directory`, then
     its timed calls. JSON text: {"scalars": {...}} or {"reference_error": text}."""
     import json
@@ -489,14 +523,16 @@ def reference_outputs(reference, args, input_names, output_names, directory, dev
         save_tensors(os.path.join(directory, "expected.safetensors"), list(zip(output_names, expected)))
         scalars = {n: v for n, v in zip(input_names, args) if not isinstance(v, torch.Tensor)}
         timed(channel, lambda inputs, outs: reference.run(*inputs),
-              lambda: (_fresh(args), None), warmup, iterations, device, cold_cache=cold_cache)
+              lambda: (_fresh(args), None), warmup, iterations, device, cold_cache=cold_cache,
+              vary=_fresh_values(input_names, fresh_inputs))
     except BaseException as error:
         return json.dumps({"reference_error": clip("Traceback (most recent call last):\n"
                                                    + _reference_trace(error))})
     return json.dumps({"scalars": scalars})
 
 def solution_outputs(cache, solution, directory, input_names, scalars, output_specs, device,
-                     warmup, iterations, channel, perturbed=False, cold_cache=False):
+                     warmup, iterations, channel, perturbed=False, cold_cache=False,
+                     fresh_inputs=None):
     """The solution on the inputs in directory/inputs.safetensors: got.safetensors (its values
     under "0", "1", ...), then its timed calls (the one fib asks for saved as timed.safetensors).
     With `perturbed`, then once more on one fresh copy of the inputs, and again on the same
@@ -529,10 +565,16 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
         kinds = ["tensor" if isinstance(v, torch.Tensor) else type(v).__name__ for v in got]
         save_tensors(os.path.join(directory, "got.safetensors"),
                      [(str(i), v) for i, v in enumerate(got) if isinstance(v, torch.Tensor)])
-        def keep(result):
+        vary = _fresh_values(input_names, fresh_inputs)
+        def keep(result, inputs):
             save_tensors(os.path.join(directory, "timed.safetensors"),
                          [(str(i), v) for i, v in enumerate(result) if isinstance(v, torch.Tensor)])
-        timed(channel, call, prepare, warmup, iterations, device, keep, cold_cache=cold_cache)
+            if vary is not None:
+                save_tensors(os.path.join(directory, "timed_inputs.safetensors"),
+                             [(n, v) for n, v in zip(input_names, inputs)
+                              if isinstance(v, torch.Tensor)])
+        timed(channel, call, prepare, warmup, iterations, device, keep, cold_cache=cold_cache,
+              vary=vary)
         if perturbed:
             other = load_tensors(os.path.join(directory, "perturbed.safetensors"), device)
             inputs, outs = prepare()

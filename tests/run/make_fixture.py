@@ -21,6 +21,9 @@ Solutions (author `fixture` unless noted):
                     the workload's inputs, INCORRECT_NUMERICAL on fib's perturbed inputs
   py_memo_pointer   python, memoizes x * w on the inputs' data pointers   → the same, when
                     the allocator hands the perturbed inputs the addresses of earlier ones
+  py_memo_contents  python, memoizes x * w on the inputs' bytes and sleeps 50 ms on every miss
+                    → PASSED, with a latency of at least 50 ms because every timed call's
+                    random inputs get new values (a memo hit would take microseconds)
   cuda_scale        cuda, binding torch: kernel.cu (nvcc) + main.cpp           → compiles here;
                     without a GPU its launch fails                          → RUNTIME_ERROR
   py_off_by_few     python, returns x * w with every 50th value off by 1  → INCORRECT_NUMERICAL,
@@ -171,6 +174,13 @@ SOLUTIONS = {
                                     "    if key not in _memo:\n"
                                     "        _memo[key] = x * w\n"
                                     "    return _memo[key].clone()\n"}),
+    "py_memo_contents": ("python", None, False,
+                         {"main.py": "import time\n\n_memo = {}\n\ndef run(x, w):\n"
+                                     "    key = (x.numpy().tobytes(), w.numpy().tobytes())\n"
+                                     "    if key not in _memo:\n"
+                                     "        time.sleep(0.05)\n"
+                                     "        _memo[key] = x * w\n"
+                                     "    return _memo[key].clone()\n"}),
     "cuda_scale": ("cuda", "torch", False,
                    {"main.cpp": CUDA_MAIN, "kernel.h": CUDA_HEADER, "kernel.cu": CUDA_KERNEL}),
     "py_off_by_few": ("python", None, False,

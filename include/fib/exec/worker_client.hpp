@@ -153,6 +153,9 @@ struct SolutionEvaluation {
   // A COMPILE_ERROR's whole build log, as fib wrote it (compile_log_path); nullopt when it could
   // not be written or the status is another.
   std::optional<std::filesystem::path> log_file;
+  // PASSED: the median over the timed calls of fib's interval less the worker's own measurement
+  // (the round trip between fib and the worker that every latency includes); nullopt otherwise.
+  std::optional<double> timing_overhead_ms;
 };
 
 // Where fib keeps the build log of a solution whose build failed:

@@ -128,7 +128,9 @@ struct RunResult {
 // name order, each selected solution of the shard (load order) on every workload line (file
 // order), less those --resume finds traced; each definition with its own settings
 // (evaluation_for). Warns (`run.settings`) when a warm-up of 0 or a single iteration make the
-// timings meaningless (once per run), when the settings file names a definition the dataset lacks,
+// timings meaningless (once per run), when PASSED latencies are below twice the timing overhead
+// of a call (once per run, with a count), when the settings file names a definition the dataset
+// lacks,
 // and about the red flags in the sources of each solution that runs (`run.red-flag`,
 // red_flags.hpp). Then evaluates them one by one, and writes each trace as soon as it is made with
 // record_trace_line (trace_append.hpp: atomic, never through a symbolic link, under the lock of the
