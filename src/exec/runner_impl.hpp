@@ -46,7 +46,7 @@ struct ReferenceRun {
 struct CachedReference {
   std::optional<ReferenceRun> run;
   std::vector<Diagnostic> diagnostics;
-  // The reference on the same workload with other random inputs (seed 2^32), for the check that
+  // The reference on the same workload with other random inputs (seed 2^31), for the check that
   // a solution's outputs follow its inputs (docs/run.md, "Outputs that do not follow the
   // inputs"). nullopt when the workload has no random input to change, or that run failed.
   std::optional<ReferenceRun> perturbed;

@@ -28,8 +28,9 @@ Solutions (author `fixture` unless noted):
                     without a GPU its launch fails                          → RUNTIME_ERROR
   py_off_by_few     python, returns x * w with every 50th value off by 1  → INCORRECT_NUMERICAL,
                     PASSED under the low-bit evaluator (98% of the values match)
-  py_sign_guess     python, right only where x[0, 0] > 0                   → fails on the trials
-                    (inputs of other seeds) where x[0, 0] <= 0
+  py_sign_guess     python, right only where x.sum() > 0 (which new orders of the values of a
+                    timed call keep)                                     → fails on the trial
+                    (inputs of another seed) where the sum is not positive
   cpp_tvm_ffi       cpp, binding tvm-ffi                                    → COMPILE_ERROR naming
                     the missing tvm_ffi package where the worker's Python lacks it
   baseline_py       author `baseline`, python, returns x * w                → PASSED
@@ -188,7 +189,7 @@ SOLUTIONS = {
                                   "    y.view(-1)[::50] += 1\n    return y\n"}),
     "py_sign_guess": ("python", None, False,
                       {"main.py": "def run(x, w):\n"
-                                  "    return x * w if x[0, 0] > 0 else x * w + 1\n"}),
+                                  "    return x * w if x.sum() > 0 else x * w + 1\n"}),
     "cpp_tvm_ffi": ("cpp", "tvm-ffi", True, {"main.cpp": TVM_FFI_MAIN}),
     "baseline_py": ("python", None, False, {"main.py": "def run(x, w):\n    return w * x\n"}),
 }
