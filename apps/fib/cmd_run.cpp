@@ -14,6 +14,9 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <vector>
 
 namespace fib::app {
 
@@ -38,6 +41,7 @@ struct RunCommand {
   bool dry_run = false;
   bool resume = false;
   std::string shard;
+  std::string devices;
   bool quiet = false;
   bool unsafe_no_sandbox = false;
 };
@@ -73,6 +77,8 @@ made with; it replaces an older trace of the same solution, workload and
 settings. An interrupted run keeps what it finished: --resume skips what is
 traced already. --shard K/N runs one of N disjoint parts (by definition and
 solution) for N machines or jobs; merge their datasets with `fib report merge`.
+--devices cuda:0,cuda:1 runs one worker per GPU of this machine, each taking
+whole definitions.
 On a terminal a status line shows progress and the time left.
 
 Exit status: 0 every evaluation PASSED, 1 some did not (or a workload could not
@@ -155,6 +161,21 @@ void print_evaluation(const RunCommand& command, RunProgress& progress, const Ru
                                             e.solution, e.workload_uuid.substr(0, 8), detail));
 }
 
+// The runners' devices: --devices, else the one of --device (which must agree when both are
+// given).
+Expected<RunDevices> devices_of(const RunCommand& command, SmokeDevice device) {
+  if (command.subcommand->count("--devices") == 0) {
+    return RunDevices{device, {std::nullopt}};
+  }
+  auto parsed = parse_run_devices(command.devices);
+  if (parsed && command.subcommand->count("--device") > 0 && parsed->device != device) {
+    return unexpected(
+        make_diagnostic(codes::k_usage, fmt::format("--device {} and --devices {} disagree",
+                                                    command.device, command.devices)));
+  }
+  return parsed;
+}
+
 } // namespace
 
 Subcommand register_run(CLI::App& app) {
@@ -208,6 +229,9 @@ Subcommand register_run(CLI::App& app) {
   sub->add_flag("--dry-run", command->dry_run, "Evaluate and print; write no trace");
   sub->add_flag("--resume", command->resume,
                 "Skip the evaluations already traced with the same settings");
+  sub->add_option("--devices", command->devices,
+                  "Several devices at once, one worker each: cuda:0,cuda:1 (or cpu,cpu); each "
+                  "takes whole definitions");
   sub->add_option("--shard", command->shard,
                   "Run part K of N (K/N): the (definition, solution) pairs of that shard");
   sub->add_flag("--unsafe-no-sandbox", command->unsafe_no_sandbox,
@@ -233,6 +257,12 @@ int run_run(const RunCommand& command) {
   runner_options.job_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(command.timeout_seconds * 1000.0));
   runner_options.device = command.device == "cuda" ? SmokeDevice::cuda : SmokeDevice::cpu;
+  auto devices = devices_of(command, runner_options.device);
+  if (!devices) {
+    write_diagnostic(stderr, devices.error());
+    return k_exit_usage;
+  }
+  runner_options.device = devices->device;
   runner_options.address_space = command.memory_limit;
   if (runner_options.device == SmokeDevice::cuda &&
       command.subcommand->count("--memory-limit") == 0) {
@@ -242,7 +272,14 @@ int run_run(const RunCommand& command) {
     runner_options.sandbox = SandboxMode::unsafe_disabled;
     write_diagnostic(stderr, unsafe_sandbox_warning());
   }
-  ReferenceRunner runner(runner_options);
+  std::vector<std::unique_ptr<ReferenceRunner>> runners;
+  std::vector<ReferenceRunner*> runner_pointers;
+  for (const std::optional<int>& gpu : devices->gpus) {
+    ReferenceRunnerOptions own = runner_options;
+    own.cuda_device = gpu;
+    runners.push_back(std::make_unique<ReferenceRunner>(own));
+    runner_pointers.push_back(runners.back().get());
+  }
   RunOptions options;
   options.dataset = command.dataset;
   options.definitions = command.definitions;
@@ -271,7 +308,7 @@ int run_run(const RunCommand& command) {
   observer.evaluated = [&command, &progress](const RunEvaluation& e) {
     print_evaluation(command, progress, e);
   };
-  const RunResult result = run_solutions(options, runner, observer);
+  const RunResult result = run_solutions(options, runner_pointers, observer);
   progress.clear();
   for (const auto& d : result.diagnostics) {
     write_diagnostic(stderr, d);

@@ -82,7 +82,8 @@ struct RemovedAtExit {
 };
 
 inline std::uint64_t random_word() {
-  static std::mt19937_64 generator{std::random_device{}()};
+  // One per thread: `fib run --devices` evaluates on several runners at once.
+  thread_local std::mt19937_64 generator{std::random_device{}()};
   return generator();
 }
 

@@ -495,7 +495,7 @@ Expected<ProcessCgroup> ProcessCgroup::create(const SandboxSupport& support, std
   static std::once_flag swept;
   std::call_once(swept, [&] { remove_abandoned_cgroups(support.cgroup_parent); });
   // The pid alone may repeat (a killed fib's group, a reused pid): a random part makes it new.
-  static std::mt19937_64 generator{std::random_device{}()};
+  thread_local std::mt19937_64 generator{std::random_device{}()};
   const std::filesystem::path path =
       support.cgroup_parent /
       fmt::format("fib-{}-{}-{:08x}", ::getpid(), ++g_cgroup_counter, generator() & 0xffffffffU);

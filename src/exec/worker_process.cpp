@@ -29,7 +29,7 @@ double seconds(std::chrono::milliseconds duration) {
 
 // A job id nobody can guess from the previous one.
 std::uint64_t fresh_job_id() {
-  static std::mt19937_64 generator{std::random_device{}()};
+  thread_local std::mt19937_64 generator{std::random_device{}()};
   return (generator() >> 1) | 1; // positive as a JSON integer, never 0
 }
 
@@ -275,6 +275,7 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   const int listener = *listening;
   program.insert(program.end(), {"--connect", (scratch_inside() / "channel.sock").string()});
   spawn.argv = command_line(support, executable, program);
+  spawn.environment = device_environment();
   int output[2];
   if (::pipe2(output, O_CLOEXEC) != 0) {
     ::close(listener);
@@ -324,7 +325,30 @@ WorkerProcess::command_line(const SandboxSupport& support, const std::filesystem
   layout.programs = interpreter_prefixes();
   layout.programs.push_back(executable);
   layout.device = options().device == SmokeDevice::cuda ? DeviceAccess::gpu : DeviceAccess::none;
-  return sandbox_command(support.bwrap, layout, {}, program);
+  return sandbox_command(support.bwrap, layout, device_environment(), program);
+}
+
+// CUDA_VISIBLE_DEVICES for a worker pinned to one GPU (`--devices`): the index-th entry of fib's
+// own list when it has one (so that `cuda:0` is the first GPU fib was given), else the index.
+std::vector<std::pair<std::string, std::string>> WorkerProcess::device_environment() const {
+  if (!options().cuda_device) {
+    return {};
+  }
+  const int index = *options().cuda_device;
+  std::string visible = std::to_string(index);
+  if (const char* own = std::getenv("CUDA_VISIBLE_DEVICES"); own != nullptr && *own != '\0') {
+    std::vector<std::string> entries;
+    std::string_view rest(own);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      entries.emplace_back(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (index >= 0 && static_cast<std::size_t>(index) < entries.size()) {
+      visible = entries[static_cast<std::size_t>(index)];
+    }
+  }
+  return {{"CUDA_VISIBLE_DEVICES", visible}};
 }
 
 // The worker's connection, within the start-up timeout (-1 when it ended or did not connect:

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <sys/types.h>
+#include <utility>
 #include <vector>
 
 namespace fib::detail {
@@ -98,6 +99,7 @@ private:
   std::vector<std::string> command_line(const SandboxSupport& support,
                                         const std::filesystem::path& executable,
                                         const std::vector<std::string>& program) const;
+  std::vector<std::pair<std::string, std::string>> device_environment() const;
   ReadEnd read_line(std::chrono::steady_clock::time_point deadline, std::string& line);
   void drain_output();
   std::optional<short> poll_with_output(short events,

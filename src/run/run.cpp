@@ -10,14 +10,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace fib {
 namespace {
 
 constexpr std::size_t k_max_shards = 10000;
+constexpr std::size_t k_max_devices = 64;
 
 bool selected(const std::vector<std::string>& wanted, const std::string& name) {
   return wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end();
@@ -203,35 +207,43 @@ std::optional<Diagnostic> unsafe_trace_path(const Definition& definition,
 enum class KeepGoing { yes, no };
 
 // The run's state while it evaluates the plan.
+// With several runners (--devices) each evaluates whole definitions in its own thread, and
+// `lock` guards the rest of the state, the observer and the trace writes.
 struct Execution {
+  Execution(const RunOptions& run_options, const RunObserver& run_observer, RunResult& run_result)
+      : options(run_options), observer(run_observer), result(run_result) {}
+
   const RunOptions& options;
-  ReferenceRunner& runner;
   const RunObserver& observer;
   RunResult& result;
   std::size_t number = 0;
   // Diagnostics already given, by definition, code and text: where result.diagnostics has the
   // first, and how many more there were.
   std::map<std::string, std::pair<std::size_t, std::size_t>> given;
-  // PASSED evaluations whose latency is below twice the timing overhead of a call: how many, the
-  // first ("DEF / SOL / workload UUID") and the largest overhead seen.
+  // PASSED evaluations whose latency is below twice the timing overhead of a call: how many and
+  // the first ("DEF / SOL / workload UUID").
   std::size_t overhead_bound = 0;
   std::string first_overhead_bound;
-  double largest_overhead_ms = 0.0;
+  std::mutex lock;
+  std::atomic<bool> stopped{false}; // a runner met a problem that ends the run
 };
 
 // Notes an evaluation whose latency mostly measures the round trip between fib and the worker.
 void note_timing_overhead(Execution& run, const RunEvaluation& evaluation,
                           std::optional<double> overhead_ms) {
-  const Json& performance = evaluation.trace["evaluation"]["performance"];
-  if (!overhead_ms || !performance.is_object() ||
-      performance.value("latency_ms", 0.0) >= 2.0 * *overhead_ms) {
+  const Json& record = evaluation.trace.at("evaluation");
+  const auto found = record.find("performance");
+  if (!overhead_ms || found == record.end() || !found->is_object()) {
+    return;
+  }
+  const Json& performance = *found;
+  if (performance.value("latency_ms", 0.0) >= 2.0 * *overhead_ms) {
     return;
   }
   if (run.overhead_bound++ == 0) {
     run.first_overhead_bound = fmt::format("{} / {} / workload {}", evaluation.definition,
                                            evaluation.solution, evaluation.workload_uuid);
   }
-  run.largest_overhead_ms = std::max(run.largest_overhead_ms, *overhead_ms);
 }
 
 // One warning for the evaluations note_timing_overhead found.
@@ -242,10 +254,10 @@ void warn_about_timing_overhead(Execution& run) {
   run.result.diagnostics.push_back(warning(
       codes::k_run_settings,
       fmt::format("{} PASSED evaluation{} measured latencies below twice the timing overhead of a "
-                  "call (up to {:.3f} ms: the round trip between fib and the worker, which every "
-                  "latency includes), so their speedups mostly measure that overhead; larger "
-                  "workloads time the kernel (first: {})",
-                  run.overhead_bound, run.overhead_bound == 1 ? "" : "s", run.largest_overhead_ms,
+                  "call (the round trip between fib and the worker, which every latency "
+                  "includes), so their speedups mostly measure that overhead; larger workloads "
+                  "time the kernel (first: {})",
+                  run.overhead_bound, run.overhead_bound == 1 ? "" : "s",
                   run.first_overhead_bound)));
 }
 
@@ -296,28 +308,39 @@ KeepGoing write_trace(Execution& run, const PlannedPair& pair, const std::string
   return KeepGoing::yes;
 }
 
-// The pair's evaluations, each written as soon as it is made.
-KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
+// The pair's evaluations on `runner`, each written as soon as it is made. Everything but the
+// evaluation itself happens under run.lock.
+KeepGoing run_pair(Execution& run, ReferenceRunner& runner, const PlannedPair& pair) {
   const Definition& definition = *pair.definition;
   const Solution& solution = *pair.solution;
   const std::filesystem::path trace_file = std::filesystem::path("traces") / solution.author /
                                            definition.op_type / (definition.name + ".jsonl");
   const auto unsafe = unsafe_trace_path(definition, solution);
   if (unsafe && run.options.dry_run == DryRun::no) {
+    const std::lock_guard guard(run.lock);
     run.result.diagnostics.push_back(*unsafe);
   }
   for (const Trace* workload_trace : pair.workloads) {
+    if (run.stopped) {
+      return KeepGoing::no;
+    }
     const std::string& uuid = workload_trace->workload.uuid;
-    RunStep step{definition.name, solution.name,         uuid, ++run.number, run.result.plan.to_run,
+    RunStep step{definition.name, solution.name,         uuid, 0, 0,
                  BuildsFirst::no, solution.spec.language};
     if (workload_trace == pair.workloads.front() && compiled(solution.spec.language)) {
       step.builds = BuildsFirst::yes;
     }
-    if (run.observer.starting) {
-      run.observer.starting(step);
+    {
+      const std::lock_guard guard(run.lock);
+      step.number = ++run.number;
+      step.total = run.result.plan.to_run;
+      if (run.observer.starting) {
+        run.observer.starting(step);
+      }
     }
-    auto evaluated = run.runner.evaluate(definition, solution, workload_trace->workload,
-                                         pair.settings->evaluate);
+    auto evaluated =
+        runner.evaluate(definition, solution, workload_trace->workload, pair.settings->evaluate);
+    const std::lock_guard guard(run.lock);
     const auto unavailable = std::find_if(
         evaluated.diagnostics.begin(), evaluated.diagnostics.end(), [](const Diagnostic& d) {
           return d.code == codes::k_worker_unavailable || d.code == codes::k_sandbox_unavailable;
@@ -356,6 +379,44 @@ KeepGoing run_pair(Execution& run, const PlannedPair& pair) {
     }
   }
   return KeepGoing::yes;
+}
+
+// The pairs of one definition: [first, last) of the plan.
+struct DefinitionGroup {
+  std::size_t first = 0;
+  std::size_t last = 0;
+};
+
+std::vector<DefinitionGroup> definition_groups(const std::vector<PlannedPair>& pairs) {
+  std::vector<DefinitionGroup> out;
+  for (std::size_t first = 0; first < pairs.size();) {
+    std::size_t last = first;
+    while (last < pairs.size() && pairs[last].definition == pairs[first].definition) {
+      ++last;
+    }
+    out.push_back({first, last});
+    first = last;
+  }
+  return out;
+}
+
+std::vector<const Workload*> workloads_of(const std::vector<PlannedPair>& pairs, std::size_t first,
+                                          std::size_t last);
+
+// One runner's share: the next definition not taken yet, until none is left or the run stopped.
+void run_definitions(Execution& run, ReferenceRunner& runner, const Plan& plan,
+                     const std::vector<DefinitionGroup>& groups, std::atomic<std::size_t>& next) {
+  for (std::size_t g = next++; g < groups.size() && !run.stopped; g = next++) {
+    const auto [first, last] = groups[g];
+    runner.prepare_references(*plan.pairs[first].definition, workloads_of(plan.pairs, first, last),
+                              plan.pairs[first].settings->evaluate);
+    for (std::size_t i = first; i < last; ++i) {
+      if (run_pair(run, runner, plan.pairs[i]) == KeepGoing::no) {
+        run.stopped = true;
+        return;
+      }
+    }
+  }
 }
 
 // The workloads of the plan's pairs of one definition, each once, in the order first needed.
@@ -407,6 +468,55 @@ Expected<RunShard> parse_run_shard(std::string_view text) {
   return RunShard{*k, *n};
 }
 
+Expected<RunDevices> parse_run_devices(std::string_view text) {
+  const auto invalid = [&](std::string why) {
+    return unexpected(make_diagnostic(codes::k_usage,
+                                      fmt::format("--devices '{}': {}", text_excerpt(text), why)));
+  };
+  RunDevices out;
+  std::set<int> seen;
+  std::string_view rest = text;
+  std::size_t entries = 0;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view entry = rest.substr(0, comma);
+    if (++entries > k_max_devices) {
+      return invalid(fmt::format("at most {} devices", k_max_devices));
+    }
+    SmokeDevice kind = SmokeDevice::cpu;
+    std::optional<int> index;
+    if (entry == "cpu") {
+      kind = SmokeDevice::cpu;
+    } else if (entry == "cuda") {
+      kind = SmokeDevice::cuda;
+      index = 0;
+    } else if (entry.starts_with("cuda:") && entry.size() > 5 && entry.size() <= 8 &&
+               std::all_of(entry.begin() + 5, entry.end(),
+                           [](char c) { return c >= '0' && c <= '9'; })) {
+      kind = SmokeDevice::cuda;
+      int value = 0;
+      std::from_chars(entry.data() + 5, entry.data() + entry.size(), value);
+      index = value;
+    } else {
+      return invalid(
+          fmt::format("'{}' is not a device: use cpu, cuda or cuda:N", text_excerpt(entry)));
+    }
+    if (entries > 1 && kind != out.device) {
+      return invalid("every device must be of one kind (all cpu or all cuda)");
+    }
+    out.device = kind;
+    if (index && !seen.insert(*index).second) {
+      return invalid(fmt::format("cuda:{} is named twice", *index));
+    }
+    out.gpus.push_back(index);
+    if (comma == std::string_view::npos) {
+      break;
+    }
+    rest = rest.substr(comma + 1);
+  }
+  return out;
+}
+
 std::size_t shard_of(std::string_view definition, std::string_view solution, std::size_t count) {
   if (count <= 1) {
     return 1;
@@ -440,6 +550,11 @@ Json run_settings(const EvaluateOptions& evaluate, SmokeDevice device) {
 }
 
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
+                        const RunObserver& observer) {
+  return run_solutions(options, std::vector<ReferenceRunner*>{&runner}, observer);
+}
+
+RunResult run_solutions(const RunOptions& options, const std::vector<ReferenceRunner*>& runners,
                         const RunObserver& observer) {
   RunResult result;
   DiagnosticList sink;
@@ -476,23 +591,21 @@ RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
       }
     }
   }
-  Execution run{options, runner, observer, result, 0, {}, 0, {}, 0.0};
-  for (std::size_t first = 0; first < plan.pairs.size();) {
-    std::size_t last = first;
-    while (last < plan.pairs.size() &&
-           plan.pairs[last].definition == plan.pairs[first].definition) {
-      ++last;
+  Execution run(options, observer, result);
+  const std::vector<DefinitionGroup> groups = definition_groups(plan.pairs);
+  std::atomic<std::size_t> next{0};
+  if (runners.size() <= 1) {
+    if (!runners.empty()) {
+      run_definitions(run, *runners.front(), plan, groups, next);
     }
-    runner.prepare_references(*plan.pairs[first].definition, workloads_of(plan.pairs, first, last),
-                              plan.pairs[first].settings->evaluate);
-    for (std::size_t i = first; i < last; ++i) {
-      if (run_pair(run, plan.pairs[i]) == KeepGoing::no) {
-        note_repeats(run);
-        warn_about_timing_overhead(run);
-        return result;
-      }
+  } else {
+    std::vector<std::thread> threads;
+    for (ReferenceRunner* runner : runners) {
+      threads.emplace_back([&, runner] { run_definitions(run, *runner, plan, groups, next); });
     }
-    first = last;
+    for (std::thread& thread : threads) {
+      thread.join();
+    }
   }
   note_repeats(run);
   warn_about_timing_overhead(run);

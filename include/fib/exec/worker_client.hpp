@@ -72,6 +72,10 @@ struct ReferenceRunnerOptions {
   std::chrono::milliseconds startup_timeout{120'000}; // starting Python and importing torch
   std::uintmax_t address_space = k_default_worker_address_space; // RLIMIT_AS of the worker
   SmokeDevice device = SmokeDevice::cpu;
+  // `fib run --devices`: the workers see only this GPU (CUDA_VISIBLE_DEVICES set to this index,
+  // or to the index-th entry of fib's own CUDA_VISIBLE_DEVICES when it has one); nullopt: every
+  // GPU fib sees.
+  std::optional<int> cuda_device;
   std::uintmax_t max_bytes = k_default_smoke_max_bytes; // inputs + outputs of one smoke run
   std::uint64_t seed = 0;
   SandboxMode sandbox = SandboxMode::enforced;

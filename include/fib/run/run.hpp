@@ -43,6 +43,18 @@ Expected<RunShard> parse_run_shard(std::string_view text);
 // "<definition>\n<solution>", read big-endian, modulo count, plus 1.
 std::size_t shard_of(std::string_view definition, std::string_view solution, std::size_t count);
 
+// `--devices LIST`: the runners of one run, one per entry ("cpu", "cuda", "cuda:N"; "cuda" is
+// "cuda:0"). Every entry is of one kind; a GPU is named once; "cpu" may repeat (several CPU
+// runners, whose timings then share the machine's cores).
+struct RunDevices {
+  SmokeDevice device = SmokeDevice::cpu;
+  std::vector<std::optional<int>> gpus; // one per runner: the CUDA index, nullopt for "cpu"
+};
+
+// Reads the comma-separated list of --devices (at most 64 entries); the error (`cli.usage`)
+// says what is wrong.
+Expected<RunDevices> parse_run_devices(std::string_view text);
+
 struct RunOptions {
   std::filesystem::path dataset;
   std::vector<std::string> definitions; // empty: every definition with solutions
@@ -138,6 +150,15 @@ struct RunResult {
 // moment keeps every evaluation it finished. A failed write ends the run (what follows could not be
 // kept either). Never throws.
 RunResult run_solutions(const RunOptions& options, ReferenceRunner& runner,
+                        const RunObserver& observer);
+
+// The same on several runners at once (`--devices`, one per device): each takes the next
+// definition not yet taken and evaluates all of its pairs, in its own thread, so that a
+// definition's reference runs stay on one device and each trace file is written by one runner in
+// plan order (the traces are those of a run on one runner; their order across files and the
+// progress numbering may differ). The observer is called from those threads, one call at a time.
+// A problem that ends the run on one runner stops the others after their current evaluation.
+RunResult run_solutions(const RunOptions& options, const std::vector<ReferenceRunner*>& runners,
                         const RunObserver& observer);
 
 } // namespace fib

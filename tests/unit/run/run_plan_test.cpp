@@ -76,6 +76,40 @@ TEST(RunShardOf, PartitionsThePairsStablyAndSpreadsThem) {
   EXPECT_GT(differs, 50u);
 }
 
+TEST(RunDevicesText, ReadsOneKindOfDevicesEachGpuOnce) {
+  const auto gpus = parse_run_devices("cuda:0,cuda:3,cuda");
+  ASSERT_FALSE(gpus.has_value()); // "cuda" is cuda:0, named twice
+  const auto two = parse_run_devices("cuda:1,cuda:0");
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(two->device, SmokeDevice::cuda);
+  EXPECT_EQ(two->gpus, (std::vector<std::optional<int>>{1, 0}));
+  const auto cpus = parse_run_devices("cpu,cpu");
+  ASSERT_TRUE(cpus.has_value());
+  EXPECT_EQ(cpus->device, SmokeDevice::cpu);
+  EXPECT_EQ(cpus->gpus, (std::vector<std::optional<int>>{std::nullopt, std::nullopt}));
+  const std::map<std::string, std::string> refused = {
+      {"", "is not a device"},
+      {"gpu", "is not a device"},
+      {"cuda:", "is not a device"},
+      {"cuda:1x", "is not a device"},
+      {"cuda:123456", "is not a device"},
+      {"cpu,cuda:0", "of one kind"},
+      {"cuda:2,cuda:2", "cuda:2 is named twice"},
+      {"cpu,", "is not a device"},
+  };
+  for (const auto& [text, why] : refused) {
+    const auto parsed = parse_run_devices(text);
+    ASSERT_FALSE(parsed.has_value()) << text;
+    EXPECT_EQ(parsed.error().code, codes::k_usage) << text;
+    EXPECT_NE(parsed.error().message.find(why), std::string::npos) << parsed.error().message;
+  }
+  std::string many = "cpu";
+  for (int i = 0; i < 64; ++i) {
+    many += ",cpu";
+  }
+  ASSERT_FALSE(parse_run_devices(many).has_value());
+}
+
 TEST(RunSettingsRecord, NamesWhatChangesAResultAndNothingElse) {
   EvaluateOptions evaluate;
   evaluate.warmup = 0;
