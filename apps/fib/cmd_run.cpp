@@ -63,6 +63,8 @@ must pass, and the mean of their medians). Quantized kernels (op_type moe, a
 quant: tag, float8/float4 tensors) get the low-bit evaluator: 95% of each
 float output's values within the tolerance (--required-matched-ratio), the
 share recorded. --config FILE sets these per op_type and per definition.
+Each timed call gets new values for the random inputs (reordered), and the call
+fib draws is judged against the reference on that call's own inputs.
 A PASSED solution is also run on other random inputs, in the same tensors and in
 new ones: outputs that do not follow the inputs (results reused or memoized on
 input addresses) are INCORRECT. Sources with red flags (side streams, torch
