@@ -374,6 +374,9 @@ constexpr std::array k_code_table = std::to_array<CodeInfo>({
     {codes::k_run_config_invalid, error, F, U,
      "run --config: the settings file cannot be read: a syntax error, an unknown key, a value of "
      "the wrong type or out of range"},
+    {codes::k_run_evaluator_unfit, error, F, D,
+     "run: the evaluator named for a definition cannot judge it (the sampling evaluator needs a "
+     "probs or logits input and integer samples with the batch axis first)"},
     {codes::k_run_inputs, error, F, D,
      "run: a workload's inputs cannot be built (a blob is missing or does not fit the shape)"},
     {codes::k_run_red_flag, warning, F, D,

@@ -292,6 +292,7 @@ inline constexpr std::string_view k_dump_timeout = "dump.timeout";
 inline constexpr std::string_view k_reference_build_failed = "reference.build-failed";
 inline constexpr std::string_view k_reference_ok = "reference.ok";
 inline constexpr std::string_view k_run_config_invalid = "run.config-invalid";
+inline constexpr std::string_view k_run_evaluator_unfit = "run.evaluator-unfit";
 inline constexpr std::string_view k_run_inputs = "run.inputs";
 inline constexpr std::string_view k_run_reference = "run.reference";
 inline constexpr std::string_view k_run_red_flag = "run.red-flag";
