@@ -34,6 +34,9 @@ struct RunCommand {
   int trials = 1;
   double required_matched_ratio = 1.0;
   std::string evaluator = "auto";
+  int sampling_validation_trials = 100;
+  std::int64_t sampling_samples = 0;
+  double sampling_tvd_threshold = 0.2;
   std::string config;
   bool cold_cache = false;
   double timeout_seconds = 300;
@@ -62,7 +65,12 @@ times both with its own clock (--warmup, then the median of --iterations; with
 must pass, and the mean of their medians). Quantized kernels (op_type moe, a
 quant: tag, float8/float4 tensors) get the low-bit evaluator: 95% of each
 float output's values within the tolerance (--required-matched-ratio), the
-share recorded. --config FILE sets these per op_type and per definition.
+share recorded. Sampling kernels (op_type sampling, a probs or logits input)
+get the sampling evaluator: every sample inside its row's top-k/top-p/min-p
+support, and the frequencies of --sampling-samples draws per row within a
+total variation distance of 0.2 (--sampling-tvd-threshold) of the expected
+distribution, beyond what sampling noise gives. --config FILE sets these per
+op_type and per definition.
 Each timed call gets new values for the random inputs (reordered), and the call
 fib draws is judged against the reference on that call's own inputs.
 A PASSED solution is also run on other random inputs, in the same tensors and in
@@ -130,6 +138,15 @@ EvaluationOverrides settings_flags(const RunCommand& command) {
   }
   if (given("--evaluator")) {
     out.evaluator = parse_enum<EvaluatorChoice>(command.evaluator);
+  }
+  if (given("--sampling-validation-trials")) {
+    out.sampling_validation_trials = command.sampling_validation_trials;
+  }
+  if (given("--sampling-samples")) {
+    out.sampling_samples = command.sampling_samples;
+  }
+  if (given("--sampling-tvd-threshold")) {
+    out.sampling_tvd_threshold = command.sampling_tvd_threshold;
   }
   return out;
 }
@@ -211,9 +228,21 @@ Subcommand register_run(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->check(positive_number("ratio"));
   sub->add_option("--evaluator", command->evaluator,
-                  "How outputs are judged: auto (default: low-bit for quantized kernels), "
-                  "standard or low-bit")
-      ->check(CLI::IsMember({"auto", "standard", "low-bit"}));
+                  "How outputs are judged: auto (default: sampling for sampling kernels, low-bit "
+                  "for quantized ones), standard, low-bit or sampling")
+      ->check(CLI::IsMember({"auto", "standard", "low-bit", "sampling"}));
+  sub->add_option("--sampling-samples", command->sampling_samples,
+                  "Sampling evaluator: samples drawn per row for the distribution (default "
+                  "500000 on cuda, 50000 on cpu)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000'000}));
+  sub->add_option("--sampling-validation-trials", command->sampling_validation_trials,
+                  "Sampling evaluator: calls whose every sample must be in its row's support "
+                  "(default 100)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--sampling-tvd-threshold", command->sampling_tvd_threshold,
+                  "Sampling evaluator: the largest total variation distance allowed beyond the "
+                  "noise of the samples drawn (default 0.2)")
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_flag("--cold-cache", command->cold_cache,
                 "Flush the caches before each timed call (the GPU's L2 on cuda, the CPU's "
                 "last-level cache on cpu), outside the timed region");

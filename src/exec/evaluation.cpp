@@ -179,6 +179,14 @@ std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, Soluti
 
 SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
   SolutionEvaluation out;
+  if (m_options.evaluator == Evaluator::sampling) {
+    auto layout = sampling_layout(m_definition);
+    if (!layout) {
+      out.diagnostics.push_back(layout.error());
+      return out;
+    }
+    m_sampling = std::move(*layout);
+  }
   auto plan = plan_workload_run(m_definition, workload, m_options.dataset_root);
   if (!plan) {
     out.diagnostics.push_back(plan.error());
@@ -238,6 +246,9 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     if (auto failed = check_perturbed(solution_worker, *perturbed, *solution_json)) {
       return std::move(*failed);
     }
+  }
+  if (auto failed = check_distribution(solution_worker, *cached->run, *solution_json, judged)) {
+    return std::move(*failed);
   }
   return later_trials(solution_worker, *cached, *solution_json, std::move(judged));
 }
@@ -300,6 +311,14 @@ SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
       }
       return next;
     }
+    if (auto failed = check_distribution(worker, reference, solution_json, next)) {
+      if (failed->evaluation) {
+        (*failed->evaluation)["log"] =
+            fmt::format("[fib] trial {} of {} (inputs drawn with seed {}): {}", trial + 1, trials,
+                        trial, failed->evaluation->value("log", ""));
+      }
+      return std::move(*failed);
+    }
     const Json& got = (*next.evaluation)["performance"];
     latency += got.value("latency_ms", 0.0);
     reference_latency += got.value("reference_latency_ms", 0.0);
@@ -307,7 +326,12 @@ SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
     for (const char* key : {"max_relative_error", "max_absolute_error"}) {
       correctness[key] = std::max(correctness.value(key, 0.0), errors.value(key, 0.0));
     }
-    if (errors["extra"].is_object() && correctness["extra"].is_object()) {
+    if (errors["extra"].is_object() && errors["extra"].contains("tvd_excess")) {
+      if (!correctness["extra"].is_object() || errors["extra"].value("tvd_excess", 0.0) >
+                                                   correctness["extra"].value("tvd_excess", 0.0)) {
+        correctness["extra"] = errors["extra"]; // the worst trial's distances
+      }
+    } else if (errors["extra"].is_object() && correctness["extra"].is_object()) {
       correctness["extra"]["matched_ratio"] =
           std::min(correctness["extra"].value("matched_ratio", 1.0),
                    errors["extra"].value("matched_ratio", 1.0));
@@ -356,12 +380,9 @@ Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const Refer
               {"keep_a_timed_call", true}};
 }
 
-// The evaluation of the solution's job: its end (timeout, crash, protocol), its own report
-// (compile or runtime error), then fib's comparison of the outputs and fib's timings.
-SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
-                                          const ReferenceRun& reference,
-                                          const JudgingPlace& judging,
-                                          const detail::JobResult& result, std::size_t calls) {
+// The evaluation of a solution job that did not give results: its end (timeout, crash,
+// protocol), its own report (compile or runtime error). nullopt when it gave a result object.
+std::optional<SolutionEvaluation> EvaluationSteps::failed_job(const detail::JobResult& result) {
   SolutionEvaluation out;
   for (const auto& d : result.outcome.diagnostics) {
     if (d.code == codes::k_smoke_timeout) {
@@ -403,6 +424,24 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
     out.evaluation = by_fib("RUNTIME_ERROR", text("runtime_error"));
     return out;
   }
+  return std::nullopt;
+}
+
+// The evaluation of the solution's outputs job: failed_job, then fib's comparison of the
+// outputs (compare_call) and fib's timings.
+SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
+                                          const ReferenceRun& reference,
+                                          const JudgingPlace& judging,
+                                          const detail::JobResult& result, std::size_t calls) {
+  if (auto failed = failed_job(result)) {
+    return std::move(*failed);
+  }
+  SolutionEvaluation out;
+  const Json verdict = detail::field(result.reply, "result");
+  const auto text = [&](const char* key) {
+    return detail::clip_text(detail::string_field(verdict, key),
+                             detail::k_max_worker_message_bytes);
+  };
   const Json kinds = detail::field(verdict, "kinds");
   if (!kinds.is_array() ||
       !std::all_of(kinds.begin(), kinds.end(), [](const Json& k) { return k.is_string(); })) {
@@ -418,9 +457,7 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
         by_fib("RUNTIME_ERROR", "[fib] the solution's outputs: " + got.error().message);
     return out;
   }
-  const OutputComparison compared =
-      compare_outputs(reference.expected, names_of_vector(m_definition.outputs), *got,
-                      kinds.get<std::vector<std::string>>(), compare_policy());
+  const OutputComparison compared = compare_call(reference, reference.inputs, *got, kinds);
   if (compared.unreadable) {
     out.evaluation = by_fib("RUNTIME_ERROR", "[fib] " + *compared.unreadable);
     return out;
@@ -428,7 +465,7 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
   const Json correctness = correctness_of(compared);
   if (!compared.status.empty()) {
     out.evaluation = by_fib(compared.status, compared.log);
-    if (compared.status == "INCORRECT_NUMERICAL") {
+    if (compared.status == "INCORRECT_NUMERICAL" && !m_sampling) {
       (*out.evaluation)["correctness"] = correctness;
     }
     return out;

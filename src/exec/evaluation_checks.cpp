@@ -94,15 +94,34 @@ std::optional<SolutionEvaluation> EvaluationSteps::check_timed_call(detail::Work
         by_fib("RUNTIME_ERROR", "[fib] the solution's timed outputs: " + timed.error().message);
     return out;
   }
-  auto expected = expected_of_timed_call(worker, reference, judging, out);
-  if (!expected) {
-    return out;
+  OutputComparison compared;
+  if (m_sampling) {
+    // Samples cannot be compared with the reference's: they must be inside the support of the
+    // inputs that call was given.
+    const std::filesystem::path inputs =
+        judging.directory / (judging.job + "-timed-inputs.safetensors");
+    const RemovedAtExit removed_inputs{inputs};
+    if (!reference.fresh_inputs.empty()) {
+      auto taken =
+          detail::take_file(worker.scratch(), judging.job, "timed_inputs.safetensors", inputs);
+      if (!taken) {
+        out.evaluation =
+            by_fib("RUNTIME_ERROR", "[fib] the inputs of the timed call: " + taken.error().message);
+        return out;
+      }
+    }
+    compared = compare_call(reference, reference.fresh_inputs.empty() ? reference.inputs : inputs,
+                            *timed, kinds);
+  } else {
+    auto expected = expected_of_timed_call(worker, reference, judging, out);
+    if (!expected) {
+      return out;
+    }
+    const RemovedAtExit removed_expected{*expected == reference.expected ? std::filesystem::path()
+                                                                         : *expected};
+    compared = compare_outputs(*expected, names_of_vector(m_definition.outputs), *timed,
+                               kinds.get<std::vector<std::string>>(), compare_policy());
   }
-  const RemovedAtExit removed_expected{*expected == reference.expected ? std::filesystem::path()
-                                                                       : *expected};
-  const OutputComparison compared =
-      compare_outputs(*expected, names_of_vector(m_definition.outputs), *timed,
-                      kinds.get<std::vector<std::string>>(), compare_policy());
   if (compared.unreadable) {
     out.evaluation = by_fib("RUNTIME_ERROR", "[fib] timed call: " + *compared.unreadable);
     return out;
@@ -115,7 +134,7 @@ std::optional<SolutionEvaluation> EvaluationSteps::check_timed_call(detail::Work
       fmt::format("timed call {}{}: {}", *result.timing.kept_call,
                   reference.fresh_inputs.empty() ? "" : " (the random inputs given new values)",
                   compared.log));
-  if (compared.status == "INCORRECT_NUMERICAL") {
+  if (compared.status == "INCORRECT_NUMERICAL" && !m_sampling) {
     (*out.evaluation)["correctness"] = correctness_of(compared);
   }
   return out;
@@ -141,9 +160,7 @@ EvaluationSteps::check_same_addresses(detail::WorkerProcess& worker, const Refer
     return out;
   }
   const Json kinds = detail::field(detail::field(result.reply, "result"), "kinds");
-  const OutputComparison compared =
-      compare_outputs(perturbed.expected, names_of_vector(m_definition.outputs), *got,
-                      kinds.get<std::vector<std::string>>(), compare_policy());
+  const OutputComparison compared = compare_call(perturbed, perturbed.inputs, *got, kinds);
   if (compared.unreadable) {
     out.evaluation =
         by_fib("RUNTIME_ERROR", "[fib] the call on perturbed inputs: " + *compared.unreadable);
@@ -160,7 +177,7 @@ EvaluationSteps::check_same_addresses(detail::WorkerProcess& worker, const Refer
                   "Memoizing outputs on input addresses, or reusing an earlier result, does "
                   "this.\n{}",
                   k_perturbed_seed, compared.log));
-  if (compared.status == "INCORRECT_NUMERICAL") {
+  if (compared.status == "INCORRECT_NUMERICAL" && !m_sampling) {
     (*out.evaluation)["correctness"] = correctness_of(compared);
   }
   return out;

@@ -6,6 +6,7 @@
 #include "runner_impl.hpp"
 
 #include <fib/exec/compare.hpp>
+#include <fib/exec/sampling.hpp>
 #include <fib/exec/worker_client.hpp>
 
 #include <cstdint>
@@ -91,8 +92,37 @@ private:
   Json by_fib(std::string status, std::string log) const;
   ComparePolicy compare_policy() const {
     return ComparePolicy{m_options.atol, m_options.rtol, m_options.tolerance_table,
-                         m_options.required_matched_ratio};
+                         m_options.required_matched_ratio,
+                         m_sampling ? CompareValues::no : CompareValues::yes};
   }
+  // The comparison of one call's outputs `got` (kinds: what the worker said it returned) with the
+  // reference run's: compare_outputs, and with the sampling evaluator the count, shapes and dtypes
+  // only, then every sample inside its row's support for the call's `inputs` (a safetensors file
+  // of the tensor inputs; the scalars are the reference run's).
+  OutputComparison compare_call(const ReferenceRun& reference, const std::filesystem::path& inputs,
+                                const std::filesystem::path& got, const Json& kinds) const;
+  // The evaluation of a solution job that gave no result (timeout, crash, protocol, compile or
+  // runtime error); nullopt when it gave one.
+  std::optional<SolutionEvaluation> failed_job(const detail::JobResult& result);
+  // The sampling evaluator's test of a trial that passed (src/exec/sampling_checks.cpp): the
+  // validation calls' samples inside the support, then the distribution of many samples per row
+  // within the threshold beyond the noise floor. nullopt (and `passed` given the distances as its
+  // correctness) when it passes or the evaluator is another.
+  std::optional<SolutionEvaluation> check_distribution(detail::WorkerProcess& worker,
+                                                       const ReferenceRun& reference,
+                                                       const Json& solution_json,
+                                                       SolutionEvaluation& passed);
+  // How the distribution calls draw: the workload's rows repeated `repeat` times per call,
+  // `per_row` samples per row of a call, `calls` calls.
+  struct DrawPlan {
+    std::uint64_t repeat = 1;
+    std::uint64_t per_row = 1;
+    std::uint64_t calls = 1;
+  };
+  // The worker's solution_samples request for `rows`, and its plan.
+  Json sampling_request(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                        const JudgingPlace& judging, const Json& solution_json,
+                        const SamplingRows& rows, DrawPlan& plan) const;
   // The correctness object of a comparison (the matched ratio in `extra` for the low-bit
   // evaluator or a required matched ratio).
   Json correctness_of(const OutputComparison& compared) const;
@@ -122,6 +152,7 @@ private:
   const Definition& m_definition;
   const Solution& m_solution;
   const EvaluateOptions& m_options;
+  std::optional<SamplingLayout> m_sampling; // with the sampling evaluator
 };
 
 } // namespace fib

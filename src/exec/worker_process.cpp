@@ -66,7 +66,7 @@ std::vector<std::filesystem::path> interpreter_prefixes() {
 // What ran in the job, for its timeout message.
 std::string what_ran(const Json& request) {
   const std::string kind = string_field(request, "job");
-  if (kind == "solution_outputs") {
+  if (kind == "solution_outputs" || kind == "solution_samples") {
     return "the solution";
   }
   if (kind == "build_solution") {
@@ -77,7 +77,7 @@ std::string what_ran(const Json& request) {
 
 std::string job_noun(const Json& request) {
   const std::string kind = string_field(request, "job");
-  if (kind == "solution_outputs") {
+  if (kind == "solution_outputs" || kind == "solution_samples") {
     return "the worker died while running the solution";
   }
   if (kind == "build_solution") {

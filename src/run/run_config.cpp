@@ -4,6 +4,7 @@
 #include <fib/run/run_config.hpp>
 
 #include <fib/base/codes.hpp>
+#include <fib/exec/sampling.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/io/toml_depth.hpp>
 #include <fib/util/closest_match.hpp>
@@ -31,10 +32,15 @@ const std::vector<std::string>& layer_keys() {
 // The old tool's run options, which fib takes on the command line only.
 const std::map<std::string, std::string, std::less<>>& command_line_only() {
   static const std::map<std::string, std::string, std::less<>> keys = {
-      {"definitions", "--definitions"},   {"solutions", "--solutions"},
-      {"timeout_seconds", "--timeout"},   {"use_isolated_runner", ""},
-      {"profile_baseline", ""},           {"log_dir", ""},
-      {"sampling_validation_trials", ""}, {"sampling_tvd_threshold", ""}};
+      {"definitions", "--definitions"},
+      {"solutions", "--solutions"},
+      {"timeout_seconds", "--timeout"},
+      {"use_isolated_runner", ""},
+      {"profile_baseline", ""},
+      {"log_dir", ""},
+      {"sampling_validation_trials", "--sampling-validation-trials (or extra."
+                                     "sampling_validation_trials)"},
+      {"sampling_tvd_threshold", "--sampling-tvd-threshold (or extra.sampling_tvd_threshold)"}};
   return keys;
 }
 
@@ -140,20 +146,35 @@ std::optional<Enum> named_value(ConfigProblems& problems, const Json& value,
   return std::nullopt;
 }
 
-void read_extra(ConfigProblems& problems, const Json& value, const std::string& pointer) {
+void read_extra(ConfigProblems& problems, const Json& value, const std::string& pointer,
+                EvaluationOverrides& out) {
   if (!value.is_object()) {
     problems.error(pointer, fmt::format("'extra' must be a table, not {}", json_type_name(value)));
     return;
   }
   for (const auto& [key, item] : value.items()) {
     const std::string at = pointer_append(pointer, key);
-    if (key == "sampling_validation_trials" || key == "sampling_tvd_threshold") {
-      problems.warning(at, fmt::format("'extra.{}' is ignored: fib has no sampling evaluator yet, "
-                                       "so sampling kernels are compared value by value",
-                                       key));
-      continue;
+    if (key == "sampling_validation_trials") {
+      out.sampling_validation_trials = whole_number(problems, item, at, key, 1, 100000);
+    } else if (key == "sampling_samples") {
+      if (auto number = whole_number(problems, item, at, key, 1, 100'000'000)) {
+        out.sampling_samples = *number;
+      }
+    } else if (key == "sampling_tvd_threshold") {
+      auto number = real_number(problems, item, at, key);
+      if (number && (*number < 0 || *number > 1)) {
+        problems.error(at, fmt::format("'{}' must be between 0 and 1, not {:g}", key, *number));
+        number.reset();
+      }
+      out.sampling_tvd_threshold = number;
+    } else {
+      const std::string near = closest_match(
+          key, {"sampling_validation_trials", "sampling_tvd_threshold", "sampling_samples"});
+      problems.error(at, near.empty() ? fmt::format("unknown key 'extra.{}'", key)
+                                      : fmt::format("unknown key 'extra.{}' (did you mean "
+                                                    "'extra.{}'?)",
+                                                    key, near));
     }
-    problems.error(at, fmt::format("unknown key 'extra.{}'", key));
   }
 }
 
@@ -201,7 +222,7 @@ EvaluationOverrides read_layer(ConfigProblems& problems, const Json& layer,
             at, fmt::format("'cold_cache' must be true or false, not {}", json_type_name(value)));
       }
     } else if (key == "extra") {
-      read_extra(problems, value, at);
+      read_extra(problems, value, at, out);
     } else if (const auto flag = command_line_only().find(key);
                top_level && flag != command_line_only().end()) {
       problems.error(at, flag->second.empty()
@@ -366,6 +387,9 @@ std::optional<RunConfig> load_run_config(const std::filesystem::path& file, Diag
 }
 
 Evaluator evaluator_for(const Definition& definition) {
+  if (is_sampler(definition)) {
+    return Evaluator::sampling;
+  }
   if (definition.op_type == "moe") {
     return Evaluator::low_bit;
   }
@@ -407,6 +431,10 @@ EvaluateOptions evaluation_for(const EvaluateOptions& base, const RunConfig& con
     if (layer.evaluator) {
       choice = layer.evaluator;
     }
+    out.sampling.validation_trials =
+        layer.sampling_validation_trials.value_or(out.sampling.validation_trials);
+    out.sampling.tvd_threshold = layer.sampling_tvd_threshold.value_or(out.sampling.tvd_threshold);
+    out.sampling.samples_per_row = layer.sampling_samples.value_or(out.sampling.samples_per_row);
   };
   apply(config.all);
   if (const auto op = config.op_types.find(definition.op_type); op != config.op_types.end()) {
@@ -425,6 +453,9 @@ EvaluateOptions evaluation_for(const EvaluateOptions& base, const RunConfig& con
     break;
   case EvaluatorChoice::low_bit:
     out.evaluator = Evaluator::low_bit;
+    break;
+  case EvaluatorChoice::sampling:
+    out.evaluator = Evaluator::sampling;
     break;
   }
   if (out.evaluator == Evaluator::low_bit && !out.required_matched_ratio) {

@@ -61,6 +61,7 @@ struct SandboxInterpreter {
   pyb::object build_job;
   pyb::object reference_outputs;
   pyb::object solution_outputs;
+  pyb::object solution_samples;
   pyb::object channel;
   pyb::object json_loads;
   std::string python_version;
@@ -81,6 +82,7 @@ Sandbox::~Sandbox() {
     m_impl->build_job = pyb::object();
     m_impl->reference_outputs = pyb::object();
     m_impl->solution_outputs = pyb::object();
+    m_impl->solution_samples = pyb::object();
     m_impl->channel = pyb::object();
     m_impl->json_loads = pyb::object();
   }
@@ -115,6 +117,7 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     m_impl->build_job = scope["build_job"];
     m_impl->reference_outputs = scope["reference_outputs"];
     m_impl->solution_outputs = scope["solution_outputs"];
+    m_impl->solution_samples = scope["solution_samples"];
     m_impl->channel = scope["Channel"];
     m_impl->json_loads = pyb::module_::import("json").attr("loads");
     m_impl->python_version =
@@ -378,6 +381,22 @@ Json run_solution_outputs(SandboxInterpreter& impl, Job& job) {
   return out;
 }
 
+// The sampling evaluator's calls of the solution (solution_samples of sandbox.py):
+// validation.safetensors and counts.safetensors in the request's directory. The reply's
+// "result" is what solution_samples said.
+Json run_solution_samples(SandboxInterpreter& impl, Job& job) {
+  const Json& r = job.request;
+  const auto text =
+      impl.solution_samples(r.at("cache").get<std::string>(), solution_of(r),
+                            r.at("directory").get<std::string>(), job.inputs,
+                            python_value(impl, r, "scalars"), python_value(impl, r, "output_specs"),
+                            job.device(), python_value(impl, r, "sampling"))
+          .cast<std::string>();
+  Json out = reply(r, "ok", Json::array());
+  out["result"] = Json::parse(text);
+  return out;
+}
+
 // Fills `args`: from the definition's `init` when it gives them (`inputs_from` says which),
 // else synthesized from the plan. A reply when the run is skipped instead.
 std::optional<Json> smoke_arguments(SandboxInterpreter& impl, const Job& job, const SmokePlan& plan,
@@ -519,11 +538,12 @@ struct JobKind {
   Json (*run)(SandboxInterpreter&, Job&);
 };
 
-constexpr std::array<JobKind, 5> k_jobs{{
+constexpr std::array<JobKind, 6> k_jobs{{
     {"build_solution", BuildsReference::no, &run_build_solution},
     {"build", BuildsReference::yes, &run_build_check},
     {"reference_outputs", BuildsReference::yes, &run_reference_outputs},
     {"solution_outputs", BuildsReference::no, &run_solution_outputs},
+    {"solution_samples", BuildsReference::no, &run_solution_samples},
     {"smoke", BuildsReference::yes, &run_smoke},
 }};
 

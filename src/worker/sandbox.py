@@ -592,6 +592,80 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
         return json.dumps({"runtime_error": clip(log + traceback.format_exc())})
     return json.dumps({"kinds": kinds, "log": clip(log)})
 
+def _count_samples(samples, rows, repeat, vocab, counts, out_of_range):
+    """Adds one call's samples to `counts` ([rows, vocab]) and `out_of_range` ([rows]): the
+    call's batch is the workload's `rows` repeated `repeat` times, each padded row's samples in
+    row-major order. Returns the samples per row the call drew."""
+    flat = samples.reshape(rows * repeat, -1).to(torch.int64)
+    row = (torch.arange(rows * repeat, device=flat.device) % rows).unsqueeze(1).expand_as(flat)
+    valid = (flat >= 0) & (flat < vocab)
+    counts += torch.bincount((row * vocab + flat)[valid], minlength=rows * vocab).view(rows, vocab)
+    out_of_range += torch.bincount(row[~valid], minlength=rows)
+    return flat.shape[1] * repeat
+
+def solution_samples(cache, solution, directory, input_names, scalars, output_specs, device,
+                     sampling):
+    """The sampling evaluator's calls of the solution on the inputs in
+    directory/inputs.safetensors (docs/run.md, "Sampling kernels"): sampling["validation_calls"]
+    calls whose samples (the output at sampling["samples_output"]) are stacked into
+    validation.safetensors ("samples"), then sampling["distribution_calls"] calls on the inputs
+    named in sampling["batched_inputs"] repeated sampling["repeat"] times along their first
+    dimension (outputs of sampling["padded_output_specs"]), whose samples are counted per row of
+    the workload into counts.safetensors ("counts", "out_of_range", "drawn", and
+    "repeated_calls": the calls whose samples equal the previous call's). The global torch
+    generator is seeded first, so that a run can be repeated. JSON text: {"drawn": n} or
+    {"compile_error": log} or {"runtime_error": traceback}."""
+    import json
+    _forget_earlier_jobs(directory)
+    function, log = built_solution(cache, solution)
+    if function is None:
+        return json.dumps({"compile_error": clip(log)})
+    try:
+        torch.manual_seed(0x5A4D)
+        tensors = load_tensors(os.path.join(directory, "inputs.safetensors"), device)
+        args = [tensors[n] if n in tensors else scalars[n] for n in input_names]
+        dps, index = solution["dps"], sampling["samples_output"]
+        def call(inputs, specs):
+            outs = [torch.empty(shape, dtype=_TORCH_DTYPES[dtype], device=device)
+                    for shape, dtype in specs] if dps else []
+            with torch.no_grad():
+                if dps:
+                    function(*inputs, *outs)
+                    result = outs
+                else:
+                    result = _as_list(function(*inputs), len(specs))
+            if index >= len(result) or not isinstance(result[index], torch.Tensor):
+                raise TypeError("the solution returned no tensor of samples at output %d" % index)
+            return result[index]
+        kept = [call(_fresh(args), output_specs).to(torch.int64)
+                for _ in range(sampling["validation_calls"])]
+        save_tensors(os.path.join(directory, "validation.safetensors"),
+                     [("samples", torch.stack(kept) if kept else torch.empty(0, dtype=torch.int64))])
+        rows, vocab, repeat = sampling["rows"], sampling["vocab"], sampling["repeat"]
+        batched = set(sampling["batched_inputs"])
+        padded = [v.repeat(repeat, *([1] * (v.dim() - 1)))
+                  if n in batched and isinstance(v, torch.Tensor) and v.dim() > 0 and repeat > 1
+                  else v for n, v in zip(input_names, args)]
+        counts = torch.zeros((rows, vocab), dtype=torch.int64, device=device)
+        out_of_range = torch.zeros(rows, dtype=torch.int64, device=device)
+        drawn, repeated, previous = 0, 0, None
+        for _ in range(sampling["distribution_calls"]):
+            samples = call(_fresh(padded), sampling["padded_output_specs"])
+            if samples.numel() == 0 or samples.numel() % (rows * repeat) != 0:
+                raise ValueError("the solution returned %d samples for a batch of %d rows"
+                                 % (samples.numel(), rows * repeat))
+            if previous is not None and torch.equal(samples, previous):
+                repeated += 1
+            previous = samples.clone()
+            drawn += _count_samples(samples, rows, repeat, vocab, counts, out_of_range)
+        save_tensors(os.path.join(directory, "counts.safetensors"),
+                     [("counts", counts), ("out_of_range", out_of_range),
+                      ("drawn", torch.tensor([drawn], dtype=torch.int64)),
+                      ("repeated_calls", torch.tensor([repeated], dtype=torch.int64))])
+    except BaseException:
+        return json.dumps({"runtime_error": clip(log + traceback.format_exc())})
+    return json.dumps({"drawn": drawn})
+
 _BUILT = {}
 
 def built_solution(cache, solution):

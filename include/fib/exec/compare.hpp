@@ -38,17 +38,26 @@ Tolerance tolerance_for(std::string_view dtype, double atol, double rtol, Tolera
 //   standard: every value within the tolerance (integer and boolean outputs exactly);
 //   low_bit:  quantized kernels (op_type "moe", a `quant:`/`quantization:` tag, or a float8 or
 //             float4 input or output): a share of the floating-point values may be off, at least
-//             the required matched ratio (0.95 unless set); the share is recorded.
-enum class Evaluator { standard, low_bit };
+//             the required matched ratio (0.95 unless set); the share is recorded;
+//   sampling: sampling kernels (op_type "sampling" with a probs or logits input and integer
+//             samples, exec/sampling.hpp): outputs checked for count, shape and dtype only, every
+//             sample inside its row's support, and the samples of many calls within a total
+//             variation distance of the expected distribution.
+enum class Evaluator { standard, low_bit, sampling };
 
 template <> struct EnumNames<Evaluator> {
   static constexpr std::array k_table = std::to_array<EnumName<Evaluator>>({
       {Evaluator::standard, "standard"},
       {Evaluator::low_bit, "low-bit"},
+      {Evaluator::sampling, "sampling"},
   });
 };
 
 inline constexpr double k_default_low_bit_matched_ratio = 0.95;
+
+// no: compare_outputs checks the count, shapes and dtypes of the outputs, not their values (the
+// sampling evaluator judges those itself).
+enum class CompareValues { no, yes };
 
 // What compare_outputs holds the values to.
 struct ComparePolicy {
@@ -58,6 +67,7 @@ struct ComparePolicy {
   // The share of each floating-point output's values that must be close, overriding the one of
   // the tolerance (tolerance_for); nullopt keeps it. Integer and boolean outputs stay exact.
   std::optional<double> required_matched_ratio;
+  CompareValues values = CompareValues::yes;
 };
 
 // The torch spelling of a safetensors dtype ("F32" -> "torch.float32"); the code itself when

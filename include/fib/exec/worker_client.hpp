@@ -118,6 +118,26 @@ std::optional<std::filesystem::path> find_worker_executable();
 // The solution build cache: $FIB_CACHE_PATH, else ~/.cache/fib ($HOME unset: /tmp/.cache/fib).
 std::filesystem::path default_build_cache();
 
+// The sampling evaluator's settings (docs/run.md, "Sampling kernels"): the calls on the
+// workload's inputs whose every sample must be inside its row's support, the samples per row
+// drawn for the distribution (0: k_sampling_samples_cuda on cuda, k_sampling_samples_cpu on the
+// CPU) and the largest total variation distance allowed beyond the noise of that many samples.
+struct SamplingSettings {
+  int validation_trials = 100;
+  std::int64_t samples_per_row = 0;
+  double tvd_threshold = 0.2;
+};
+inline constexpr std::int64_t k_sampling_samples_cuda = 500'000; // the old tool's count
+inline constexpr std::int64_t k_sampling_samples_cpu = 50'000;
+
+// The samples per row drawn on `device`: the settings' count, else the device's default.
+inline std::int64_t sampling_samples_on(const SamplingSettings& settings, SmokeDevice device) {
+  if (settings.samples_per_row > 0) {
+    return settings.samples_per_row;
+  }
+  return device == SmokeDevice::cuda ? k_sampling_samples_cuda : k_sampling_samples_cpu;
+}
+
 // How `fib run` evaluates a solution on one workload.
 // yes: the caches are flushed before each timed call, outside the timed region (a buffer twice
 // the size of the GPU's L2 cache on CUDA, of the last-level CPU cache on the CPU), so that
@@ -135,8 +155,10 @@ struct EvaluateOptions {
   // The share of each floating-point output's values that must be close (compare_outputs);
   // nullopt: all of them, or the tolerance table's ratio.
   std::optional<double> required_matched_ratio;
-  // How the outputs are judged; low_bit records the matched ratio in correctness.extra.
+  // How the outputs are judged; low_bit records the matched ratio in correctness.extra, sampling
+  // the distance between distributions (SamplingSettings).
   Evaluator evaluator = Evaluator::standard;
+  SamplingSettings sampling;
   // Each trial runs the reference and the solution on inputs drawn with its own seed (trial t:
   // seed t); every trial must pass, and the latency is the mean of the trials' medians.
   int trials = 1;

@@ -74,8 +74,10 @@ struct RunOptions {
 // The settings of a definition's evaluations, recorded in each trace (`evaluation.settings`) and
 // compared by --resume: {"device", "warmup", "iterations", "trials", "cold_cache": a boolean,
 // "atol", "rtol", "tolerance":
-// "fixed" or "per-dtype", "evaluator": "standard" or "low-bit", "required_matched_ratio": a number
-// or null, "perturbed_inputs": true (the outputs were checked on perturbed inputs too)}. Only what
+// "fixed" or "per-dtype", "evaluator": "standard", "low-bit" or "sampling",
+// "required_matched_ratio": a number or null, "perturbed_inputs": true (the outputs were checked
+// on perturbed inputs too)}, and for the sampling evaluator "sampling_validation_trials",
+// "sampling_samples" (per row, as drawn on `device`) and "sampling_tvd_threshold". Only what
 // changes a result is in it (not the timeout, the memory limit or the sandbox).
 Json run_settings(const EvaluateOptions& evaluate, SmokeDevice device);
 

@@ -30,13 +30,14 @@ namespace fib {
 
 // How the evaluator of a definition is chosen: automatic from the definition (evaluator_for), or
 // the one named.
-enum class EvaluatorChoice { automatic, standard, low_bit };
+enum class EvaluatorChoice { automatic, standard, low_bit, sampling };
 
 template <> struct EnumNames<EvaluatorChoice> {
   static constexpr std::array k_table = std::to_array<EnumName<EvaluatorChoice>>({
       {EvaluatorChoice::automatic, "auto"},
       {EvaluatorChoice::standard, "standard"},
       {EvaluatorChoice::low_bit, "low-bit"},
+      {EvaluatorChoice::sampling, "sampling"},
   });
 };
 
@@ -49,8 +50,12 @@ struct EvaluationOverrides {
   std::optional<double> rtol;                   // >= 0
   std::optional<double> required_matched_ratio; // in (0, 1]
   std::optional<ToleranceTable> tolerance;      // file key tolerance: "fixed" or "per-dtype"
-  std::optional<EvaluatorChoice> evaluator;     // "auto", "standard" or "low-bit"
+  std::optional<EvaluatorChoice> evaluator;     // "auto", "standard", "low-bit" or "sampling"
   std::optional<ColdCache> cold_cache;          // file key cold_cache: a boolean
+  // The sampling evaluator's settings, under the file's `extra` as the old tool has them.
+  std::optional<int> sampling_validation_trials; // 1..100000
+  std::optional<double> sampling_tvd_threshold;  // in [0, 1]
+  std::optional<std::int64_t> sampling_samples;  // samples per row, 1..100000000
 };
 
 // A settings file as read.
@@ -66,14 +71,15 @@ struct RunConfig {
 // problem is reported to `sink` as `run.config-invalid` with the file and the JSON pointer of the
 // value (TOML's tables as objects): unreadable text, an unknown key (with the closest known one),
 // a value of the wrong type or out of range. The old tool's run options (timeout_seconds,
-// definitions, solutions, ...) are errors that name the flag to use instead; its sampling
-// settings under `extra` are accepted with a warning (fib has no sampling evaluator). nullopt when
-// some error was reported.
+// definitions, solutions, ...) are errors that name the flag to use instead. `extra` holds the
+// sampling evaluator's settings (sampling_validation_trials, sampling_tvd_threshold, and fib's
+// sampling_samples). nullopt when some error was reported.
 std::optional<RunConfig> load_run_config(const std::filesystem::path& file, DiagnosticSink& sink);
 
-// The evaluator of a definition when none is named: low_bit for quantized kernels (op_type "moe",
-// a tag starting with "quant:" or "quantization:", or an input or output of a float8 or float4
-// dtype), standard for the others.
+// The evaluator of a definition when none is named: sampling for samplers (is_sampler: op_type
+// "sampling" with a probs or logits input and integer samples), low_bit for quantized kernels
+// (op_type "moe", a tag starting with "quant:" or "quantization:", or an input or output of a
+// float8 or float4 dtype), standard for the others.
 Evaluator evaluator_for(const Definition& definition);
 
 // The settings of `definition`: `base` with each layer of `config` applied in order, then

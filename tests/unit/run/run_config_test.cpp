@@ -101,6 +101,47 @@ evaluator = "low-bit"
   EXPECT_EQ(overridden.trials, 2);
 }
 
+TEST(RunConfigFile, SamplingSettingsUnderExtraAndTheSamplingEvaluatorForSamplers) {
+  TempDir dir;
+  const auto file = dir.write("settings.toml", R"(
+[op_type_config.sampling.extra]
+sampling_validation_trials = 7
+sampling_tvd_threshold = 0.1
+
+[definition_config.special.extra]
+sampling_samples = 1234
+)");
+  DiagnosticList sink;
+  const auto config = load_run_config(file, sink);
+  ASSERT_TRUE(config) << describe(sink);
+  EXPECT_TRUE(sink.items().empty()) << describe(sink);
+  DiagnosticList parsed;
+  const Definition sampler = parse_definition(
+      parse_or_die(R"({"name":"special","op_type":"sampling","axes":{"b":{"type":"var"},
+        "v":{"type":"const","value":8}},"inputs":{"probs":{"shape":["b","v"],"dtype":"float32"}},
+        "outputs":{"samples":{"shape":["b"],"dtype":"int64"}},
+        "reference":"def run(probs):\n    return probs.argmax(-1)\n"})"),
+      parsed);
+  ASSERT_FALSE(parsed.has_errors()) << describe(parsed);
+  EXPECT_EQ(evaluator_for(sampler), Evaluator::sampling);
+  const EvaluateOptions options = evaluation_for(EvaluateOptions{}, *config, {}, sampler);
+  EXPECT_EQ(options.evaluator, Evaluator::sampling);
+  EXPECT_EQ(options.sampling.validation_trials, 7);
+  EXPECT_EQ(options.sampling.tvd_threshold, 0.1);
+  EXPECT_EQ(options.sampling.samples_per_row, 1234);
+  EXPECT_EQ(sampling_samples_on(options.sampling, SmokeDevice::cpu), 1234);
+  EXPECT_EQ(sampling_samples_on(SamplingSettings{}, SmokeDevice::cpu), k_sampling_samples_cpu);
+  EXPECT_EQ(sampling_samples_on(SamplingSettings{}, SmokeDevice::cuda), k_sampling_samples_cuda);
+  EvaluationOverrides flags;
+  flags.sampling_samples = 99;
+  flags.evaluator = EvaluatorChoice::standard;
+  const EvaluateOptions overridden = evaluation_for(EvaluateOptions{}, *config, flags, sampler);
+  EXPECT_EQ(overridden.sampling.samples_per_row, 99);
+  EXPECT_EQ(overridden.evaluator, Evaluator::standard);
+  // A sampling op_type without samples (a renorm kernel) keeps the standard evaluator.
+  EXPECT_EQ(evaluator_for(definition_of("sampling", "float32")), Evaluator::standard);
+}
+
 TEST(RunConfigFile, JsonHasTheSameLayoutAndAStandardEvaluatorCanBeForced) {
   TempDir dir;
   const auto file = dir.write(
@@ -125,8 +166,8 @@ TEST(RunConfigFile, EveryProblemIsNamedWithItsPointer) {
   "timeout_seconds": 10,
   "op_type_config": {"gemm": {"atol": "small", "required_matched_ratio": 1.5},
                      "moe": 3},
-  "definition_config": {"d": {"evaluator": "fuzzy", "extra": {"sampling_tvd_threshold": 0.2,
-                                                              "other": 1}}}
+  "definition_config": {"d": {"evaluator": "fuzzy", "extra": {"sampling_tvd_threshold": 2,
+                                                              "sampling_sample": 1}}}
 })");
   DiagnosticList sink;
   EXPECT_FALSE(load_run_config(file, sink));
@@ -134,13 +175,14 @@ TEST(RunConfigFile, EveryProblemIsNamedWithItsPointer) {
        {"/iterashuns", "/num_trials", "/cold_cache", "/timeout_seconds",
         "/op_type_config/gemm/atol", "/op_type_config/gemm/required_matched_ratio",
         "/op_type_config/moe", "/definition_config/d/evaluator",
-        "/definition_config/d/extra/other"}) {
+        "/definition_config/d/extra/sampling_tvd_threshold",
+        "/definition_config/d/extra/sampling_sample"}) {
     EXPECT_TRUE(has(sink, codes::k_run_config_invalid, pointer)) << pointer << "\n"
                                                                  << describe(sink);
   }
-  EXPECT_TRUE(has(sink, codes::k_run_settings, "/definition_config/d/extra/sampling_tvd_threshold"))
-      << describe(sink);
   const std::string text = describe(sink);
+  EXPECT_NE(text.find("did you mean 'extra.sampling_samples'"), std::string::npos) << text;
+  EXPECT_NE(text.find("between 0 and 1, not 2"), std::string::npos) << text;
   EXPECT_NE(text.find("did you mean 'iterations'"), std::string::npos) << text;
   EXPECT_NE(text.find("(--timeout)"), std::string::npos) << text;
   EXPECT_NE(text.find("between 1 and 1000"), std::string::npos) << text;
