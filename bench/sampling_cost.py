@@ -11,8 +11,9 @@ PATH is a top-k/top-p sampling definition over probs [batch_size, vocab_size], t
 workload of --batch rows (random probabilities; top_k 50 and top_p 0.9 for every row from a
 blob) and one vectorized torch solution (sort, top-k, renormalize, top-p, torch.multinomial).
 For each count of --samples, `fib run --sampling-samples N --warmup 1 --iterations 3` runs
---runs times (traces removed before each); the script prints the median wall, the peak RSS of
-fib and its workers (getrusage of the children), the status, the TVD, the noise floor and the
+--runs times (traces removed before each); the script prints the median wall, the peak resident
+memory of fib with its workers (their RSS summed over the process tree, sampled every 0.2 s from
+/proc), the status, the TVD, the noise floor and the
 samples drawn per row, read off the trace. The old tool's sampling evaluator needs a CUDA device,
 so it has no CPU figure to set beside these.
 """
@@ -20,7 +21,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import statistics
 import struct
@@ -95,6 +95,38 @@ def make_dataset(root, definition_path, batch):
     return name, op_type
 
 
+def tree_rss_mb(root_pid):
+    """The resident memory of `root_pid` and all its descendants, in MB, from /proc."""
+    parents, rss = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            parents[int(entry)] = int(fields[1])
+            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(child for child, parent in parents.items() if parent == pid)
+    return total / 1e6
+
+
+def timed_run(cmd, env):
+    """(wall s, peak MB of the process tree, sampled every 0.2 s) of one command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss_mb(proc.pid))
+        time.sleep(0.2)
+    return time.perf_counter() - start, peak
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--definition", required=True)
@@ -116,19 +148,18 @@ def main():
           "drawn per row |" % args.runs)
     print("|---|---|---|---|---|---|---|")
     for count in [int(n) for n in args.samples.split(",")]:
-        walls, trace = [], None
+        walls, peaks, trace = [], [], None
         for _ in range(args.runs):
             shutil.rmtree(os.path.join(root, "traces"), ignore_errors=True)
-            start = time.perf_counter()
-            subprocess.run([fib, "run", "--dataset", root, "--quiet", "--warmup", "1",
-                            "--iterations", "3", "--sampling-samples", str(count),
-                            "--timeout", str(args.timeout)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            walls.append(time.perf_counter() - start)
+            wall, peak = timed_run([fib, "run", "--dataset", root, "--quiet", "--warmup", "1",
+                                    "--iterations", "3", "--sampling-samples", str(count),
+                                    "--timeout", str(args.timeout)], env)
+            walls.append(wall)
+            peaks.append(peak)
             path = os.path.join(root, "traces", "bench", op_type, name + ".jsonl")
             with open(path, encoding="utf-8") as f:
                 trace = json.loads(f.readline())
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        peak = max(peaks)
         e = trace["evaluation"]
         extra = (e.get("correctness") or {}).get("extra") or {}
         print("| %d | %.1f s | %.0f MB | %s | %s | %s | %s |" % (

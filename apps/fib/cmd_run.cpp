@@ -233,7 +233,7 @@ Subcommand register_run(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "standard", "low-bit", "sampling"}));
   sub->add_option("--sampling-samples", command->sampling_samples,
                   "Sampling evaluator: samples drawn per row for the distribution (default "
-                  "500000 on cuda, 50000 on cpu)")
+                  "500000 on cuda, 5000 on cpu)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000'000}));
   sub->add_option("--sampling-validation-trials", command->sampling_validation_trials,
                   "Sampling evaluator: calls whose every sample must be in its row's support "

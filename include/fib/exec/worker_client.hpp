@@ -128,7 +128,7 @@ struct SamplingSettings {
   double tvd_threshold = 0.2;
 };
 inline constexpr std::int64_t k_sampling_samples_cuda = 500'000; // the old tool's count
-inline constexpr std::int64_t k_sampling_samples_cpu = 50'000;
+inline constexpr std::int64_t k_sampling_samples_cpu = 5'000;
 
 // The samples per row drawn on `device`: the settings' count, else the device's default.
 inline std::int64_t sampling_samples_on(const SamplingSettings& settings, SmokeDevice device) {
