@@ -4,12 +4,16 @@
 #include "exit_status.hpp"
 #include "render.hpp"
 
+#include <fib/io/json_io.hpp>
 #include <fib/report/fastp.hpp>
+#include <fib/report/html_site.hpp>
 #include <fib/report/merge.hpp>
 #include <fib/report/summary.hpp>
+#include <fib/validate/dataset.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -21,6 +25,9 @@ struct ReportCommand {
   CLI::App* best = nullptr;
   CLI::App* fastp = nullptr;
   CLI::App* merge = nullptr;
+  CLI::App* html = nullptr;
+  std::string html_dataset;
+  std::string validation_report;
   std::vector<std::string> datasets;
   std::string baseline_author = std::string(k_default_baseline_author);
   std::string against = "auto";
@@ -55,6 +62,16 @@ fastp    fast_p curves: per author, the share of all tasks (workloads of the
          definitions) it solves correctly (PASSED within --atol/--rtol) with a
          recorded speedup over the reference > p, for each p of --thresholds;
          unattempted tasks count as not fast. Text, CSV or JSON.
+html     a static site of one dataset in OUT (docs/report.md): an index of
+         every definition (op_type, tags, workloads, solutions, passing ones,
+         best speedup, validation status) with search and filters, a page per
+         definition (axes, tensors, constraints on the workloads, the reference,
+         workloads, solutions, best per device, fast_p), a leaderboard with
+         fast_p curves and coverage per author, and a model coverage matrix. It
+         opens from file:// and loads nothing from the network. The validation
+         status comes from --report FILE (fib validate --format json) or a run
+         of the validator's default checks. OUT must be empty or a site fib
+         wrote; pages are written atomically.
 merge    copies definitions/ solutions/ workloads/ traces/ blob/ of each input
          into OUT. Identical files collapse; *.jsonl files are merged line by
          line without duplicate lines; any other file that differs is a conflict
@@ -71,7 +88,8 @@ Examples:
   fib report summary --dataset ds --dataset other-ds --format json
   fib report best --dataset ds --definitions gemm_n4096_k4096 --atol 1e-3
   fib report fastp --dataset ds --format csv --thresholds 0,1,1.5,2
-  fib report merge merged ds-a ds-b)TXT";
+  fib report merge merged ds-a ds-b
+  fib report html --dataset ds site && xdg-open site/index.html)TXT";
 
 void print_diagnostics(const DiagnosticList& list) {
   for (const Diagnostic& d : list.items()) {
@@ -159,6 +177,50 @@ void report_merge(const ReportCommand& command, DiagnosticList& diagnostics) {
                          s.duplicate_lines, s.duplicate_lines == 1 ? "" : "s", s.not_copied));
 }
 
+void report_html(const ReportCommand& command, PythonFrontend& python,
+                 DiagnosticList& diagnostics) {
+  HtmlSiteOptions options;
+  options.dataset = command.html_dataset;
+  options.out = command.output;
+  options.baseline_author = command.baseline_author;
+  if (!command.validation_report.empty()) {
+    auto text = read_text_file(command.validation_report);
+    auto report = text ? parse_report_json(*text, command.validation_report)
+                       : Expected<DatasetReport>(unexpected(text.error()));
+    if (!report) {
+      diagnostics.report(report.error());
+      print_diagnostics(diagnostics);
+      return;
+    }
+    options.validation = std::move(*report);
+  } else {
+    ValidateDatasetOptions validate;
+    validate.root = command.html_dataset;
+    DiagnosticList environment; // the validator's own problems (no Python) are the report's
+    const spdlog::level::level_enum level = spdlog::get_level();
+    spdlog::set_level(spdlog::level::off); // the validator's progress lines are not this command's
+    options.validation = validate_dataset(validate, python, environment);
+    spdlog::set_level(level);
+    for (const Diagnostic& d : environment.items()) {
+      if (d.severity == Severity::error) {
+        options.validation.reset(); // it could not check: the pages say "not checked"
+        Diagnostic note = d;
+        note.severity = Severity::warning;
+        diagnostics.report(std::move(note));
+        break;
+      }
+    }
+  }
+  const HtmlSiteResult result = write_html_site(options, diagnostics);
+  print_diagnostics(diagnostics);
+  if (result.written) {
+    write_line(stdout, fmt::format("fib report html: {} definition page{} and 3 pages written to "
+                                   "{} (open {}/index.html)",
+                                   result.definitions, result.definitions == 1 ? "" : "s",
+                                   command.output, command.output));
+  }
+}
+
 void add_format(CLI::App& sub, ReportCommand& command) {
   sub.add_option("--format", command.format, "text (default) or json (a stable document)")
       ->type_name("FORMAT")
@@ -176,7 +238,7 @@ void add_datasets(CLI::App& sub, ReportCommand& command) {
 Subcommand register_report(CLI::App& app) {
   auto command = std::make_shared<ReportCommand>();
   CLI::App* sub =
-      app.add_subcommand("report", "Summarize, pick the best traces of, or merge datasets");
+      app.add_subcommand("report", "Summarize, pick the best traces of, merge, or draw datasets");
   command->subcommand = sub;
   sub->require_subcommand(1);
   sub->footer(k_report_footer);
@@ -241,11 +303,33 @@ Subcommand register_report(CLI::App& app) {
       ->type_name("DIR")
       ->required();
   command->merge->footer("See `fib report --help` and docs/report.md.");
+
+  command->html = sub->add_subcommand("html", "A static HTML site of a dataset");
+  command->html->add_option("--dataset", command->html_dataset, "The dataset root")
+      ->type_name("DIR")
+      ->required();
+  command->html
+      ->add_option("output", command->output,
+                   "The site's directory (empty, or a site "
+                   "fib wrote)")
+      ->type_name("OUT")
+      ->required();
+  command->html
+      ->add_option("--report", command->validation_report,
+                   "The validation status from this report (fib validate --format json) instead "
+                   "of a run of the validator")
+      ->type_name("FILE");
+  command->html
+      ->add_option("--baseline-author", command->baseline_author,
+                   "The author the leaderboard ranks against when it has solutions (default "
+                   "baseline)")
+      ->type_name("NAME");
+  command->html->footer("See `fib report --help` and docs/report.md.");
   return {command->subcommand,
-          [command](python::Runtime& /*python*/) { return run_report(*command); }};
+          [command](python::Runtime& python) { return run_report(*command, python); }};
 }
 
-int run_report(const ReportCommand& command) {
+int run_report(const ReportCommand& command, python::Runtime& python) {
   DiagnosticList diagnostics;
   if (command.summary->parsed()) {
     report_summary(command, diagnostics);
@@ -253,6 +337,8 @@ int run_report(const ReportCommand& command) {
     report_best(command, diagnostics);
   } else if (command.fastp->parsed()) {
     report_fastp(command, diagnostics);
+  } else if (command.html->parsed()) {
+    report_html(command, python, diagnostics);
   } else {
     report_merge(command, diagnostics);
   }

@@ -56,7 +56,7 @@ int run_collect(const CollectCommand& command);
 struct RunCommand;
 int run_run(const RunCommand& command);
 struct ReportCommand;
-int run_report(const ReportCommand& command);
+int run_report(const ReportCommand& command, python::Runtime& python);
 struct SchemaCommand;
 int run_schema(const SchemaCommand& command);
 struct CompletionCommand;

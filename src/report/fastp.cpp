@@ -110,6 +110,33 @@ std::vector<double> default_fastp_thresholds() {
   return {0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0, 5.0, 10.0};
 }
 
+DatasetFastp fastp_of(const TraceSet& set, const std::vector<std::string>& definitions,
+                      const ErrorBounds& bounds, const std::vector<double>& thresholds) {
+  DatasetFastp entry;
+  entry.dataset = set.root;
+  const TaskResults results = collect(set, definitions, bounds);
+  entry.tasks = results.tasks.size();
+  std::map<Task, double> overall;
+  std::set<Task> any_attempt;
+  for (const std::string& author : results.authors) {
+    static const std::map<Task, double> k_none;
+    static const std::set<Task> k_no_tasks;
+    const auto best = results.best.find(author);
+    const auto attempted = results.attempted.find(author);
+    const auto& best_tasks = best == results.best.end() ? k_none : best->second;
+    const auto& attempted_tasks =
+        attempted == results.attempted.end() ? k_no_tasks : attempted->second;
+    entry.curves.push_back(
+        curve_of(author, best_tasks, attempted_tasks.size(), entry.tasks, thresholds));
+    for (const auto& [task, speedup] : best_tasks) {
+      keep_max(overall, task, speedup);
+    }
+    any_attempt.insert(attempted_tasks.begin(), attempted_tasks.end());
+  }
+  entry.curves.push_back(curve_of("", overall, any_attempt.size(), entry.tasks, thresholds));
+  return entry;
+}
+
 FastpReport fastp_curves(const FastpOptions& options, DiagnosticSink& sink) {
   FastpReport report{options.bounds, options.thresholds, {}};
   std::set<std::string, std::less<>> seen;
@@ -124,28 +151,11 @@ FastpReport fastp_curves(const FastpOptions& options, DiagnosticSink& sink) {
       continue;
     }
     any_loaded = true;
-    const TaskResults results = collect(
-        *set, detail::selected_definitions(*set, options.definitions, seen), options.bounds);
-    entry.tasks = results.tasks.size();
-    std::map<Task, double> overall;
-    std::set<Task> any_attempt;
-    for (const std::string& author : results.authors) {
-      static const std::map<Task, double> k_none;
-      static const std::set<Task> k_no_tasks;
-      const auto best = results.best.find(author);
-      const auto attempted = results.attempted.find(author);
-      const auto& best_tasks = best == results.best.end() ? k_none : best->second;
-      const auto& attempted_tasks =
-          attempted == results.attempted.end() ? k_no_tasks : attempted->second;
-      entry.curves.push_back(
-          curve_of(author, best_tasks, attempted_tasks.size(), entry.tasks, options.thresholds));
-      for (const auto& [task, speedup] : best_tasks) {
-        keep_max(overall, task, speedup);
-      }
-      any_attempt.insert(attempted_tasks.begin(), attempted_tasks.end());
-    }
-    entry.curves.push_back(
-        curve_of("", overall, any_attempt.size(), entry.tasks, options.thresholds));
+    DatasetFastp computed =
+        fastp_of(*set, detail::selected_definitions(*set, options.definitions, seen),
+                 options.bounds, options.thresholds);
+    entry.tasks = computed.tasks;
+    entry.curves = std::move(computed.curves);
     report.datasets.push_back(std::move(entry));
   }
   if (any_loaded) {

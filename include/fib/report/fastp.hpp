@@ -64,6 +64,11 @@ struct FastpReport {
 // name that no loaded dataset has, and load errors. Never throws.
 FastpReport fastp_curves(const FastpOptions& options, DiagnosticSink& sink);
 
+// The curves of the loaded `set` over the definitions named in `definitions` (each a definition of
+// the set), as fastp_curves computes them for one dataset (its `dataset` is set.root).
+DatasetFastp fastp_of(const TraceSet& set, const std::vector<std::string>& definitions,
+                      const ErrorBounds& bounds, const std::vector<double>& thresholds);
+
 // A table per dataset: one row per curve, one column per threshold ("fast_1.5"), values as
 // percentages, then attempted / correct / tasks.
 std::string render_fastp_text(const FastpReport& report);
