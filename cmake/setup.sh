@@ -50,6 +50,21 @@ if ((${#missing[@]} > 0)); then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
+# The browser test of `fib report html` (tests/html/check_site.py) loads the site in Debian's
+# headless Chromium. It is optional: where it cannot be installed that test is skipped.
+if [ "$mode" = test ] && ! command -v chromium >/dev/null 2>&1; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo=(sudo)
+  fi
+  echo "fib setup: installing chromium (for the browser test of fib report html)" >&2
+  if ! { "${sudo[@]}" apt-get update &&
+         DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends \
+           chromium; }; then
+    echo "fib setup: chromium could not be installed; html.site_in_browser will be skipped" >&2
+  fi
+fi
+
 # The embedded interpreter must be the Python that can import torch (Debian's), not a pyenv shim.
 python_args=()
 if [ -z "${FIB_PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then
