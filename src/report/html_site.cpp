@@ -294,8 +294,9 @@ HtmlSiteResult write_html_site(const HtmlSiteOptions& options, DiagnosticSink& s
   std::error_code ec;
   std::filesystem::create_directories(options.out, ec);
   if (ec) {
-    sink.report(make_diagnostic(codes::k_io_write, fmt::format("cannot create {}: {}",
-                                                               options.out.string(), ec.message())));
+    sink.report(
+        make_diagnostic(codes::k_io_write,
+                        fmt::format("cannot create {}: {}", options.out.string(), ec.message())));
     return result;
   }
   std::vector<std::pair<std::string, std::string>> files = {
