@@ -171,6 +171,39 @@ std::string workloads_html(const DefinitionPage& page) {
   return out + "</tbody></table>";
 }
 
+// Solutions × workloads: the best recorded speedup of each (PASSED within the bounds), for the
+// first k_matrix_workloads workloads.
+constexpr std::size_t k_matrix_workloads = 64;
+
+std::string speedup_matrix(const DefinitionPage& page) {
+  if (page.solutions.empty() || page.workloads.empty()) {
+    return "";
+  }
+  const std::size_t shown = std::min(page.workloads.size(), k_matrix_workloads);
+  std::string out = "<h2>Speedup per workload</h2>";
+  if (shown < page.workloads.size()) {
+    out += fmt::format("<p class=\"muted\">the first {} of {} workloads</p>", shown,
+                       page.workloads.size());
+  }
+  out += "<table id=\"speedups\"><thead><tr><th>solution</th>";
+  for (std::size_t i = 0; i < shown; ++i) {
+    out += fmt::format("<th title=\"{0}\">{1}</th>", html_text(page.workloads[i].uuid),
+                       html_text(page.workloads[i].uuid.substr(0, 8)));
+  }
+  out += "</tr></thead><tbody>";
+  for (const SolutionRow& s : page.solutions) {
+    out += "<tr><td>" + html_text(s.name) + "</td>";
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto found = s.speedups.find(page.workloads[i].uuid);
+      out += fmt::format(
+          "<td class=\"num\">{}</td>",
+          speedup_text(found == s.speedups.end() ? std::nullopt : std::optional(found->second)));
+    }
+    out += "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
 std::string solutions_html(const SiteModel& site, const DefinitionPage& page) {
   std::string out = fmt::format("<h2>Solutions ({})</h2>", page.solutions.size());
   if (!page.solutions.empty()) {
@@ -178,7 +211,10 @@ std::string solutions_html(const SiteModel& site, const DefinitionPage& page) {
            "<th>workloads passed</th><th>min speedup</th><th>median</th><th>max</th></tr></thead>"
            "<tbody>";
     for (const SolutionRow& s : page.solutions) {
-      std::vector<double> sorted = s.speedups;
+      std::vector<double> sorted;
+      for (const auto& [uuid, speedup] : s.speedups) {
+        sorted.push_back(speedup);
+      }
       std::sort(sorted.begin(), sorted.end());
       const auto at = [&](std::size_t i) {
         return sorted.empty() ? std::optional<double>() : std::optional<double>(sorted[i]);
@@ -193,6 +229,7 @@ std::string solutions_html(const SiteModel& site, const DefinitionPage& page) {
     }
     out += "</tbody></table>";
   }
+  out += speedup_matrix(page);
   out += "<h2>Best per device</h2>";
   if (page.best_per_device.empty()) {
     out += "<p class=\"muted\">no PASSED trace within the error bounds</p>";

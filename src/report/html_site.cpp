@@ -190,9 +190,7 @@ void add_solutions(DefinitionPage& page, const TraceSet& set, const HtmlSiteOpti
         b->second = DeviceBest{hardware, solution->name, solution->author, speedup};
       }
     }
-    for (const auto& [uuid, speedup] : per_workload) {
-      row.speedups.push_back(speedup);
-    }
+    row.speedups = std::move(per_workload);
     page.passing_solutions += row.speedups.empty() ? 0 : 1;
     page.solutions.push_back(std::move(row));
   }

@@ -19,7 +19,8 @@ struct SolutionRow {
   std::string author;
   std::string language;
   EvaluationCounts statuses;
-  std::vector<double> speedups; // per workload with a PASSED trace within the bounds: the best
+  // Per workload uuid with a PASSED trace within the bounds: its best recorded speedup.
+  std::map<std::string, double> speedups;
 };
 
 struct DeviceBest {

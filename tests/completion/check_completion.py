@@ -71,7 +71,7 @@ def main():
     expect(len(commands) >= 10 and "validate" in commands and "completion" in commands,
            f"fib --help lists the subcommands ({', '.join(commands)})")
     report_subs = subcommands_of(fib, "report")
-    expect(report_subs == ["summary", "best", "fastp", "merge"], f"fib report has {report_subs}")
+    expect(report_subs == ["summary", "best", "fastp", "merge", "html"], f"fib report has {report_subs}")
 
     scripts = {}
     for shell in ("bash", "zsh", "fish"):

@@ -149,6 +149,7 @@ def check_dataset(fib, binary, dataset, scratch, failures):
     pages = sorted(os.path.relpath(os.path.join(d, f), out)
                    for d, _, files in os.walk(out) for f in files if f.endswith(".html"))
     definition_pages = [p for p in pages if p.startswith("definitions" + os.sep)]
+    linked = {"index.html"}
     for page in pages:
         dom_text, errors = chromium(binary, "file://" + os.path.join(out, page), "--dump-dom")
         failures.extend("%s: console: %s" % (page, e) for e in errors)
@@ -165,6 +166,10 @@ def check_dataset(fib, binary, dataset, scratch, failures):
                                                  urllib.parse.unquote(target.path)))
             if not os.path.isfile(path):
                 failures.append("%s: a broken link: %s" % (page, href))
+            else:
+                linked.add(os.path.relpath(path, out))
+    for page in sorted(set(pages) - linked):
+        failures.append("%s: no page links to it" % page)
     index = "file://" + os.path.join(out, "index.html")
     dom = Dom()
     dom.feed(chromium(binary, index, "--dump-dom")[0])
