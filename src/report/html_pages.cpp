@@ -185,7 +185,7 @@ std::string speedup_matrix(const DefinitionPage& page) {
     out += fmt::format("<p class=\"muted\">the first {} of {} workloads</p>", shown,
                        page.workloads.size());
   }
-  out += "<table id=\"speedups\"><thead><tr><th>solution</th>";
+  out += "<div class=\"wide\"><table id=\"speedups\" class=\"matrix\"><thead><tr><th>solution</th>";
   for (std::size_t i = 0; i < shown; ++i) {
     out += fmt::format("<th title=\"{0}\">{1}</th>", html_text(page.workloads[i].uuid),
                        html_text(page.workloads[i].uuid.substr(0, 8)));
@@ -201,7 +201,7 @@ std::string speedup_matrix(const DefinitionPage& page) {
     }
     out += "</tr>";
   }
-  return out + "</tbody></table>";
+  return out + "</tbody></table></div>";
 }
 
 std::string solutions_html(const SiteModel& site, const DefinitionPage& page) {

@@ -19,7 +19,8 @@ nav{background:#1d2330;padding:10px 24px}nav a{color:#e8ecf3;margin-right:22px;t
 main{max-width:1200px;margin:0 auto;padding:20px 24px 60px}
 h1{font-size:26px;margin:8px 0 4px}h2{font-size:19px;margin:28px 0 8px}
 table{border-collapse:collapse;background:#fff;width:100%;margin:8px 0 18px;font-size:14px}
-th,td{border:1px solid #d9dee7;padding:5px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{border:1px solid #d9dee7;padding:5px 8px;text-align:left;vertical-align:top}td{overflow-wrap:anywhere}
+.wide{overflow-x:auto}table.matrix{width:auto}table.matrix td,table.matrix th{overflow-wrap:normal;white-space:nowrap}
 th{background:#eef1f6;cursor:pointer;user-select:none}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .tag{display:inline-block;background:#e6ecf7;border-radius:4px;padding:0 6px;margin:1px 3px 1px 0;font-size:12px}
 .ok{color:#17803d;font-weight:600}.warning{color:#a86500;font-weight:600}.error{color:#b42318;font-weight:600}

@@ -127,7 +127,7 @@ TEST(HtmlSite, AHostileDatasetGivesEscapedPagesWithOnlyFibsScript) {
   EXPECT_NE(definition.find("&lt;b&gt;cpu&lt;/b&gt;"), std::string::npos); // the device
   EXPECT_NE(definition.find("3.00x"), std::string::npos);
   // The solution × workload matrix: one row, one column (workload w1).
-  const std::size_t matrix = definition.find("<table id=\"speedups\">");
+  const std::size_t matrix = definition.find("<table id=\"speedups\" class=\"matrix\">");
   ASSERT_NE(matrix, std::string::npos);
   EXPECT_NE(definition.find("<th title=\"w1\">w1</th></tr></thead><tbody><tr><td>s</td><td "
                             "class=\"num\">3.00x</td></tr>",
