@@ -326,6 +326,13 @@ std::string render_leaderboard(const SiteModel& site) {
                         html_text(c.author), c.attempted, c.correct, site.overall.tasks);
   }
   body += "</tbody></table>";
+  std::vector<CoverageBar> bars;
+  for (const FastpCurve& c : site.overall.curves) {
+    if (!c.author.empty()) {
+      bars.push_back(CoverageBar{c.author, c.attempted, c.correct, site.overall.tasks});
+    }
+  }
+  body += coverage_svg("Coverage per author: tasks attempted and solved, of all tasks", bars);
   body += "<h2>fast_p over the whole dataset</h2>";
   body += fastp_svg("fast_p, all definitions", fastp_series(site.overall));
   body += "<p class=\"muted\">fast_p(p): the share of all tasks (workloads of definitions) an "

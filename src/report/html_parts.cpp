@@ -219,6 +219,50 @@ std::string html_page(const std::string& title, const std::string& body, int dep
       html_escape(title), k_style, up, up, up, body, k_script);
 }
 
+std::string coverage_svg(const std::string& title, const std::vector<CoverageBar>& bars) {
+  constexpr double width = 720, left = 170, right = 60, top = 50, row = 26;
+  const double plot_w = width - left - right;
+  const double height = top + row * static_cast<double>(bars.size()) + 40;
+  std::string out = fmt::format(
+      R"(<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {} {}" width="{}" )"
+      R"(height="{}" role="img" aria-label="{}">)",
+      width, height, width, height, html_escape(title));
+  out += fmt::format(R"(<text x="{}" y="20" font-size="14" font-weight="600">{}</text>)", left,
+                     html_escape(title));
+  out += fmt::format(R"(<rect x="{}" y="28" width="12" height="12" fill="#bfd3f6"/><text x="{}" )"
+                     R"(y="38" font-size="12">attempted</text><rect x="{}" y="28" width="12" )"
+                     R"(height="12" fill="#2563eb"/><text x="{}" y="38" font-size="12">solved )"
+                     R"(correctly</text>)",
+                     left, left + 16, left + 100, left + 116);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const CoverageBar& bar = bars[i];
+    const double y = top + row * static_cast<double>(i);
+    const auto share = [&](std::size_t n) {
+      return bar.total == 0 ? 0.0 : static_cast<double>(n) / static_cast<double>(bar.total);
+    };
+    std::string label = bar.label.size() > 22 ? bar.label.substr(0, 21) + "…" : bar.label;
+    out += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="12" text-anchor="end">{}</text>)",
+                       left - 8, y + 15, html_escape(label));
+    out += fmt::format(R"(<rect class="bar attempted" x="{}" y="{:.1f}" width="{:.1f}" )"
+                       R"(height="18" fill="#bfd3f6"/>)",
+                       left, y + 2, plot_w * share(bar.attempted));
+    out += fmt::format(R"(<rect class="bar correct" x="{}" y="{:.1f}" width="{:.1f}" )"
+                       R"(height="18" fill="#2563eb"/>)",
+                       left, y + 2, plot_w * share(bar.correct));
+    out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11">{}/{}</text>)",
+                       left + plot_w * share(bar.attempted) + 4, y + 15, bar.attempted, bar.total);
+  }
+  const double axis_y = top + row * static_cast<double>(bars.size()) + 4;
+  out += fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#1d2330"/>)",
+                     left, axis_y, left + plot_w);
+  for (int i = 0; i <= 4; ++i) {
+    out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="middle">{}%)"
+                       R"(</text>)",
+                       left + plot_w * i / 4.0, axis_y + 16, i * 25);
+  }
+  return out + "</svg>";
+}
+
 std::vector<ChartSeries> fastp_series(const DatasetFastp& curves) {
   std::vector<ChartSeries> out;
   for (const FastpCurve& curve : curves.curves) {

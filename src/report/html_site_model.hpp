@@ -86,6 +86,18 @@ std::string render_definition(const SiteModel& site, const DefinitionPage& page)
 std::string render_leaderboard(const SiteModel& site);
 std::string render_coverage(const SiteModel& site);
 
+// One author's coverage: the tasks attempted and solved correctly, of `total`.
+struct CoverageBar {
+  std::string label;
+  std::size_t attempted = 0;
+  std::size_t correct = 0;
+  std::size_t total = 0;
+};
+
+// An inline SVG bar chart of coverage: per author a <rect class="bar attempted"> and a
+// <rect class="bar correct"> as shares of all tasks, with labels, a 0–100% axis and a legend.
+std::string coverage_svg(const std::string& title, const std::vector<CoverageBar>& bars);
+
 // The series of a fast_p report: one per author, and "best of all" last.
 std::vector<ChartSeries> fastp_series(const DatasetFastp& curves);
 

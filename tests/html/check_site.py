@@ -32,6 +32,7 @@ class Dom(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.links, self.rows, self.series, self.points, self.scripts = [], [], 0, 0, 0
+        self.bars = 0
         self.table = None
         self.in_body = False
 
@@ -49,6 +50,8 @@ class Dom(html.parser.HTMLParser):
             self.series += 1
         if tag == "circle" and "point" in a.get("class", ""):
             self.points += 1
+        if tag == "rect" and "bar" in a.get("class", "").split():
+            self.bars += 1
         if tag == "script":
             self.scripts += 1
 
@@ -198,6 +201,9 @@ def check_dataset(fib, binary, dataset, scratch, failures):
         failures.append("leaderboard: %d series and %d points, fastp has %d curves of %d points"
                         % (board.series, board.points, len(curves),
                            sum(len(c["points"]) for c in curves)))
+    authors = [c for c in curves if c["author"] is not None]
+    if board.bars != 2 * len(authors):
+        failures.append("leaderboard: %d coverage bars for %d authors" % (board.bars, len(authors)))
     for page in ["index.html"] + definition_pages[:1]:
         shot = os.path.join(scratch, os.path.basename(page) + ".png")
         chromium(binary, "file://" + os.path.join(out, page), "--screenshot=" + shot,

@@ -119,6 +119,12 @@ TEST(HtmlSite, AHostileDatasetGivesEscapedPagesWithOnlyFibsScript) {
     EXPECT_EQ(html.find("<i>m</i>"), std::string::npos) << file;
     EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos) << file;
   }
+  // The leaderboard: one author, with its coverage bars and its fast_p curve beside the best.
+  const std::string board = read_file(options.out / "leaderboard.html");
+  EXPECT_EQ(count_of(board, "<rect class=\"bar attempted\""), 1u);
+  EXPECT_EQ(count_of(board, "<rect class=\"bar correct\""), 1u);
+  EXPECT_EQ(count_of(board, "<g class=\"series\""), 2u);
+  EXPECT_NE(board.find("&lt;img src=x onerror=1&gt;"), std::string::npos);
   const std::string index = read_file(options.out / "index.html");
   EXPECT_NE(index.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
   EXPECT_NE(index.find("href=\"" + page + "\""), std::string::npos);
