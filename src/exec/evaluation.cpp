@@ -136,6 +136,35 @@ Json output_specs(const std::filesystem::path& expected, const OrderedMap<Tensor
   return specs;
 }
 
+// The sampling evaluator holds every row's expected distribution as doubles: a workload whose
+// distribution input has more than k_max_compared_elements values is a `run.evaluator-unfit`
+// diagnostic, before anything runs. nullopt otherwise (and for the other evaluators).
+std::optional<Diagnostic> too_large_to_judge(const Definition& definition,
+                                             const EvaluateOptions& options, const SmokePlan& plan,
+                                             const Workload& workload) {
+  if (options.evaluator != Evaluator::sampling) {
+    return std::nullopt;
+  }
+  const auto layout = sampling_layout(definition);
+  if (!layout) {
+    return std::nullopt; // EvaluationSteps::run reports it
+  }
+  for (const PlannedInput& input : plan.inputs) {
+    std::uint64_t values = 1;
+    for (const std::int64_t d : input.shape) {
+      values *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
+    }
+    if (input.name == layout->distribution && values > k_max_compared_elements) {
+      return make_diagnostic(
+          codes::k_run_evaluator_unfit,
+          fmt::format("the sampling evaluator cannot judge workload {}: its '{}' has {} values, "
+                      "more than the {} fib holds to judge samples",
+                      workload.uuid, input.name, values, k_max_compared_elements));
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 // The build as its own job, once per solution (a failure is remembered): the solution request,
@@ -190,6 +219,10 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
   auto plan = plan_workload_run(m_definition, workload, m_options.dataset_root);
   if (!plan) {
     out.diagnostics.push_back(plan.error());
+    return out;
+  }
+  if (auto unfit = too_large_to_judge(m_definition, m_options, *plan, workload)) {
+    out.diagnostics.push_back(std::move(*unfit));
     return out;
   }
   if (const auto failed = m_impl.failed_builds.find(m_solution.content_hash());
@@ -561,9 +594,12 @@ void ReferenceRunner::prepare_references(const Definition& definition,
       continue;
     }
     auto plan = plan_workload_run(definition, *workload, options.dataset_root);
-    auto judging = m_impl->judging_place();
-    if (!plan || !judging) {
+    if (!plan || too_large_to_judge(definition, options, *plan, *workload)) {
       continue; // evaluate() reports it
+    }
+    auto judging = m_impl->judging_place();
+    if (!judging) {
+      continue;
     }
     m_impl->remember_reference(workload->uuid, EvaluationSteps::reference_on(
                                                    *m_impl, definition, *plan, options, *judging));
