@@ -126,7 +126,8 @@ std::vector<ConstraintRow> constraint_rows(const Definition& definition, const T
         }
         for (const auto& [input, spec] : line.workload.inputs) {
           if (const auto* scalar = std::get_if<ScalarInput>(&spec)) {
-            std::visit([&](auto v) { env.scalars[input] = v; }, scalar->value);
+            ScalarFact& fact = env.scalars[input];
+            std::visit([&fact](auto v) { fact = v; }, scalar->value);
           }
         }
         for (const auto& [input, tensor] : definition.inputs) {
