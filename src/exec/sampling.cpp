@@ -167,6 +167,19 @@ void filter_row(const double* q, std::size_t vocab, const RowFilters& filters, d
   }
 }
 
+// The values and the shape of tensor `key` of the solution's samples file.
+struct SampleTensor {
+  std::vector<double> values;
+  std::vector<std::int64_t> shape;
+};
+
+Expected<SampleTensor> read_samples(const std::filesystem::path& file, const std::string& key) {
+  FIB_TRY_ASSIGN(SafetensorsHeader header, read_safetensors_header(file));
+  FIB_TRY_ASSIGN(std::vector<double> values,
+                 read_tensor_values(file, header, key, k_max_compared_elements));
+  return SampleTensor{std::move(values), header.tensors.at(key).shape};
+}
+
 // log C(n, k) for 0 <= k <= n.
 double log_choose(double n, double k) {
   return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
@@ -289,16 +302,13 @@ OutputComparison check_samples(const SamplingRows& rows, const std::filesystem::
                                const std::string& key, std::string_view filters,
                                SampleCalls calls) {
   OutputComparison out;
-  auto header = read_safetensors_header(samples);
-  if (!header) {
-    out.unreadable = "the solution's samples: " + header.error().message;
+  auto read = read_samples(samples, key);
+  if (!read) {
+    out.unreadable = "the solution's samples: " + read.error().message;
     return out;
   }
-  auto values = read_tensor_values(samples, *header, key, k_max_compared_elements);
-  if (!values) {
-    out.unreadable = "the solution's samples: " + values.error().message;
-    return out;
-  }
+  const std::vector<double>* values = &read->values;
+  const std::vector<std::int64_t>& shape = read->shape;
   if (rows.rows == 0 || values->size() % rows.rows != 0) {
     out.unreadable =
         fmt::format("the solution's samples: {} values for {} rows", values->size(), rows.rows);
@@ -319,7 +329,6 @@ OutputComparison check_samples(const SamplingRows& rows, const std::filesystem::
   }
   // The tensor is [rows, ...] or [calls, rows, ...] (no rows dimension for a single row): the row
   // of a value is its position within the call divided by the values per row.
-  const auto& shape = header->tensors.at(key).shape;
   const std::size_t first = calls == SampleCalls::stacked ? 1 : 0;
   std::size_t per_row = 1;
   if (rows.rows > 1) {
@@ -359,17 +368,13 @@ double log_chance_of_repeats(const SamplingRows& rows, std::uint64_t draws, std:
 OutputComparison check_repeats(const SamplingRows& rows, const std::filesystem::path& samples,
                                const std::string& key) {
   OutputComparison out;
-  auto header = read_safetensors_header(samples);
-  if (!header) {
-    out.unreadable = "the solution's samples: " + header.error().message;
+  auto read = read_samples(samples, key);
+  if (!read) {
+    out.unreadable = "the solution's samples: " + read.error().message;
     return out;
   }
-  auto values = read_tensor_values(samples, *header, key, k_max_compared_elements);
-  if (!values) {
-    out.unreadable = "the solution's samples: " + values.error().message;
-    return out;
-  }
-  const auto& shape = header->tensors.at(key).shape;
+  const std::vector<double>* values = &read->values;
+  const std::vector<std::int64_t>& shape = read->shape;
   const std::size_t calls = shape.empty() ? 0 : static_cast<std::size_t>(shape.front());
   if (calls < 2 || values->empty() || rows.rows == 0) {
     return out;

@@ -204,7 +204,7 @@ std::string speedup_matrix(const DefinitionPage& page) {
   return out + "</tbody></table></div>";
 }
 
-std::string solutions_html(const SiteModel& site, const DefinitionPage& page) {
+std::string solutions_html(const DefinitionPage& page) {
   std::string out = fmt::format("<h2>Solutions ({})</h2>", page.solutions.size());
   if (!page.solutions.empty()) {
     out += "<table><thead><tr><th>solution</th><th>author</th><th>language</th><th>traces</th>"
@@ -247,7 +247,6 @@ std::string solutions_html(const SiteModel& site, const DefinitionPage& page) {
     out += "<h2>fast_p</h2>" +
            fastp_svg("fast_p of " + page.definition->name, fastp_series(page.curves));
   }
-  (void)site;
   return out;
 }
 
@@ -289,10 +288,10 @@ std::string render_index(const SiteModel& site) {
   return html_page(site.dataset + ": definitions", body, 0);
 }
 
-std::string render_definition(const SiteModel& site, const DefinitionPage& page) {
+std::string render_definition(const DefinitionPage& page) {
   const std::string body = definition_head(page) + constraints_html(page) +
                            reference_html(*page.definition) + workloads_html(page) +
-                           solutions_html(site, page);
+                           solutions_html(page);
   return html_page(page.definition->name, body, 1);
 }
 

@@ -71,6 +71,15 @@ constexpr const char* k_script = R"JS(
 constexpr const char* k_palette[] = {"#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c",
                                      "#0891b2", "#be185d", "#4d7c0f", "#7c2d12", "#475569"};
 
+// The opening tag of a chart of `width` × `height` and its title at `left`.
+std::string svg_start(const std::string& title, double width, double height, double left) {
+  return fmt::format(
+      R"(<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {0} {1}" )"
+      R"(width="{0}" height="{1}" role="img" aria-label="{2}"><text x="{3}" y="20" )"
+      R"(font-size="14" font-weight="600">{2}</text>)",
+      width, height, html_escape(title), left);
+}
+
 } // namespace
 
 std::string html_escape(std::string_view text) {
@@ -130,12 +139,7 @@ std::string fastp_svg(const std::string& title, const std::vector<ChartSeries>& 
   }
   const auto px = [&](double x) { return left + plot_w * std::clamp(x / x_max, 0.0, 1.0); };
   const auto py = [&](double y) { return top + plot_h * (1.0 - std::clamp(y, 0.0, 1.0)); };
-  std::string out = fmt::format(
-      R"(<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {} {}" width="{}" )"
-      R"(height="{}" role="img" aria-label="{}">)",
-      width, height, width, height, html_escape(title));
-  out += fmt::format(R"(<text x="{}" y="20" font-size="14" font-weight="600">{}</text>)", left,
-                     html_escape(title));
+  std::string out = svg_start(title, width, height, left);
   for (int i = 0; i <= 4; ++i) { // y ticks: 0%, 25%, ... 100%
     const double y = py(i / 4.0);
     out += fmt::format(R"(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#e3e7ee"/>)", left,
@@ -223,12 +227,7 @@ std::string coverage_svg(const std::string& title, const std::vector<CoverageBar
   constexpr double width = 720, left = 170, right = 60, top = 50, row = 26;
   const double plot_w = width - left - right;
   const double height = top + row * static_cast<double>(bars.size()) + 40;
-  std::string out = fmt::format(
-      R"(<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {} {}" width="{}" )"
-      R"(height="{}" role="img" aria-label="{}">)",
-      width, height, width, height, html_escape(title));
-  out += fmt::format(R"(<text x="{}" y="20" font-size="14" font-weight="600">{}</text>)", left,
-                     html_escape(title));
+  std::string out = svg_start(title, width, height, left);
   out += fmt::format(R"(<rect x="{}" y="28" width="12" height="12" fill="#bfd3f6"/><text x="{}" )"
                      R"(y="38" font-size="12">attempted</text><rect x="{}" y="28" width="12" )"
                      R"(height="12" fill="#2563eb"/><text x="{}" y="38" font-size="12">solved )"

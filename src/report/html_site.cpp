@@ -303,7 +303,7 @@ HtmlSiteResult write_html_site(const HtmlSiteOptions& options, DiagnosticSink& s
       {"leaderboard.html", detail::render_leaderboard(site)},
       {"coverage.html", detail::render_coverage(site)}};
   for (const DefinitionPage& page : site.pages) {
-    files.emplace_back(page.file, detail::render_definition(site, page));
+    files.emplace_back(page.file, detail::render_definition(page));
   }
   std::string marker = std::string(k_marker_first_line) + "\n";
   for (const auto& [relative, content] : files) {

@@ -82,7 +82,7 @@ std::string html_text(std::string_view text);
 std::string speedup_text(std::optional<double> speedup);
 
 std::string render_index(const SiteModel& site);
-std::string render_definition(const SiteModel& site, const DefinitionPage& page);
+std::string render_definition(const DefinitionPage& page);
 std::string render_leaderboard(const SiteModel& site);
 std::string render_coverage(const SiteModel& site);
 
