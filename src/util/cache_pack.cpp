@@ -134,35 +134,61 @@ std::uintmax_t encoded_pack_size(std::size_t count, std::uintmax_t value_bytes) 
          k_pack_trailer_size;
 }
 
-std::string encode_pack(std::uint64_t stamp, std::span<const PackEntry> entries) {
-  std::uintmax_t value_bytes = 0;
-  for (const PackEntry& entry : entries) {
-    value_bytes += entry.value.size();
-  }
-  std::string out;
-  out.reserve(encoded_pack_size(entries.size(), value_bytes));
-  out += k_header_magic;
-  append_u32(out, k_pack_format_version);
-  append_u32(out, 0);
-  append_u64(out, stamp);
+PackPieces encode_pack_pieces(std::uint64_t stamp, std::span<const PackEntry> entries) {
+  PackPieces pack;
+  std::string& framing = pack.framing;
+  framing.reserve(k_pack_header_size +
+                  entries.size() * (k_pack_record_header_size + k_pack_index_entry_size) +
+                  k_pack_trailer_size);
+  framing += k_header_magic;
+  append_u32(framing, k_pack_format_version);
+  append_u32(framing, 0);
+  append_u64(framing, stamp);
+  // Each record's header goes to `framing`, its value stays where it is; the index (built apart,
+  // with the records' offsets in the file) follows the last record.
   std::string index;
   index.reserve(entries.size() * k_pack_index_entry_size);
+  std::uint64_t offset = k_pack_header_size;
   for (const PackEntry& entry : entries) {
     append_key(index, entry.key);
-    append_u64(index, out.size());
+    append_u64(index, offset);
     append_u64(index, entry.value.size());
-    append_key(out, entry.key);
-    append_u64(out, entry.value.size());
-    append_u64(out, xxh64(entry.value));
-    out += entry.value;
+    append_key(framing, entry.key);
+    append_u64(framing, entry.value.size());
+    append_u64(framing, xxh64(entry.value));
+    offset += k_pack_record_header_size + entry.value.size();
   }
-  const std::uint64_t index_offset = out.size();
-  out += index;
-  append_u64(out, index_offset);
-  append_u64(out, entries.size());
-  append_u64(out, 0); // the checksum, below
-  out += k_trailer_magic;
-  reseal_pack(out);
+  const std::size_t index_at = framing.size();
+  framing += index;
+  std::string fields;
+  append_u64(fields, offset); // the index's offset in the file
+  append_u64(fields, entries.size());
+  const std::uint64_t checksum =
+      structure_checksum(std::string_view(framing).substr(0, k_pack_header_size), index, fields);
+  framing += fields;
+  append_u64(framing, checksum);
+  framing += k_trailer_magic;
+  // The views, now that `framing` no longer grows.
+  const std::string_view all(framing);
+  pack.pieces.reserve(2 * entries.size() + 2);
+  pack.pieces.push_back(all.substr(0, k_pack_header_size));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    pack.pieces.push_back(
+        all.substr(k_pack_header_size + i * k_pack_record_header_size, k_pack_record_header_size));
+    pack.pieces.push_back(entries[i].value);
+  }
+  pack.pieces.push_back(all.substr(index_at));
+  pack.size = offset + (framing.size() - index_at);
+  return pack;
+}
+
+std::string encode_pack(std::uint64_t stamp, std::span<const PackEntry> entries) {
+  const PackPieces pack = encode_pack_pieces(stamp, entries);
+  std::string out;
+  out.reserve(static_cast<std::size_t>(pack.size));
+  for (const std::string_view piece : pack.pieces) {
+    out += piece;
+  }
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fib::detail {
 
@@ -44,7 +45,18 @@ struct PackEntry {
 // entries.
 std::uintmax_t encoded_pack_size(std::size_t count, std::uintmax_t value_bytes);
 
+// A pack as the pieces of its bytes, in file order, without a copy of the values: views into
+// `framing` (the header, each record's header, the index and the trailer, back to back) and into
+// the entries' values. Valid while `entries`' values are.
+struct PackPieces {
+  std::string framing;
+  std::vector<std::string_view> pieces;
+  std::uintmax_t size = 0; // the pieces' total size
+};
+
 // Encodes a pack. `entries` must be sorted by key, without repeats.
+PackPieces encode_pack_pieces(std::uint64_t stamp, std::span<const PackEntry> entries);
+// The same pack as one string (encode_pack_pieces' pieces joined).
 std::string encode_pack(std::uint64_t stamp, std::span<const PackEntry> entries);
 
 // Recomputes the trailer's checksum of an encoded (and then edited) pack. For tests, which use it

@@ -12,12 +12,14 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -25,6 +27,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <span>
 #include <system_error>
 #include <tuple>
 #include <utility>
@@ -197,8 +200,49 @@ std::string unique_pack_name() {
 // (O_TMPFILE) linked into place whole: a kill at any moment leaves either nothing or the whole
 // pack, never a named temporary. False when the file system has no unnamed temporaries (or the
 // write failed before anything was named): the caller falls back to a named one.
+// Writes all of `pieces` to `fd`, as few writev() calls as can be; false when one fails.
+bool write_pieces(int fd, std::span<const std::string_view> pieces) {
+  std::vector<iovec> vectors;
+  vectors.reserve(std::min<std::size_t>(pieces.size(), IOV_MAX));
+  std::size_t next = 0; // the first piece not yet handed to writev
+  while (next < pieces.size() || !vectors.empty()) {
+    while (next < pieces.size() && vectors.size() < static_cast<std::size_t>(IOV_MAX)) {
+      const std::string_view piece = pieces[next++];
+      if (!piece.empty()) {
+        vectors.push_back(iovec{const_cast<char*>(piece.data()), piece.size()});
+      }
+    }
+    if (vectors.empty()) {
+      break;
+    }
+    const ssize_t n = ::writev(fd, vectors.data(), static_cast<int>(vectors.size()));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    // Drop what was written: whole vectors, then the front of a partly written one.
+    auto left = static_cast<std::size_t>(n);
+    std::size_t done = 0;
+    while (done < vectors.size() && left >= vectors[done].iov_len) {
+      left -= vectors[done].iov_len;
+      ++done;
+    }
+    vectors.erase(vectors.begin(), vectors.begin() + static_cast<std::ptrdiff_t>(done));
+    if (left > 0) {
+      vectors.front().iov_base = static_cast<char*>(vectors.front().iov_base) + left;
+      vectors.front().iov_len -= left;
+    }
+  }
+  return true;
+}
+
+// Writes `pieces` as a new file `name` in `directory`: an unnamed temporary (O_TMPFILE) linked
+// into place when whole, so that no reader ever sees a partial pack. False when the file system
+// cannot do that (the caller then takes the named-temporary path) or the write failed.
 bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string& name,
-                             std::string_view content) {
+                             std::span<const std::string_view> pieces) {
 #if defined(O_TMPFILE)
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -207,15 +251,7 @@ bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string
   if (fd < 0) {
     return false;
   }
-  bool ok = true;
-  for (std::size_t written = 0; ok && written < content.size();) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    ok = n > 0;
-    written += ok ? static_cast<std::size_t>(n) : 0;
-  }
+  bool ok = write_pieces(fd, pieces);
   const std::string self = fmt::format("/proc/self/fd/{}", fd);
   if (ok) {
     detail::inject_fault_before_rename();
@@ -226,18 +262,24 @@ bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string
 #else
   (void)directory;
   (void)name;
-  (void)content;
+  (void)pieces;
   return false;
 #endif
 }
 
-// Writes `entries` (sorted by key) as a new pack; its name, or the error.
+// Writes `entries` (sorted by key) as a new pack; its name, or the error. The values are written
+// from where they are (no copy of the pack is made in memory).
 Expected<std::string> write_pack(const DirectoryHandle& directory, std::uint64_t stamp,
                                  std::span<const PackEntry> entries) {
-  const std::string content = detail::encode_pack(stamp, entries);
+  const detail::PackPieces pack = detail::encode_pack_pieces(stamp, entries);
   std::string name = unique_pack_name();
-  if (write_unnamed_then_link(directory, name, content)) {
+  if (write_unnamed_then_link(directory, name, pack.pieces)) {
     return name;
+  }
+  std::string content;
+  content.reserve(static_cast<std::size_t>(pack.size));
+  for (const std::string_view piece : pack.pieces) {
+    content += piece;
   }
   // Not synced: a pack torn by a power loss fails its checks and is deleted, like any damage.
   FIB_TRY(write_file_atomically_in(directory, name, content, Overwrite::forbidden, std::nullopt,
@@ -460,6 +502,10 @@ ResultCache ResultCache::open(const ResultCacheOptions& options, DiagnosticSink&
 
 bool ResultCache::enabled() const {
   return m_state != nullptr;
+}
+
+bool ResultCache::holds_entries() const {
+  return m_state != nullptr && !m_state->packs.empty();
 }
 
 const fs::path& ResultCache::directory() const {

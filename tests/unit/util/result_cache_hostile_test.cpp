@@ -301,6 +301,52 @@ TEST_F(HostileCache, RandomDamageNeverYieldsAWrongValue) {
   EXPECT_GT(opened, 0) << "some damage (in values, resealed) leaves the structure sound";
 }
 
+// A pack's pieces (what commit() writes with writev, the values not copied) are the pack: their
+// sizes add up to the encoded size, the record pieces are the values themselves, and a cache
+// written from more pieces than one writev takes (IOV_MAX), empty values among them, reads back.
+TEST(ResultCachePack, PiecesAreThePackAndAManyPieceCommitReadsBack) {
+  std::vector<std::string> values;
+  for (int n = 0; n < 3000; ++n) {
+    values.push_back(n % 5 == 0 ? std::string() : value_of(n, static_cast<std::size_t>(n % 300)));
+  }
+  std::vector<detail::PackEntry> entries;
+  std::uintmax_t value_bytes = 0;
+  for (int n = 0; n < 3000; ++n) {
+    entries.push_back({key_of(n), values[static_cast<std::size_t>(n)]});
+    value_bytes += values[static_cast<std::size_t>(n)].size();
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const detail::PackEntry& a, const detail::PackEntry& b) { return a.key < b.key; });
+  const detail::PackPieces pack = detail::encode_pack_pieces(7, entries);
+  EXPECT_EQ(pack.size, detail::encoded_pack_size(entries.size(), value_bytes));
+  ASSERT_EQ(pack.pieces.size(), 2 * entries.size() + 2);
+  std::uintmax_t total = 0;
+  for (const std::string_view piece : pack.pieces) {
+    total += piece.size();
+  }
+  EXPECT_EQ(total, pack.size);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(pack.pieces[2 * i + 2].data(), entries[i].value.data()) << "values are not copied";
+  }
+  EXPECT_EQ(detail::encode_pack(7, entries).size(), pack.size);
+
+  TempDir dir;
+  DiagnosticList notes;
+  {
+    ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+    for (int n = 0; n < 3000; ++n) {
+      cache.put(key_of(n), values[static_cast<std::size_t>(n)]);
+    }
+    cache.commit(notes);
+  }
+  ASSERT_EQ(pack_names(dir.path()).size(), 1u);
+  const ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+  for (int n = 0; n < 3000; ++n) {
+    ASSERT_EQ(found(cache, n), values[static_cast<std::size_t>(n)]) << n;
+  }
+  EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
+}
+
 TEST(ResultCacheDirectory, AParentThatIsAFileMakesTheCacheUnavailable) {
   TempDir dir;
   const fs::path file = dir.write("file", "not a directory");
