@@ -58,12 +58,26 @@ std::string_view strip(std::string_view s) {
   return s;
 }
 
+FileStatus file_status_of(const struct stat& info) {
+  const auto ns = [](const timespec& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
+  return FileStatus{static_cast<std::uint64_t>(info.st_dev),
+                    static_cast<std::uint64_t>(info.st_ino),
+                    static_cast<std::uint32_t>(info.st_mode),
+                    static_cast<std::int64_t>(info.st_size),
+                    ns(info.st_mtim),
+                    ns(info.st_ctim)};
+}
+
 // The content of `file` when it is a readable regular file of at most `max_bytes`, read with one
 // open, one fstat and as few reads as can be; nullopt otherwise (the file is then looked at again
 // by read_text_file, which says what is wrong). O_NONBLOCK: opening a FIFO must not wait for a
 // writer (it is refused after the fstat).
+// `status`, when given, receives what that fstat said (before any byte was read).
 std::optional<std::string> read_plain_file(const std::filesystem::path& file,
-                                           std::uintmax_t max_bytes) {
+                                           std::uintmax_t max_bytes,
+                                           std::optional<FileStatus>* status = nullptr) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return std::nullopt;
@@ -72,6 +86,9 @@ std::optional<std::string> read_plain_file(const std::filesystem::path& file,
   struct stat info {};
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
       static_cast<std::uintmax_t>(info.st_size) <= max_bytes) {
+    if (status != nullptr) {
+      *status = file_status_of(info);
+    }
     content.emplace();
     // One byte more than the size, so that reaching the end is seen without growing the string.
     content->resize(static_cast<std::size_t>(info.st_size) + 1);
@@ -136,6 +153,22 @@ std::vector<JsonlLine> split_jsonl_lines(std::string_view text) {
     lines.push_back({number, stripped});
   }
   return lines;
+}
+
+std::optional<FileStatus> file_status(const std::filesystem::path& file) {
+  struct stat info {};
+  if (::stat(file.c_str(), &info) != 0) {
+    return std::nullopt;
+  }
+  return file_status_of(info);
+}
+
+TextFile read_text_file_with_status(const std::filesystem::path& file, std::uintmax_t max_bytes) {
+  std::optional<FileStatus> status;
+  if (std::optional<std::string> content = read_plain_file(file, max_bytes, &status)) {
+    return TextFile{std::move(*content), status};
+  }
+  return TextFile{read_text_file(file, max_bytes), std::nullopt};
 }
 
 Expected<std::string> read_text_file(const std::filesystem::path& file, std::uintmax_t max_bytes) {

@@ -63,9 +63,11 @@ std::uintmax_t file_bytes(const std::filesystem::path& path) {
   return ec ? 0 : size;
 }
 
-// Sets each target's `bytes` (what the chunk plan needs; only for the targets that are loaded).
+// Sets each target's `bytes` (what the chunk plan needs; only for the targets that are loaded), on
+// all cores (a stat() per file).
 void measure_bytes(std::vector<TargetFiles>& files) {
-  for (TargetFiles& f : files) {
+  parallel_for(files.size(), [&](std::size_t i) {
+    TargetFiles& f = files[i];
     f.bytes = file_bytes(f.definition->file.path);
     if (f.workload != nullptr) {
       f.bytes += file_bytes(f.workload->path);
@@ -76,7 +78,7 @@ void measure_bytes(std::vector<TargetFiles>& files) {
     for (const ScannedFile* t : f.traces) {
       f.bytes += file_bytes(t->path);
     }
-  }
+  });
 }
 
 // Target definitions validated together (loaded, Python-checked and checked, then freed): at most
@@ -196,7 +198,7 @@ void load_job(DefinitionJob& job, const DatasetCache& cache, const std::filesyst
   }
   job.definition_parsed = job.definition->parsed();
   if (cache.store != nullptr) {
-    job.blobs = blob_fingerprints(job, root);
+    job.blobs = blob_fingerprints(cache, job, root);
   }
 }
 
@@ -422,7 +424,7 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
       [&](std::size_t i) {
         run_categories(chunk.jobs[i], run);
         if (keep) {
-          store_report(run.cache, chunk.jobs[i], run.context.root);
+          store_report(run.cache, chunk.jobs[i]);
         }
       },
       threads);
@@ -564,8 +566,9 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<std::string>& 
                                                 const std::vector<ChunkRange>& chunks,
                                                 std::size_t workers, DatasetRun& run,
                                                 PythonFrontend& python, ChunkSink& sink) {
-  // Started here, once, so that the workers share the interpreter instead of each starting one.
-  // A failure is remembered by the front-end; each worker reports it when it needs Python.
+  // Started here (unless it was while the tree was scanned), once, so that the workers share the
+  // interpreter instead of each starting one. A failure is remembered by the front-end; each
+  // worker reports it when it needs Python.
   (void)python.check_expression("0");
   run.interpreter_probed = true;
   std::vector<std::size_t> redo;
@@ -619,7 +622,7 @@ std::vector<std::size_t> take_remembered_reports(const std::vector<std::string>&
                                                  const std::vector<TargetFiles>& files,
                                                  const DatasetRun& run, ChunkSink& sink) {
   std::vector<std::size_t> others;
-  if (run.cache.store == nullptr) {
+  if (run.cache.store == nullptr || !run.cache.store->holds_entries()) {
     others.resize(targets.size());
     std::iota(others.begin(), others.end(), std::size_t{0});
     return others;
@@ -706,20 +709,38 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   }
   spdlog::info("Scanning dataset at {}", root.string());
   // The old-schema look at every file runs beside the scan (both only read the tree); both are
-  // over before any worker process is forked.
+  // over before any worker process is forked. When the cache can serve no report (there is none,
+  // or it holds nothing yet), every target will be checked with Python: the interpreter starts on
+  // this thread meanwhile. Otherwise it is left for the first target the cache cannot serve, so
+  // that a warm run never starts it.
   OldSchemaSigns old_schema_signs;
   DatasetScan scan;
-  parallel_for(
-      2,
-      [&](std::size_t task) {
-        if (task == 0) {
-          scan = scan_dataset(root);
-        } else {
-          old_schema_signs =
-              dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
-        }
-      },
-      2);
+  std::exception_ptr scan_failure;
+  std::thread scanner([&] {
+    try {
+      parallel_for(
+          2,
+          [&](std::size_t task) {
+            if (task == 0) {
+              scan = scan_dataset(root);
+            } else {
+              old_schema_signs =
+                  dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
+            }
+          },
+          2);
+    } catch (...) {
+      scan_failure = std::current_exception();
+    }
+  });
+  if (run.cache.store == nullptr || !run.cache.store->holds_entries()) {
+    (void)python.check_expression("0");
+    run.interpreter_probed = true;
+  }
+  scanner.join();
+  if (scan_failure) {
+    std::rethrow_exception(scan_failure);
+  }
   for (const Diagnostic& unlisted : scan.unlisted) {
     environment.report(unlisted);
   }

@@ -93,17 +93,15 @@ struct FileStat {
   std::int64_t changed_ns = 0; // the later of the modification and status-change times
 };
 
+FileStat file_stat_of(const FileStatus& st) {
+  return FileStat{fmt::format("{} {} {} {} {} {}", st.device, st.inode, st.mode, st.size,
+                              st.modified_ns, st.changed_ns),
+                  std::max(st.modified_ns, st.changed_ns)};
+}
+
 FileStat stat_file(const std::filesystem::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return {};
-  }
-  const auto ns = [](const timespec& t) {
-    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-  };
-  return FileStat{fmt::format("{} {} {} {} {} {}", st.st_dev, st.st_ino, st.st_mode, st.st_size,
-                              ns(st.st_mtim), ns(st.st_ctim)),
-                  std::max(ns(st.st_mtim), ns(st.st_ctim))};
+  const std::optional<FileStatus> st = file_status(path);
+  return st ? file_stat_of(*st) : FileStat{};
 }
 
 Sha256Digest memo_key(const std::filesystem::path& path, const std::string& fingerprint) {
@@ -118,6 +116,9 @@ Sha256Digest memo_key(const std::filesystem::path& path, const std::string& fing
 
 std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
                                               const std::filesystem::path& path) {
+  if (!store.holds_entries()) {
+    return std::nullopt; // nothing to find: not even the stat() of the key is needed
+  }
   const FileStat st = stat_file(path);
   if (st.fingerprint.empty()) {
     return std::nullopt;
@@ -137,8 +138,9 @@ std::optional<Sha256Digest> RememberedDigests::of(const ResultCache& store,
 }
 
 bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
-                     const std::filesystem::path& path, const Sha256Digest& digest) {
-  const FileStat st = stat_file(path);
+                     const std::filesystem::path& path, const Sha256Digest& digest,
+                     const std::optional<FileStatus>& read_status) {
+  const FileStat st = read_status ? file_stat_of(*read_status) : stat_file(path);
   if (st.fingerprint.empty() || st.changed_ns >= run_start_ns - k_racy_ns) {
     return false;
   }
@@ -155,14 +157,16 @@ std::int64_t wall_clock_ns() {
 namespace {
 
 void read_file(const DatasetCache& cache, JobFile& file) {
-  file.text = read_text_file(file.path);
+  TextFile read = read_text_file_with_status(file.path);
+  file.text = std::move(read.text);
+  file.status = read.status;
   file.digest = cache.store != nullptr && *file.text
                     ? std::optional<Sha256Digest>(sha256(**file.text))
                     : std::nullopt;
 }
 
 JobFile probe_file(const DatasetCache& cache, const std::filesystem::path& path) {
-  JobFile file{path, std::nullopt, std::nullopt};
+  JobFile file{path, std::nullopt, std::nullopt, std::nullopt};
   if (cache.store != nullptr) {
     file.digest = cache.digests->of(*cache.store, path);
   }
@@ -251,7 +255,7 @@ std::optional<JobFiles> remembered_job_files(const DatasetCache& cache, const De
     if (!digest) {
       return std::nullopt;
     }
-    return JobFile{path, digest, std::nullopt};
+    return JobFile{path, digest, std::nullopt, std::nullopt};
   });
 }
 
@@ -271,7 +275,7 @@ void remember_digests(const DatasetCache& cache, const JobFiles& files) {
     if (!file.digest || !file.text || !*file.text) {
       return;
     }
-    remember_digest(*cache.store, cache.run_start_ns, file.path, *file.digest);
+    remember_digest(*cache.store, cache.run_start_ns, file.path, *file.digest, file.status);
   });
 }
 
@@ -329,7 +333,7 @@ bool take_cached_report(const DatasetCache& cache, DefinitionJob& job) {
   return true;
 }
 
-std::vector<BlobFingerprint> blob_fingerprints(const DefinitionJob& job,
+std::vector<BlobFingerprint> blob_fingerprints(const DatasetCache& cache, const DefinitionJob& job,
                                                const std::filesystem::path& root) {
   std::set<std::string> paths;
   collect_blob_paths(job.workload, root, paths);
@@ -339,18 +343,15 @@ std::vector<BlobFingerprint> blob_fingerprints(const DefinitionJob& job,
   std::vector<BlobFingerprint> out;
   out.reserve(paths.size());
   for (const std::string& path : paths) {
-    out.push_back(BlobFingerprint{path, fingerprint(path)});
+    std::string taken = cache.blobs->of(path);
+    out.push_back(BlobFingerprint{path, std::move(taken)});
   }
   return out;
 }
 
-void store_report(const DatasetCache& cache, const DefinitionJob& job,
-                  const std::filesystem::path& root) {
+void store_report(const DatasetCache& cache, const DefinitionJob& job) {
   if (cache.store == nullptr || !job.cache_key || job.from_cache) {
     return;
-  }
-  if (blob_fingerprints(job, root) != job.blobs) {
-    return; // a blob changed while the checks read it
   }
   detail::ByteWriter out;
   out.u8(k_value_format);

@@ -18,10 +18,14 @@ namespace fib::dataset_checks {
 
 // --- Interface ---
 
-// What the keys of one run share: the format, fib's build, the Python front-end's identity, the
-// dataset root and the enabled categories. A null `store` caches nothing.
-// The blob fingerprints one run has taken, by path: the copies of a dataset's definitions often
-// name the same blobs, and the run judges each blob as it was when first looked at.
+// The blob fingerprints one run has taken, by path: each blob's first fingerprint in this process
+// is the one every report of the run is kept with. It is always taken before the checks first
+// look at the blob in this process (the blobs of a job are fingerprinted when it is loaded, and a
+// chunk's jobs are all loaded before any of them is checked; worker processes inherit the memos of
+// the process that forked them, which has checked nothing). So a blob that changes after its
+// fingerprint was taken, before or after the checks looked at it, no longer matches the kept
+// fingerprint, and the next run does not use the report. The copies of a dataset's definitions
+// often name the same blobs: each is stat()ed once per process, not twice per definition.
 class BlobFingerprints {
 public:
   std::string of(const std::string& path);
@@ -42,6 +46,8 @@ private:
   detail::KeyedMemo<std::optional<Sha256Digest>> m_answers;
 };
 
+// What the keys of one run share: the format, fib's build, the Python front-end's identity, the
+// dataset root and the enabled categories. A null `store` caches nothing.
 struct DatasetCache {
   ResultCache* store = nullptr;
   std::string key_prefix;
@@ -65,6 +71,7 @@ struct JobFile {
   std::filesystem::path path;
   std::optional<Sha256Digest> digest; // from the digest memo, or of the text
   std::optional<Expected<std::string>> text;
+  std::optional<FileStatus> status; // of the file as it was read (TextFile::status)
 };
 
 struct JobFiles {
@@ -93,12 +100,15 @@ void read_job_files(const DatasetCache& cache, JobFiles& files);
 void remember_digests(const DatasetCache& cache, const JobFiles& files);
 
 // The digest memo by itself: the digest remembered for `path` as it is now (its stat()
-// fingerprint), and remembering the digest of bytes just read from it (not for a file changed in
-// the two seconds before `run_start_ns`: false then, and nothing is remembered).
+// fingerprint; nullopt at once, without a stat(), when the store holds no entries at all), and
+// remembering the digest of bytes just read from it under `read_status`, the status the read
+// took before its first byte (TextFile::status), else under a stat() made now. Not for a file
+// changed in the two seconds before `run_start_ns`: false then, and nothing is remembered.
 std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
                                               const std::filesystem::path& path);
 bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
-                     const std::filesystem::path& path, const Sha256Digest& digest);
+                     const std::filesystem::path& path, const Sha256Digest& digest,
+                     const std::optional<FileStatus>& read_status);
 // The wall clock now, in nanoseconds (a run's start for remember_digest).
 std::int64_t wall_clock_ns();
 
@@ -117,13 +127,13 @@ Sha256Digest job_cache_key(const DatasetCache& cache, const DefinitionJob& job,
 bool take_cached_report(const DatasetCache& cache, DefinitionJob& job);
 
 // The blobs the job's workload and trace lines name (root / path, sorted, once each), with
-// their current fingerprints. For a job that was parsed.
-std::vector<BlobFingerprint> blob_fingerprints(const DefinitionJob& job,
+// their fingerprints as the run first took them (BlobFingerprints). For a job that was parsed,
+// before it is checked.
+std::vector<BlobFingerprint> blob_fingerprints(const DatasetCache& cache, const DefinitionJob& job,
                                                const std::filesystem::path& root);
 
-// Keeps the job's report under its key, when the job has a key and its blobs did not change
-// while it was checked (compared with `job.blobs`, taken before the checks).
-void store_report(const DatasetCache& cache, const DefinitionJob& job,
-                  const std::filesystem::path& root);
+// Keeps the job's report under its key with the fingerprints of its blobs (`job.blobs`), when the
+// job has a key.
+void store_report(const DatasetCache& cache, const DefinitionJob& job);
 
 } // namespace fib::dataset_checks

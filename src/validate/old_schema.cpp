@@ -247,7 +247,8 @@ FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path
       }
     }
   }
-  auto text = read_text_file(file, k_max_json_bytes);
+  TextFile read = read_text_file_with_status(file, k_max_json_bytes);
+  const Expected<std::string>& text = read.text;
   if (!text) {
     return signs;
   }
@@ -257,7 +258,7 @@ FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path
     }
     // A sign is found through the file's remembered digest only: kept only when that is.
     const Sha256Digest digest = sha256(*text);
-    if (remember_digest(*cache.store, cache.run_start_ns, file, digest)) {
+    if (remember_digest(*cache.store, cache.run_start_ns, file, digest, read.status)) {
       cache.store->put(sign_key(digest, is_definition), sign ? "1" : "0");
     }
   };

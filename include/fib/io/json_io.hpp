@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -104,6 +105,33 @@ std::vector<JsonlLine> split_jsonl_lines(std::string_view text);
 // when it is bigger than `max_bytes`.
 Expected<std::string> read_text_file(const std::filesystem::path& file,
                                      std::uintmax_t max_bytes = k_default_max_file_bytes);
+
+// What stat() says of a file, as far as telling whether it changed goes: its identity, type and
+// permission bits, size, and modification and status-change times in nanoseconds.
+struct FileStatus {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::uint32_t mode = 0;
+  std::int64_t size = 0;
+  std::int64_t modified_ns = 0;
+  std::int64_t changed_ns = 0;
+};
+
+// stat() of `file` (links followed); nullopt when it fails.
+std::optional<FileStatus> file_status(const std::filesystem::path& file);
+
+// A file's text, and the status of what was read.
+struct TextFile {
+  Expected<std::string> text;
+  // fstat() of the opened file taken before its first byte was read, so that a change made while
+  // it was read shows as a later status. nullopt when the text is an error, or came through the
+  // careful path that read_text_file takes for files that are not plainly readable.
+  std::optional<FileStatus> status;
+};
+
+// read_text_file, with the status of the file read and no extra system call for it.
+TextFile read_text_file_with_status(const std::filesystem::path& file,
+                                    std::uintmax_t max_bytes = k_default_max_file_bytes);
 
 // A short rendering of a JSON value for messages: compact, truncated to 80 characters.
 std::string json_excerpt(const Json& value);

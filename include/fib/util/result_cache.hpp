@@ -61,6 +61,10 @@ public:
   ResultCache& operator=(const ResultCache&) = delete;
 
   bool enabled() const;
+  // Whether open() mapped any pack, i.e. whether find() can find anything at all. False for a
+  // disabled cache and for a new or emptied one: a caller may then skip the work that only serves
+  // a look-up (a stat() for a memo key, say).
+  bool holds_entries() const;
   // The cache directory (`directory/v1`); empty for a disabled cache.
   const std::filesystem::path& directory() const;
 

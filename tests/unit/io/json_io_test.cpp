@@ -283,6 +283,42 @@ TEST(JsonIo, ReadTextFileReportsMissingDirectoryAndTooLarge) {
   EXPECT_EQ(ok->size(), 100u);
 }
 
+// The status a read takes of the file it opened is the one stat() gives for the same file (the
+// digest memo keys on either), and a read that fails has none.
+TEST(JsonIo, ReadWithStatusGivesTheStatOfTheFileReadAndNoneOnErrors) {
+  TempDir dir;
+  const auto file = dir.write("def.json", std::string(1234, 'x'));
+  const TextFile read = read_text_file_with_status(file);
+  ASSERT_TRUE(read.text.has_value());
+  EXPECT_EQ(read.text->size(), 1234u);
+  ASSERT_TRUE(read.status.has_value());
+  const std::optional<FileStatus> stat = file_status(file);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(read.status->device, stat->device);
+  EXPECT_EQ(read.status->inode, stat->inode);
+  EXPECT_EQ(read.status->mode, stat->mode);
+  EXPECT_EQ(read.status->size, 1234);
+  EXPECT_EQ(read.status->modified_ns, stat->modified_ns);
+  EXPECT_EQ(read.status->changed_ns, stat->changed_ns);
+  EXPECT_GT(read.status->changed_ns, 0);
+
+  const TextFile missing = read_text_file_with_status(dir.path() / "nope.json");
+  ASSERT_FALSE(missing.text.has_value());
+  EXPECT_EQ(missing.text.error().code, codes::k_io_not_found);
+  EXPECT_FALSE(missing.status.has_value());
+  EXPECT_FALSE(file_status(dir.path() / "nope.json").has_value());
+
+  const TextFile directory = read_text_file_with_status(dir.path());
+  ASSERT_FALSE(directory.text.has_value());
+  EXPECT_EQ(directory.text.error().code, codes::k_io_read);
+  EXPECT_FALSE(directory.status.has_value());
+
+  const TextFile too_large = read_text_file_with_status(file, 10);
+  ASSERT_FALSE(too_large.text.has_value());
+  EXPECT_EQ(too_large.text.error().code, codes::k_io_too_large);
+  EXPECT_FALSE(too_large.status.has_value());
+}
+
 TEST(JsonIo, PointerAppendEscapesTildeAndSlash) {
   EXPECT_EQ(pointer_append("/inputs", "a/b~c"), "/inputs/a~1b~0c");
   EXPECT_EQ(pointer_append("", std::size_t{3}), "/3");

@@ -77,6 +77,31 @@ TEST(ResultCache, RoundTrip) {
   EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
 }
 
+// holds_entries() says whether find() can find anything: only once a pack was committed and the
+// cache opened again.
+TEST(ResultCache, HoldsEntriesOnlyWhenAPackIsMapped) {
+  EXPECT_FALSE(ResultCache().holds_entries());
+  TempDir dir;
+  DiagnosticList notes;
+  {
+    ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+    ASSERT_TRUE(cache.enabled());
+    EXPECT_FALSE(cache.holds_entries()) << "a new cache";
+    cache.put(key_of(1), "one");
+    EXPECT_FALSE(cache.holds_entries()) << "a put is in no pack before commit";
+    cache.commit(notes);
+  }
+  const ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+  EXPECT_TRUE(cache.holds_entries());
+  EXPECT_EQ(found(cache, 1), "one");
+  for (const std::string& name : pack_names(dir.path())) {
+    fs::remove(dir.path() / "v1" / name);
+  }
+  EXPECT_FALSE(ResultCache::open(options_for(dir.path()), notes).holds_entries())
+      << "an emptied cache";
+  EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
+}
+
 TEST(ResultCache, CreatesMissingParentsAndAcceptsALinkedRoot) {
   TempDir dir;
   const fs::path real = dir.path() / "real";

@@ -122,6 +122,61 @@ TEST(DatasetCache, AWarmRunRemembersTheDigestsOfTheFilesItHadToRead) {
   EXPECT_TRUE(remembered()) << "remembered by the warm run that read it";
 }
 
+// The digest memo keeps a digest under the status the read took of the opened file (no second
+// stat()); a later run finds it through a stat() of the path. Both must give one key.
+TEST(DatasetCache, ADigestRememberedUnderTheReadsStatusIsFoundByTheNextRunsStat) {
+  TempDir dir;
+  TempDir cache;
+  const auto file = dir.path() / "definition.json";
+  {
+    std::ofstream out(file);
+    out << R"({"name": "x"})";
+  }
+  const TextFile read = read_text_file_with_status(file);
+  ASSERT_TRUE(read.text.has_value());
+  ASSERT_TRUE(read.status.has_value());
+  const Sha256Digest digest = sha256(*read.text);
+  // A run that started well after the file was written: the file is quiet, so it is remembered.
+  const std::int64_t later_run = dataset_checks::wall_clock_ns() + 10'000'000'000;
+  DiagnosticList notes;
+  {
+    ResultCache store = ResultCache::open(ResultCacheOptions{cache.path()}, notes);
+    EXPECT_FALSE(dataset_checks::remembered_digest(store, file)) << "an empty store finds nothing";
+    EXPECT_TRUE(dataset_checks::remember_digest(store, later_run, file, digest, read.status));
+    // A file changed within two seconds of the run's start is not remembered.
+    EXPECT_FALSE(dataset_checks::remember_digest(store, dataset_checks::wall_clock_ns(), file,
+                                                 digest, read.status));
+    store.commit(notes);
+  }
+  const ResultCache store = ResultCache::open(ResultCacheOptions{cache.path()}, notes);
+  const auto found = dataset_checks::remembered_digest(store, file);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(*found, digest);
+  {
+    std::ofstream out(file, std::ios::app);
+    out << " ";
+  }
+  EXPECT_FALSE(dataset_checks::remembered_digest(store, file)) << "a changed file misses";
+  EXPECT_TRUE(notes.items().empty());
+}
+
+// Within a run a blob keeps its first fingerprint: every report of the run is kept with the blob
+// as it was before any check looked at it, so a blob that changes meanwhile misses next time.
+TEST(DatasetCache, ABlobKeepsItsFirstFingerprintWithinARun) {
+  TempDir dir;
+  const std::string blob = (dir.path() / "w.safetensors").native();
+  dataset_checks::BlobFingerprints fingerprints;
+  const std::string absent = fingerprints.of(blob);
+  EXPECT_TRUE(absent.starts_with("error ")) << absent;
+  {
+    std::ofstream out(blob);
+    out << "bytes";
+  }
+  EXPECT_EQ(fingerprints.of(blob), absent) << "the run judges the blob as first looked at";
+  dataset_checks::BlobFingerprints next_run;
+  EXPECT_NE(next_run.of(blob), absent) << "the next run sees the blob that appeared";
+}
+
 TEST(DatasetCache, AChangedFileIsCheckedAgain) {
   Dataset ds;
   write_varied(ds, 20);
