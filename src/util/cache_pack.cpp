@@ -134,40 +134,59 @@ std::uintmax_t encoded_pack_size(std::size_t count, std::uintmax_t value_bytes) 
          k_pack_trailer_size;
 }
 
+std::string pack_header(std::uint64_t stamp) {
+  std::string header(k_header_magic);
+  append_u32(header, k_pack_format_version);
+  append_u32(header, 0);
+  append_u64(header, stamp);
+  return header;
+}
+
+void append_record_header(std::string& out, const Sha256Digest& key, std::string_view value) {
+  append_key(out, key);
+  append_u64(out, value.size());
+  append_u64(out, xxh64(value));
+}
+
+std::string pack_index_and_trailer(std::string_view header, std::span<const PackIndexEntry> index,
+                                   std::uint64_t index_offset) {
+  std::string out;
+  out.reserve(index.size() * k_pack_index_entry_size + k_pack_trailer_size);
+  for (const PackIndexEntry& entry : index) {
+    append_key(out, entry.key);
+    append_u64(out, entry.offset);
+    append_u64(out, entry.size);
+  }
+  const std::size_t index_bytes = out.size();
+  append_u64(out, index_offset);
+  append_u64(out, index.size());
+  const std::string_view all(out);
+  const std::uint64_t checksum =
+      structure_checksum(header, all.substr(0, index_bytes), all.substr(index_bytes, 16));
+  append_u64(out, checksum);
+  out += k_trailer_magic;
+  return out;
+}
+
 PackPieces encode_pack_pieces(std::uint64_t stamp, std::span<const PackEntry> entries) {
   PackPieces pack;
   std::string& framing = pack.framing;
-  framing.reserve(k_pack_header_size +
-                  entries.size() * (k_pack_record_header_size + k_pack_index_entry_size) +
-                  k_pack_trailer_size);
-  framing += k_header_magic;
-  append_u32(framing, k_pack_format_version);
-  append_u32(framing, 0);
-  append_u64(framing, stamp);
-  // Each record's header goes to `framing`, its value stays where it is; the index (built apart,
-  // with the records' offsets in the file) follows the last record.
-  std::string index;
-  index.reserve(entries.size() * k_pack_index_entry_size);
+  framing = pack_header(stamp);
+  framing.reserve(k_pack_header_size + entries.size() * k_pack_record_header_size +
+                  entries.size() * k_pack_index_entry_size + k_pack_trailer_size);
+  // Each record's header goes to `framing`, its value stays where it is; the index (with the
+  // records' offsets in the file) follows the last record.
+  std::vector<PackIndexEntry> index;
+  index.reserve(entries.size());
   std::uint64_t offset = k_pack_header_size;
   for (const PackEntry& entry : entries) {
-    append_key(index, entry.key);
-    append_u64(index, offset);
-    append_u64(index, entry.value.size());
-    append_key(framing, entry.key);
-    append_u64(framing, entry.value.size());
-    append_u64(framing, xxh64(entry.value));
+    index.push_back({entry.key, offset, entry.value.size()});
+    append_record_header(framing, entry.key, entry.value);
     offset += k_pack_record_header_size + entry.value.size();
   }
   const std::size_t index_at = framing.size();
-  framing += index;
-  std::string fields;
-  append_u64(fields, offset); // the index's offset in the file
-  append_u64(fields, entries.size());
-  const std::uint64_t checksum =
-      structure_checksum(std::string_view(framing).substr(0, k_pack_header_size), index, fields);
-  framing += fields;
-  append_u64(framing, checksum);
-  framing += k_trailer_magic;
+  framing += pack_index_and_trailer(std::string_view(framing).substr(0, k_pack_header_size), index,
+                                    offset);
   // The views, now that `framing` no longer grows.
   const std::string_view all(framing);
   pack.pieces.reserve(2 * entries.size() + 2);

@@ -45,6 +45,22 @@ struct PackEntry {
 // entries.
 std::uintmax_t encoded_pack_size(std::size_t count, std::uintmax_t value_bytes);
 
+// One entry of a pack's index: a record's key, offset in the pack and value length.
+struct PackIndexEntry {
+  Sha256Digest key{};
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+// The parts of a pack, for a writer that makes it piece by piece: the header (k_pack_header_size
+// bytes), a record's header (k_pack_record_header_size bytes, its value follows it), and the index
+// and trailer that end a pack whose records end at `index_offset`. `index` must be sorted by key
+// without repeats; the trailer's checksum covers `header`, so it must be the pack's.
+std::string pack_header(std::uint64_t stamp);
+void append_record_header(std::string& out, const Sha256Digest& key, std::string_view value);
+std::string pack_index_and_trailer(std::string_view header, std::span<const PackIndexEntry> index,
+                                   std::uint64_t index_offset);
+
 // A pack as the pieces of its bytes, in file order, without a copy of the values: views into
 // `framing` (the header, each record's header, the index and the trailer, back to back) and into
 // the entries' values. Valid while `entries`' values are.

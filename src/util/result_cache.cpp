@@ -36,6 +36,27 @@
 namespace fib {
 namespace detail {
 
+// The records of a pack being written as entries arrive: an unnamed temporary file (O_TMPFILE)
+// in `v1` that holds room for the header, then the records, and their index entries (with the
+// order they were written in, so that the last of a repeated key wins).
+struct WrittenRecords {
+  DirectoryHandle directory;
+  int fd = -1;
+  std::uint64_t end = k_pack_header_size;                      // where the next record goes
+  std::vector<std::pair<PackIndexEntry, std::uint64_t>> index; // entry, order written
+  std::uintmax_t value_bytes = 0;
+  std::string failure; // why a write failed (the file is then given up); empty while all is well
+
+  WrittenRecords() = default;
+  WrittenRecords(const WrittenRecords&) = delete;
+  WrittenRecords& operator=(const WrittenRecords&) = delete;
+  ~WrittenRecords() {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+};
+
 struct ResultCacheState {
   std::filesystem::path root;      // the options' directory
   std::filesystem::path directory; // root / "v1"
@@ -46,6 +67,10 @@ struct ResultCacheState {
   std::unique_ptr<std::atomic<bool>[]> used;
   std::mutex pending_mutex;
   std::map<Sha256Digest, std::string> pending;
+  // The records put_through() wrote so far, in the unnamed file of the next pack; null before the
+  // first put_through() and after each commit.
+  std::unique_ptr<WrittenRecords> written;
+  bool cannot_write_through = false; // the unnamed file could not be made: put() instead
 };
 
 } // namespace detail
@@ -55,8 +80,10 @@ namespace {
 namespace fs = std::filesystem;
 using detail::MappedPack;
 using detail::PackEntry;
+using detail::PackIndexEntry;
 using detail::PackOpenStatus;
 using detail::ResultCacheState;
+using detail::WrittenRecords;
 
 constexpr std::string_view k_version_directory = "v1";
 // More packs than this are merged into one at commit.
@@ -267,6 +294,129 @@ bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string
 #endif
 }
 
+// The unnamed file of a pack written record by record (put_through), with room for its header;
+// null when the file system cannot make one or the directory cannot be opened (put() is used
+// then, and commit() says what is wrong with the directory).
+std::unique_ptr<WrittenRecords> start_written_records(const fs::path& root) {
+#if defined(O_TMPFILE)
+  auto directory = open_cache_directory(root, codes::k_cache_unwritable);
+  if (!directory) {
+    return nullptr;
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  const int fd = ::openat(directory->fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+                          static_cast<mode_t>(0644 & ~mask));
+  if (fd < 0) {
+    return nullptr;
+  }
+  auto records = std::make_unique<WrittenRecords>();
+  records->directory = std::move(*directory);
+  records->fd = fd;
+  if (::lseek(fd, static_cast<off_t>(detail::k_pack_header_size), SEEK_SET) < 0) {
+    records->failure = std::strerror(errno);
+  }
+  return records;
+#else
+  (void)root;
+  return nullptr;
+#endif
+}
+
+using EntryView = std::pair<Sha256Digest, std::string_view>;
+
+// Appends `entries` as records to `records`' file (nothing once a write failed there).
+void write_records(WrittenRecords& records, std::span<const EntryView> entries) {
+  if (!records.failure.empty() || entries.empty()) {
+    return;
+  }
+  std::string framing;
+  framing.reserve(entries.size() * detail::k_pack_record_header_size);
+  for (const auto& [key, value] : entries) {
+    detail::append_record_header(framing, key, value);
+  }
+  std::vector<std::string_view> pieces;
+  pieces.reserve(2 * entries.size());
+  const std::string_view headers(framing);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    pieces.push_back(
+        headers.substr(i * detail::k_pack_record_header_size, detail::k_pack_record_header_size));
+    pieces.push_back(entries[i].second);
+  }
+  if (!write_pieces(records.fd, pieces)) {
+    records.failure = std::strerror(errno);
+    return;
+  }
+  for (const auto& [key, value] : entries) {
+    records.index.push_back({{key, records.end, value.size()}, records.index.size()});
+    records.end += detail::k_pack_record_header_size + value.size();
+    records.value_bytes += value.size();
+  }
+}
+
+// Ends the pack of `records` with the `pending` entries (written after the others, so that for a
+// key given to both put() wins): the index of the last record of each key, the trailer, then the
+// header, and links the file under a new name. nullopt: nothing was linked because the pack
+// would exceed `max_bytes`.
+Expected<std::optional<std::string>>
+finish_written_records(WrittenRecords& records, const std::map<Sha256Digest, std::string>& pending,
+                       std::uintmax_t max_bytes) {
+  std::vector<EntryView> rest;
+  rest.reserve(pending.size());
+  for (const auto& [key, value] : pending) {
+    rest.emplace_back(key, value);
+  }
+  write_records(records, rest);
+  const auto failed = [](std::string_view what) {
+    return unexpected(make_diagnostic(codes::k_io_write, std::string(what)));
+  };
+  if (!records.failure.empty()) {
+    return failed(records.failure);
+  }
+  std::sort(records.index.begin(), records.index.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.key, a.second) < std::tie(b.first.key, b.second);
+  });
+  std::vector<detail::PackIndexEntry> index;
+  index.reserve(records.index.size());
+  for (std::size_t i = 0; i < records.index.size(); ++i) {
+    const bool last_of_key = i + 1 == records.index.size() ||
+                             records.index[i + 1].first.key != records.index[i].first.key;
+    if (last_of_key) {
+      index.push_back(records.index[i].first);
+    }
+  }
+  const std::uintmax_t size =
+      records.end + index.size() * detail::k_pack_index_entry_size + detail::k_pack_trailer_size;
+  if (size > max_bytes) {
+    return std::optional<std::string>();
+  }
+  const std::string header = detail::pack_header(stamp_now());
+  const std::string tail = detail::pack_index_and_trailer(header, index, records.end);
+  const std::string_view tail_piece(tail);
+  if (!write_pieces(records.fd, std::span(&tail_piece, 1))) {
+    return failed(std::strerror(errno));
+  }
+  for (std::size_t written = 0; written < header.size();) {
+    const ssize_t n = ::pwrite(records.fd, header.data() + written, header.size() - written,
+                               static_cast<off_t>(written));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return failed(std::strerror(errno));
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  detail::inject_fault_before_rename();
+  std::string name = unique_pack_name();
+  const std::string self = fmt::format("/proc/self/fd/{}", records.fd);
+  if (::linkat(AT_FDCWD, self.c_str(), records.directory.fd(), name.c_str(), AT_SYMLINK_FOLLOW) !=
+      0) {
+    return failed(std::strerror(errno));
+  }
+  return std::optional<std::string>(std::move(name));
+}
+
 // Writes `entries` (sorted by key) as a new pack; its name, or the error. The values are written
 // from where they are (no copy of the pack is made in memory).
 Expected<std::string> write_pack(const DirectoryHandle& directory, std::uint64_t stamp,
@@ -406,23 +556,10 @@ void refresh_used_packs(ResultCacheState& state, int directory_fd) {
   }
 }
 
-void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
-  std::map<Sha256Digest, std::string> pending;
-  {
-    const std::lock_guard lock(state.pending_mutex);
-    pending.swap(state.pending);
-  }
-  auto directory = open_cache_directory(state.root, codes::k_cache_unwritable);
-  if (!directory) {
-    if (!pending.empty()) {
-      notes.report(std::move(directory).error());
-    }
-    return;
-  }
-  refresh_used_packs(state, directory->fd());
-  if (pending.empty()) {
-    return;
-  }
+// The pending entries as a new pack in `directory`; nullopt when it would exceed `max_bytes`.
+Expected<std::optional<std::string>>
+write_pending(const DirectoryHandle& directory, const std::map<Sha256Digest, std::string>& pending,
+              std::uintmax_t max_bytes) {
   std::vector<PackEntry> entries;
   entries.reserve(pending.size());
   std::uintmax_t value_bytes = 0;
@@ -430,15 +567,49 @@ void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
     entries.push_back({key, value});
     value_bytes += value.size();
   }
-  if (detail::encoded_pack_size(entries.size(), value_bytes) > state.max_bytes) {
-    return; // a pack above the bound would be deleted on the next open: not worth writing
+  if (detail::encoded_pack_size(entries.size(), value_bytes) > max_bytes) {
+    return std::optional<std::string>();
   }
-  const auto written = write_pack(*directory, stamp_now(), entries);
-  if (!written) {
-    notes.report(cache_note(codes::k_cache_unwritable, state.directory, "cannot write a new pack",
-                            written.error().message));
+  FIB_TRY_ASSIGN(std::string name, write_pack(directory, stamp_now(), entries));
+  return std::optional<std::string>(std::move(name));
+}
+
+void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
+  std::map<Sha256Digest, std::string> pending;
+  {
+    const std::lock_guard lock(state.pending_mutex);
+    pending.swap(state.pending);
+  }
+  // The records put_through() wrote are this process's: a child made by fork() leaves its
+  // parent's file alone (its copy of the descriptor is closed, nothing is linked).
+  std::unique_ptr<WrittenRecords> written = std::move(state.written);
+  if (written != nullptr && ::getpid() != state.opener) {
+    written.reset();
+  }
+  auto directory = open_cache_directory(state.root, codes::k_cache_unwritable);
+  if (!directory) {
+    if (!pending.empty() || written != nullptr) {
+      notes.report(std::move(directory).error());
+    }
     return;
   }
+  refresh_used_packs(state, directory->fd());
+  if (pending.empty() && written == nullptr) {
+    return;
+  }
+  const auto outcome = written != nullptr
+                           ? finish_written_records(*written, pending, state.max_bytes)
+                           : write_pending(*directory, pending, state.max_bytes);
+  if (!outcome) {
+    notes.report(cache_note(codes::k_cache_unwritable, state.directory, "cannot write a new pack",
+                            outcome.error().message));
+    return;
+  }
+  if (!*outcome) {
+    return; // a pack above the bound would be deleted on the next open: not worth writing
+  }
+  const std::string& name = **outcome;
+  written.reset();
   pending.clear();
   // Upkeep by one process at a time; when another holds the lock it is doing this very work.
   const auto lock = lock_directory(*directory, std::chrono::milliseconds{0});
@@ -446,7 +617,7 @@ void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
     return;
   }
   remove_abandoned_temporaries(directory->fd());
-  evict_least_recently_used(directory->fd(), *written, state.max_bytes);
+  evict_least_recently_used(directory->fd(), name, state.max_bytes);
   compact(*directory, state.max_bytes);
 }
 
@@ -539,6 +710,24 @@ void ResultCache::put(const Sha256Digest& key, std::string value) {
   }
   const std::lock_guard lock(m_state->pending_mutex);
   m_state->pending.insert_or_assign(key, std::move(value));
+}
+
+void ResultCache::put_through(std::span<const std::pair<Sha256Digest, std::string_view>> entries) {
+  if (!m_state || entries.empty()) {
+    return;
+  }
+  ResultCacheState& state = *m_state;
+  if (state.written == nullptr && !state.cannot_write_through && ::getpid() == state.opener) {
+    state.written = start_written_records(state.root);
+    state.cannot_write_through = state.written == nullptr;
+  }
+  if (state.written == nullptr) {
+    for (const auto& [key, value] : entries) {
+      put(key, std::string(value));
+    }
+    return;
+  }
+  write_records(*state.written, entries);
 }
 
 std::vector<std::pair<Sha256Digest, std::string>> ResultCache::take_pending() {

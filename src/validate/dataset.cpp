@@ -470,10 +470,18 @@ std::string encode_chunk(const ChunkResult& result, const DiagnosticList& enviro
   return out.take();
 }
 
-std::optional<ChunkResult> decode_chunk(std::string_view bytes,
-                                        std::vector<Diagnostic>& environment) {
+// A chunk's result as decoded from a worker process's bytes: its cache entries are views into
+// those bytes (the parent writes them through to the cache's new pack, never copying them).
+struct DecodedChunk {
+  ChunkResult result; // without cache entries
+  std::vector<std::pair<Sha256Digest, std::string_view>> cache_entries;
+};
+
+std::optional<DecodedChunk> decode_chunk(std::string_view bytes,
+                                         std::vector<Diagnostic>& environment) {
   detail::ByteReader in(bytes);
-  ChunkResult result;
+  DecodedChunk decoded;
+  ChunkResult& result = decoded.result;
   result.loaded = in.u64();
   const std::uint32_t diagnostics = in.u32();
   for (std::uint32_t i = 0; in.ok() && i < diagnostics; ++i) {
@@ -498,7 +506,7 @@ std::optional<ChunkResult> decode_chunk(std::string_view bytes,
       break;
     }
     std::memcpy(digest.data(), key.data(), digest.size());
-    result.cache_entries.emplace_back(digest, std::string(value));
+    decoded.cache_entries.emplace_back(digest, value);
   }
   const std::uint32_t packs = in.u32();
   for (std::uint32_t i = 0; in.ok() && i < packs; ++i) {
@@ -507,7 +515,7 @@ std::optional<ChunkResult> decode_chunk(std::string_view bytes,
   if (!in.finished()) {
     return std::nullopt;
   }
-  return result;
+  return decoded;
 }
 
 // Where the targets' chunks are validated, and what the run has gathered so far.
@@ -583,15 +591,18 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<std::string>& 
   };
   const auto on_result = [&](std::size_t c, std::string_view bytes) {
     std::vector<Diagnostic> environment;
-    auto result = decode_chunk(bytes, environment);
-    if (!result) {
+    auto decoded = decode_chunk(bytes, environment);
+    if (!decoded) {
       redo.push_back(c);
       return;
     }
     for (Diagnostic& d : environment) {
       sink.take_environment(std::move(d));
     }
-    sink.take(std::move(*result));
+    if (run.options.cache != nullptr) {
+      run.options.cache->put_through(decoded->cache_entries);
+    }
+    sink.take(std::move(decoded->result));
   };
   detail::ForkHooks hooks;
   hooks.before_fork = [&] { python.prepare_fork(); };

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -80,6 +81,14 @@ public:
   // Keeps a new entry for commit(). Thread-safe. A later put of the same key replaces the earlier
   // one. Does nothing on a disabled cache.
   void put(const Sha256Digest& key, std::string value);
+
+  // Like put() for each of `entries` in order, but written at once into the unnamed file that the
+  // next commit() completes as its pack (with the put() entries, which win for a key given to
+  // both), instead of being copied and kept in memory: for a caller that passes on many large
+  // values it holds only briefly. The views need to stay valid only during the call. Where no
+  // unnamed file can be made (no O_TMPFILE, or no directory) the entries are put(). Not
+  // thread-safe: one thread of the process that opened the cache calls it, never beside commit().
+  void put_through(std::span<const std::pair<Sha256Digest, std::string_view>> entries);
 
   // Writes the entries put since open() (or since the last commit) as ONE new pack, atomically,
   // then refreshes the packs find() used in this process (the least-recently-used order) and,

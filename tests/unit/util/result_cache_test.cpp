@@ -220,6 +220,112 @@ TEST(ResultCache, ChildAfterForkFindsButDoesNotRefresh) {
   EXPECT_EQ(fs::last_write_time(pack), aged);
 }
 
+// put_through() writes entries into the next pack at once (their views may die after the call);
+// the commit completes that pack with the put() entries: put() wins for a key given to both, and
+// of a key given twice to put_through() the later value wins.
+TEST(ResultCache, EntriesWrittenThroughJoinThePutOnesInOnePack) {
+  TempDir dir;
+  DiagnosticList notes;
+  {
+    ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+    for (int batch = 0; batch < 3; ++batch) {
+      std::vector<std::string> values; // gone after each call
+      std::vector<std::pair<Sha256Digest, std::string_view>> entries;
+      for (int n = batch * 100; n < batch * 100 + 100; ++n) {
+        values.push_back(value_of(n, static_cast<std::size_t>(n % 7 == 0 ? 0 : 40 + n % 90)));
+      }
+      for (int n = batch * 100; n < batch * 100 + 100; ++n) {
+        entries.emplace_back(key_of(n), values[static_cast<std::size_t>(n - batch * 100)]);
+      }
+      cache.put_through(entries);
+    }
+    const std::string again = "written through again";
+    const std::vector<std::pair<Sha256Digest, std::string_view>> later = {{key_of(5), again}};
+    cache.put_through(later);
+    cache.put(key_of(7), "put wins");
+    cache.put(key_of(1000), "only put");
+    EXPECT_TRUE(pack_names(dir.path()).empty()) << "nothing is linked before the commit";
+    cache.commit(notes);
+  }
+  ASSERT_EQ(pack_names(dir.path()).size(), 1u);
+  const ResultCache cache = ResultCache::open(options_for(dir.path()), notes);
+  for (int n = 0; n < 300; ++n) {
+    if (n == 5 || n == 7) {
+      continue;
+    }
+    ASSERT_EQ(found(cache, n), value_of(n, static_cast<std::size_t>(n % 7 == 0 ? 0 : 40 + n % 90)))
+        << n;
+  }
+  EXPECT_EQ(found(cache, 5), "written through again");
+  EXPECT_EQ(found(cache, 7), "put wins");
+  EXPECT_EQ(found(cache, 1000), "only put");
+  EXPECT_EQ(found(cache, 300), std::nullopt);
+  EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
+}
+
+// What put_through() wrote is in an unnamed file: a process that dies before its commit leaves
+// nothing in the directory, and a child made by fork() that commits does not link its parent's
+// file (the parent's commit does).
+TEST(ResultCache, EntriesWrittenThroughLeaveNothingBehindAKillOrAChildsCommit) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  const std::string value(4096, 'v');
+  const std::vector<std::pair<Sha256Digest, std::string_view>> entries = {{key_of(1), value},
+                                                                          {key_of(2), value}};
+  const pid_t killed = ::fork();
+  ASSERT_GE(killed, 0);
+  if (killed == 0) {
+    DiagnosticList child_notes;
+    ResultCache cache = ResultCache::open(options, child_notes);
+    cache.put_through(entries);
+    ::_exit(0); // no commit
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(killed, &status, 0), killed);
+  ASSERT_TRUE(WIFEXITED(status));
+  std::size_t left = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path() / "v1")) {
+    ++left;
+  }
+  EXPECT_EQ(left, 0u) << "no pack and no temporary";
+
+  DiagnosticList notes;
+  ResultCache cache = ResultCache::open(options, notes);
+  cache.put_through(entries);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    DiagnosticList child_notes;
+    cache.commit(child_notes);
+    ::_exit(child_notes.items().empty() ? 0 : 1);
+  }
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(pack_names(dir.path()).empty()) << "the child linked nothing";
+  cache.commit(notes);
+  EXPECT_EQ(pack_names(dir.path()).size(), 1u);
+  const ResultCache reopened = ResultCache::open(options, notes);
+  EXPECT_EQ(found(reopened, 1), value);
+  EXPECT_EQ(found(reopened, 2), value);
+  EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
+}
+
+// A pack written through that would exceed the size bound is not linked, like any such pack.
+TEST(ResultCache, EntriesWrittenThroughAboveTheBoundAreNotKept) {
+  TempDir dir;
+  const auto options = options_for(dir.path(), 64 << 10);
+  DiagnosticList notes;
+  ResultCache cache = ResultCache::open(options, notes);
+  const std::string value(40 << 10, 'x');
+  const std::vector<std::pair<Sha256Digest, std::string_view>> entries = {{key_of(1), value},
+                                                                          {key_of(2), value}};
+  cache.put_through(entries);
+  cache.commit(notes);
+  EXPECT_TRUE(pack_names(dir.path()).empty());
+  EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
+}
+
 TEST(ResultCache, ThreadsFindAndPutAtOnce) {
   TempDir dir;
   const auto options = options_for(dir.path());
