@@ -15,6 +15,24 @@ namespace fib::detail {
 
 // --- Interface ---
 
+// The text of `root / relative` (std::filesystem::path's operator/ on POSIX) without building
+// a path, whose constructor splits the text into components: `relative` itself when it is
+// absolute, else `root`, a '/' when `root` is not empty and does not end with one, and
+// `relative`. For the many blob paths a dataset names.
+inline std::string joined_path_text(std::string_view root, std::string_view relative) {
+  if (relative.starts_with('/')) {
+    return std::string(relative);
+  }
+  std::string out;
+  out.reserve(root.size() + 1 + relative.size());
+  out += root;
+  if (!root.empty() && !root.ends_with('/')) {
+    out += '/';
+  }
+  out += relative;
+  return out;
+}
+
 // `text` with A–Z turned into a–z; every other byte unchanged.
 inline std::string ascii_lower(std::string_view text) {
   std::string out(text);

@@ -5,6 +5,7 @@
 #include "validate/dataset_cache.hpp"
 
 #include "util/byte_codec.hpp"
+#include "util/strings.hpp"
 #include "validate/report_codec.hpp"
 
 #include <fib/util/build_identity.hpp>
@@ -50,7 +51,7 @@ void collect_blob_paths(const LoadedTraceFile* file, const std::filesystem::path
   for (const TraceLine& line : file->lines) {
     for (const auto& [name, spec] : line.trace.workload.inputs) {
       if (const auto* blob = std::get_if<SafetensorsInput>(&spec)) {
-        paths.insert((root / blob->path).native());
+        paths.insert(detail::joined_path_text(root.native(), blob->path));
       }
     }
   }

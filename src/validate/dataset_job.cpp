@@ -6,12 +6,14 @@
 
 #include <algorithm>
 
+#include <sys/stat.h>
+
 namespace fib::dataset_checks {
 
-bool BlobPresence::exists(const std::filesystem::path& full) {
-  return m_known.get(full.native(), [&] {
-    std::error_code ec;
-    return std::filesystem::exists(full, ec);
+bool BlobPresence::exists(const std::string& full) {
+  return m_known.get(full, [&] {
+    struct stat info {};
+    return ::stat(full.c_str(), &info) == 0;
   });
 }
 

@@ -108,8 +108,9 @@ struct DefinitionJob {
 // blob as it was when first looked at. Thread-safe.
 class BlobPresence {
 public:
-  // std::filesystem::exists of `full` (false when it cannot be looked up).
-  bool exists(const std::filesystem::path& full);
+  // Whether stat() of the path `full` succeeds, as std::filesystem::exists answers (false when it
+  // cannot be looked up).
+  bool exists(const std::string& full);
 
 private:
   detail::KeyedMemo<bool> m_known;

@@ -3,6 +3,8 @@
 
 #include "validate/dataset_job.hpp"
 
+#include "util/strings.hpp"
+
 #include <fib/base/codes.hpp>
 
 #include <fmt/format.h>
@@ -120,7 +122,8 @@ void check_blobs_exist(const DefinitionJob& job, const CategoryContext& context,
   for (const TraceLine& line : job.workload->lines) {
     for (const auto& [input, spec] : line.trace.workload.inputs) {
       const auto* blob = std::get_if<SafetensorsInput>(&spec);
-      if (blob == nullptr || context.blobs->exists(context.root / blob->path)) {
+      if (blob == nullptr ||
+          context.blobs->exists(detail::joined_path_text(context.root.native(), blob->path))) {
         continue;
       }
       // The old tool repeats this once per input; fib reports each missing blob once.

@@ -5,6 +5,7 @@
 #include "validate/dataset_job.hpp"
 
 #include "io/python_repr.hpp"
+#include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/constraint/constraint.hpp>
@@ -215,8 +216,8 @@ private:
 
   bool check_blob(const std::string& uuid, const std::string& name, const TensorSpec& spec,
                   const SafetensorsInput& blob, const ConcreteShape& expected) {
-    const std::filesystem::path full = m_root / blob.path;
-    if (!m_blobs.exists(full)) {
+    const std::string full_text = detail::joined_path_text(m_root.native(), blob.path);
+    if (!m_blobs.exists(full_text)) {
       std::string message = fmt::format("{}: blob missing at {}", uuid, blob.path);
       if (m_missing_blobs.insert(message).second) {
         m_r.add(codes::k_blob_not_found, std::move(message)).where.pointer =
@@ -224,6 +225,7 @@ private:
       }
       return false;
     }
+    const std::filesystem::path full(full_text);
     const auto& header = cached_header(m_headers, full);
     if (!header) {
       std::string message = fmt::format("{}: blob load failed: {}", uuid, header.error().message);
@@ -320,10 +322,11 @@ private:
   }
 
   std::optional<std::vector<double>> blob_values(const SafetensorsInput& blob) {
-    const std::filesystem::path full = m_root / blob.path;
-    if (!m_blobs.exists(full)) {
+    const std::string full_text = detail::joined_path_text(m_root.native(), blob.path);
+    if (!m_blobs.exists(full_text)) {
       return std::nullopt; // its header cannot be read either
     }
+    const std::filesystem::path full(full_text);
     const auto& header = cached_header(m_headers, full);
     if (!header) {
       return std::nullopt;

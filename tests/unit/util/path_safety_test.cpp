@@ -1,10 +1,15 @@
-// unsafe_segment_reason: which names may be one path segment below a directory fib writes into.
+// unsafe_segment_reason: which names may be one path segment below a directory fib writes into;
+// joined_path_text: the text of joining a path to a root.
 
 #include <fib/util/path_safety.hpp>
 
+#include "util/strings.hpp"
+
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace fib {
 namespace {
@@ -29,6 +34,36 @@ TEST(PathSafety, AcceptsOrdinaryNamesAndSaysWhyOtherwise) {
   EXPECT_EQ(unsafe_segment_reason("a/b"), "it contains a path separator");
   EXPECT_EQ(unsafe_segment_reason(std::string(201, 'a')), "it is longer than 200 bytes");
   EXPECT_EQ(unsafe_segment_reason("-x"), "it starts with '-' (it would read as an option)");
+}
+
+} // namespace
+} // namespace fib
+
+namespace fib {
+namespace {
+
+// joined_path_text gives exactly the text of std::filesystem::path's operator/, for the roots
+// and relative paths datasets name, odd ones included.
+TEST(JoinedPathText, IsTheTextOfPathJoining) {
+  const std::vector<std::string> roots = {"/tmp/ds", "/tmp/ds/", "/",     "",    "ds",
+                                          "./ds",    "/a/.",     "/a/..", "a//b"};
+  const std::vector<std::string> relatives = {"./blob/w.safetensors",
+                                              "blob/w.safetensors",
+                                              "/etc/passwd",
+                                              "",
+                                              ".",
+                                              "..",
+                                              "../../x",
+                                              "a//b/",
+                                              "//net/share",
+                                              "blob/é.safetensors"};
+  for (const std::string& root : roots) {
+    for (const std::string& relative : relatives) {
+      EXPECT_EQ(detail::joined_path_text(root, relative),
+                (std::filesystem::path(root) / relative).native())
+          << "root '" << root << "', relative '" << relative << "'";
+    }
+  }
 }
 
 } // namespace
