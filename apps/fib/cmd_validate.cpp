@@ -13,6 +13,7 @@
 #include <fib/base/codes.hpp>
 #include <fib/model/cached_python_frontend.hpp>
 #include <fib/model/dataset_layout.hpp>
+#include <fib/util/huge_pages.hpp>
 #include <fib/validate/dataset.hpp>
 #include <fib/validate/files.hpp>
 #include <fib/validate/report.hpp>
@@ -338,6 +339,8 @@ void print_dataset_ci_findings(const ValidateCommand& command, const DatasetRepo
 }
 
 int run_dataset(const ValidateCommand& command, python::Runtime& python) {
+  // A dataset run allocates and touches tens of megabytes: a heap of huge pages faults far less.
+  (void)prepare_huge_page_heap();
   StderrSink printed;
   CountingSink environment(printed);
   auto settings = resolve_finding_settings(command.findings, dataset_root(command), environment);

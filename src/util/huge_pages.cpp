@@ -1,0 +1,97 @@
+#include "fib/util/huge_pages.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__linux__) && defined(__GLIBC__)
+#include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+namespace fib {
+namespace {
+
+#if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+
+constexpr std::size_t k_reserved_heap = std::size_t{96} << 20;
+constexpr std::size_t k_largest_heap_block = std::size_t{1} << 20;
+
+struct Range {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+};
+
+// The address range of the "[heap]" mappings (the program break's area; its growth can be a
+// mapping of its own, for one after fork()), or {0, 0}.
+Range heap_range() {
+  Range range;
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) {
+    return range;
+  }
+  char line[512];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    if (std::strstr(line, "[heap]") == nullptr) {
+      continue;
+    }
+    unsigned long begin = 0;
+    unsigned long end = 0;
+    if (std::sscanf(line, "%lx-%lx", &begin, &end) == 2) {
+      range.begin = range.begin == 0 ? begin : std::min<std::uintptr_t>(range.begin, begin);
+      range.end = std::max<std::uintptr_t>(range.end, end);
+    }
+  }
+  std::fclose(maps);
+  return range;
+}
+
+#endif
+
+} // namespace
+
+HugePageHeap prepare_huge_page_heap() {
+#if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+  // Blocks up to k_largest_heap_block come from the heap (not from mappings of their own, which
+  // would fault in 4 KiB pages), and its top is not trimmed below twice the reservation: growing
+  // it again later would add a range the advice below does not cover (the kernel keeps the heap's
+  // later growth in a mapping of its own). An explicit malloc_trim still trims it.
+  if (mallopt(M_MMAP_THRESHOLD, static_cast<int>(k_largest_heap_block)) == 0 ||
+      mallopt(M_TRIM_THRESHOLD, static_cast<int>(k_reserved_heap * 2)) == 0 ||
+      mallopt(M_TOP_PAD, static_cast<int>(k_reserved_heap)) == 0) {
+    return HugePageHeap::unavailable;
+  }
+  // Allocations until glibc moves the program break (by the request and the pad: the heap then
+  // spans the reserved range, which is advised as a whole below); the blocks are freed at once.
+  // A heap whose top already holds that much free space needs none.
+  constexpr std::size_t k_most_blocks = 128;
+  void* blocks[k_most_blocks] = {};
+  const void* const start = ::sbrk(0);
+  std::size_t count = 0;
+  while (count < k_most_blocks && ::sbrk(0) == start) {
+    blocks[count] = std::malloc(k_largest_heap_block / 2);
+    if (blocks[count] == nullptr) {
+      break;
+    }
+    ++count;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    std::free(blocks[i]);
+  }
+  const Range heap = heap_range();
+  if (heap.end <= heap.begin) {
+    return HugePageHeap::unavailable;
+  }
+  if (::madvise(reinterpret_cast<void*>(heap.begin), heap.end - heap.begin, MADV_HUGEPAGE) != 0) {
+    return HugePageHeap::unavailable;
+  }
+  return HugePageHeap::ready;
+#else
+  return HugePageHeap::unavailable;
+#endif
+}
+
+} // namespace fib

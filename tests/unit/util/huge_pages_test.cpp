@@ -1,0 +1,96 @@
+// prepare_huge_page_heap: in a child process (it changes the allocator of the whole process), the
+// heap is advised for huge pages where the kernel allows them, and allocation works as before.
+
+#include <fib/util/huge_pages.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace fib {
+namespace {
+
+// The kernel's transparent huge page mode: "always", "madvise" or "never" (the bracketed word).
+std::string huge_page_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto open = text.find('[');
+  const auto close = text.find(']');
+  return open == std::string::npos || close == std::string::npos
+             ? std::string()
+             : text.substr(open + 1, close - open - 1);
+}
+
+// Whether a [heap] mapping of this process (the heap's growth after fork() is a mapping of its
+// own) is eligible for huge pages (smaps' THPeligible).
+bool heap_is_eligible() {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_heap = false;
+  while (std::getline(smaps, line)) {
+    const bool mapping = !line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+                         line.find(' ') > line.find('-');
+    if (mapping) {
+      in_heap = line.find("[heap]") != std::string::npos;
+    } else if (in_heap && line.rfind("THPeligible:", 0) == 0 &&
+               line.find('1') != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Exit codes of the child: 0 all as expected, 1 the heap is not eligible though the kernel allows
+// it, 2 allocation misbehaved, 3 prepare said unavailable where it should work.
+int child_checks(const std::string& mode) {
+  const HugePageHeap prepared = prepare_huge_page_heap();
+  if (mode == "madvise" || mode == "always") {
+    if (prepared != HugePageHeap::ready) {
+      return 3;
+    }
+    if (!heap_is_eligible()) {
+      return 1;
+    }
+  }
+  // Many small blocks and some large ones, written and checked, then freed.
+  std::vector<char*> blocks;
+  for (int i = 0; i < 20000; ++i) {
+    const std::size_t size = i % 1000 == 0 ? std::size_t{3} << 20 : 48 + i % 1000;
+    char* block = static_cast<char*>(std::malloc(size));
+    if (block == nullptr) {
+      return 2;
+    }
+    std::memset(block, i & 0xff, size);
+    blocks.push_back(block);
+  }
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (static_cast<unsigned char>(blocks[i][0]) != (i & 0xff)) {
+      return 2;
+    }
+    std::free(blocks[i]);
+  }
+  return 0;
+}
+
+TEST(HugePageHeap, TheHeapIsAdvisedWhereTheKernelAllowsAndAllocationWorks) {
+  const std::string mode = huge_page_mode();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::_exit(child_checks(mode));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "transparent huge pages: '" << mode << "'";
+}
+
+} // namespace
+} // namespace fib
