@@ -1,5 +1,7 @@
 #include "fib/util/huge_pages.hpp"
 
+#include <fib/base/build_features.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -55,6 +57,9 @@ Range heap_range() {
 
 HugePageHeap prepare_huge_page_heap() {
 #if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+  if (k_built_with_address_sanitizer) {
+    return HugePageHeap::unavailable; // its allocator is not glibc's, and has no program break
+  }
   // Blocks up to k_largest_heap_block come from the heap (not from mappings of their own, which
   // would fault in 4 KiB pages), and its top is not trimmed below twice the reservation: growing
   // it again later would add a range the advice below does not cover (the kernel keeps the heap's

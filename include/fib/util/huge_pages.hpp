@@ -18,8 +18,9 @@ enum class HugePageHeap { ready, unavailable };
 // them), blocks up to 1 MiB come from it instead of separate mappings, and its top is not handed
 // back while it is below 192 MiB (handing it back and growing again would leave the new part
 // without the advice). Process-wide: the forked worker processes of the run inherit it.
-// Does nothing and says `unavailable` where it does not apply (not glibc or Linux, the heap
-// cannot be found, the kernel refuses); the program works the same either way.
+// Does nothing and says `unavailable` where it does not apply (not glibc or Linux, an
+// AddressSanitizer build, the heap cannot be found, the kernel refuses); the program works the
+// same either way.
 HugePageHeap prepare_huge_page_heap();
 
 } // namespace fib

@@ -1,6 +1,7 @@
 // prepare_huge_page_heap: in a child process (it changes the allocator of the whole process), the
 // heap is advised for huge pages where the kernel allows them, and allocation works as before.
 
+#include <fib/base/build_features.hpp>
 #include <fib/util/huge_pages.hpp>
 
 #include <gtest/gtest.h>
@@ -80,6 +81,10 @@ int child_checks(const std::string& mode) {
 }
 
 TEST(HugePageHeap, TheHeapIsAdvisedWhereTheKernelAllowsAndAllocationWorks) {
+  if (k_built_with_address_sanitizer) {
+    EXPECT_EQ(prepare_huge_page_heap(), HugePageHeap::unavailable);
+    GTEST_SKIP() << "an AddressSanitizer build's allocator is not glibc's: the heap is left alone";
+  }
   const std::string mode = huge_page_mode();
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
