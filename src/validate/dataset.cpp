@@ -727,7 +727,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   OldSchemaSigns old_schema_signs;
   DatasetScan scan;
   std::exception_ptr scan_failure;
-  std::thread scanner([&] {
+  std::jthread scanner([&] { // joined on every way out of this scope
     try {
       parallel_for(
           2,
