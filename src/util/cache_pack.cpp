@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <utility>
 
@@ -199,6 +201,46 @@ PackPieces encode_pack_pieces(std::uint64_t stamp, std::span<const PackEntry> en
   pack.pieces.push_back(all.substr(index_at));
   pack.size = offset + (framing.size() - index_at);
   return pack;
+}
+
+bool write_pieces(int fd, std::span<const std::string_view> pieces) {
+  std::vector<iovec> vectors;
+  vectors.reserve(std::min<std::size_t>(pieces.size(), IOV_MAX));
+  std::size_t next = 0; // the first piece not yet handed to writev
+  while (next < pieces.size() || !vectors.empty()) {
+    while (next < pieces.size() && vectors.size() < static_cast<std::size_t>(IOV_MAX)) {
+      const std::string_view piece = pieces[next++];
+      if (!piece.empty()) {
+        vectors.push_back(iovec{const_cast<char*>(piece.data()), piece.size()});
+      }
+    }
+    if (vectors.empty()) {
+      break;
+    }
+    const ssize_t n = ::writev(fd, vectors.data(), static_cast<int>(vectors.size()));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      if (n == 0) {
+        errno = EIO; // nothing written and no error said: not a stale errno
+      }
+      return false;
+    }
+    // Drop what was written: whole vectors, then the front of a partly written one.
+    auto left = static_cast<std::size_t>(n);
+    std::size_t done = 0;
+    while (done < vectors.size() && left >= vectors[done].iov_len) {
+      left -= vectors[done].iov_len;
+      ++done;
+    }
+    vectors.erase(vectors.begin(), vectors.begin() + static_cast<std::ptrdiff_t>(done));
+    if (left > 0) {
+      vectors.front().iov_base = static_cast<char*>(vectors.front().iov_base) + left;
+      vectors.front().iov_len -= left;
+    }
+  }
+  return true;
 }
 
 std::string encode_pack(std::uint64_t stamp, std::span<const PackEntry> entries) {

@@ -72,6 +72,10 @@ struct PackPieces {
 
 // Encodes a pack. `entries` must be sorted by key, without repeats.
 PackPieces encode_pack_pieces(std::uint64_t stamp, std::span<const PackEntry> entries);
+// Writes all of `pieces` to `fd` at its offset, in as few writev() calls as can be (IOV_MAX
+// pieces each, partial writes resumed); false when one fails (errno says why).
+bool write_pieces(int fd, std::span<const std::string_view> pieces);
+
 // The same pack as one string (encode_pack_pieces' pieces joined).
 std::string encode_pack(std::uint64_t stamp, std::span<const PackEntry> entries);
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #if defined(__linux__) && defined(__GLIBC__)
 #include <malloc.h>
@@ -37,7 +38,12 @@ Range heap_range() {
   }
   char line[512];
   while (std::fgets(line, sizeof line, maps) != nullptr) {
-    if (std::strstr(line, "[heap]") == nullptr) {
+    // The pathname field is the last one: exactly "[heap]" (a file whose name contains it ends
+    // differently).
+    const std::size_t length = std::strlen(line);
+    constexpr std::string_view k_heap = " [heap]\n";
+    if (length < k_heap.size() ||
+        std::string_view(line + length - k_heap.size(), k_heap.size()) != k_heap) {
       continue;
     }
     unsigned long begin = 0;

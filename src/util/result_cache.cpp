@@ -12,14 +12,12 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -46,6 +44,7 @@ struct WrittenRecords {
   std::vector<std::pair<PackIndexEntry, std::uint64_t>> index; // entry, order written
   std::uintmax_t value_bytes = 0;
   std::string failure; // why a write failed (the file is then given up); empty while all is well
+  bool over_bound = false; // the pack would exceed the size bound: it is not kept
 
   WrittenRecords() = default;
   WrittenRecords(const WrittenRecords&) = delete;
@@ -227,44 +226,6 @@ std::string unique_pack_name() {
 // (O_TMPFILE) linked into place whole: a kill at any moment leaves either nothing or the whole
 // pack, never a named temporary. False when the file system has no unnamed temporaries (or the
 // write failed before anything was named): the caller falls back to a named one.
-// Writes all of `pieces` to `fd`, as few writev() calls as can be; false when one fails.
-bool write_pieces(int fd, std::span<const std::string_view> pieces) {
-  std::vector<iovec> vectors;
-  vectors.reserve(std::min<std::size_t>(pieces.size(), IOV_MAX));
-  std::size_t next = 0; // the first piece not yet handed to writev
-  while (next < pieces.size() || !vectors.empty()) {
-    while (next < pieces.size() && vectors.size() < static_cast<std::size_t>(IOV_MAX)) {
-      const std::string_view piece = pieces[next++];
-      if (!piece.empty()) {
-        vectors.push_back(iovec{const_cast<char*>(piece.data()), piece.size()});
-      }
-    }
-    if (vectors.empty()) {
-      break;
-    }
-    const ssize_t n = ::writev(fd, vectors.data(), static_cast<int>(vectors.size()));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    // Drop what was written: whole vectors, then the front of a partly written one.
-    auto left = static_cast<std::size_t>(n);
-    std::size_t done = 0;
-    while (done < vectors.size() && left >= vectors[done].iov_len) {
-      left -= vectors[done].iov_len;
-      ++done;
-    }
-    vectors.erase(vectors.begin(), vectors.begin() + static_cast<std::ptrdiff_t>(done));
-    if (left > 0) {
-      vectors.front().iov_base = static_cast<char*>(vectors.front().iov_base) + left;
-      vectors.front().iov_len -= left;
-    }
-  }
-  return true;
-}
-
 // Writes `pieces` as a new file `name` in `directory`: an unnamed temporary (O_TMPFILE) linked
 // into place when whole, so that no reader ever sees a partial pack. False when the file system
 // cannot do that (the caller then takes the named-temporary path) or the write failed.
@@ -278,7 +239,7 @@ bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string
   if (fd < 0) {
     return false;
   }
-  bool ok = write_pieces(fd, pieces);
+  bool ok = detail::write_pieces(fd, pieces);
   const std::string self = fmt::format("/proc/self/fd/{}", fd);
   if (ok) {
     detail::inject_fault_before_rename();
@@ -299,21 +260,24 @@ bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string
 // then, and commit() says what is wrong with the directory).
 std::unique_ptr<WrittenRecords> start_written_records(const fs::path& root) {
 #if defined(O_TMPFILE)
+  // The file is linked at the commit through /proc/self/fd: without it, put() is the way.
+  if (::access("/proc/self/fd", X_OK) != 0) {
+    return nullptr;
+  }
   auto directory = open_cache_directory(root, codes::k_cache_unwritable);
   if (!directory) {
     return nullptr;
   }
+  auto records = std::make_unique<WrittenRecords>();
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  const int fd = ::openat(directory->fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
-                          static_cast<mode_t>(0644 & ~mask));
-  if (fd < 0) {
+  records->fd = ::openat(directory->fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+                         static_cast<mode_t>(0644 & ~mask));
+  if (records->fd < 0) {
     return nullptr;
   }
-  auto records = std::make_unique<WrittenRecords>();
   records->directory = std::move(*directory);
-  records->fd = fd;
-  if (::lseek(fd, static_cast<off_t>(detail::k_pack_header_size), SEEK_SET) < 0) {
+  if (::lseek(records->fd, static_cast<off_t>(detail::k_pack_header_size), SEEK_SET) < 0) {
     records->failure = std::strerror(errno);
   }
   return records;
@@ -325,9 +289,20 @@ std::unique_ptr<WrittenRecords> start_written_records(const fs::path& root) {
 
 using EntryView = std::pair<Sha256Digest, std::string_view>;
 
-// Appends `entries` as records to `records`' file (nothing once a write failed there).
-void write_records(WrittenRecords& records, std::span<const EntryView> entries) {
-  if (!records.failure.empty() || entries.empty()) {
+// Appends `entries` as records to `records`' file (nothing once a write failed there, or once the
+// records alone would make a pack above `max_bytes`: such a pack is not kept, so nothing more is
+// written for it).
+void write_records(WrittenRecords& records, std::span<const EntryView> entries,
+                   std::uintmax_t max_bytes) {
+  if (!records.failure.empty() || records.over_bound || entries.empty()) {
+    return;
+  }
+  std::uintmax_t adding = 0;
+  for (const auto& [key, value] : entries) {
+    adding += detail::k_pack_record_header_size + value.size();
+  }
+  if (records.end + adding + detail::k_pack_trailer_size > max_bytes) {
+    records.over_bound = true;
     return;
   }
   std::string framing;
@@ -343,7 +318,7 @@ void write_records(WrittenRecords& records, std::span<const EntryView> entries) 
         headers.substr(i * detail::k_pack_record_header_size, detail::k_pack_record_header_size));
     pieces.push_back(entries[i].second);
   }
-  if (!write_pieces(records.fd, pieces)) {
+  if (!detail::write_pieces(records.fd, pieces)) {
     records.failure = std::strerror(errno);
     return;
   }
@@ -366,12 +341,15 @@ finish_written_records(WrittenRecords& records, const std::map<Sha256Digest, std
   for (const auto& [key, value] : pending) {
     rest.emplace_back(key, value);
   }
-  write_records(records, rest);
+  write_records(records, rest, max_bytes);
   const auto failed = [](std::string_view what) {
     return unexpected(make_diagnostic(codes::k_io_write, std::string(what)));
   };
   if (!records.failure.empty()) {
     return failed(records.failure);
+  }
+  if (records.over_bound) {
+    return std::optional<std::string>();
   }
   std::sort(records.index.begin(), records.index.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first.key, a.second) < std::tie(b.first.key, b.second);
@@ -393,7 +371,7 @@ finish_written_records(WrittenRecords& records, const std::map<Sha256Digest, std
   const std::string header = detail::pack_header(stamp_now());
   const std::string tail = detail::pack_index_and_trailer(header, index, records.end);
   const std::string_view tail_piece(tail);
-  if (!write_pieces(records.fd, std::span(&tail_piece, 1))) {
+  if (!detail::write_pieces(records.fd, std::span(&tail_piece, 1))) {
     return failed(std::strerror(errno));
   }
   for (std::size_t written = 0; written < header.size();) {
@@ -403,7 +381,7 @@ finish_written_records(WrittenRecords& records, const std::map<Sha256Digest, std
       continue;
     }
     if (n <= 0) {
-      return failed(std::strerror(errno));
+      return failed(n == 0 ? "nothing written" : std::strerror(errno));
     }
     written += static_cast<std::size_t>(n);
   }
@@ -597,6 +575,15 @@ void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
   if (pending.empty() && written == nullptr) {
     return;
   }
+  if (written != nullptr && !written->failure.empty()) {
+    // The records written through are lost; the put() entries still get a pack of their own.
+    notes.report(cache_note(codes::k_cache_unwritable, state.directory, "cannot write a new pack",
+                            written->failure));
+    written.reset();
+    if (pending.empty()) {
+      return;
+    }
+  }
   const auto outcome = written != nullptr
                            ? finish_written_records(*written, pending, state.max_bytes)
                            : write_pending(*directory, pending, state.max_bytes);
@@ -717,17 +704,20 @@ void ResultCache::put_through(std::span<const std::pair<Sha256Digest, std::strin
     return;
   }
   ResultCacheState& state = *m_state;
-  if (state.written == nullptr && !state.cannot_write_through && ::getpid() == state.opener) {
+  // Only the process that opened the cache writes through: a child made by fork() shares the
+  // parent's file (and its offset) and keeps its entries as put() does.
+  const bool opener = ::getpid() == state.opener;
+  if (opener && state.written == nullptr && !state.cannot_write_through) {
     state.written = start_written_records(state.root);
     state.cannot_write_through = state.written == nullptr;
   }
-  if (state.written == nullptr) {
+  if (!opener || state.written == nullptr) {
     for (const auto& [key, value] : entries) {
       put(key, std::string(value));
     }
     return;
   }
-  write_records(*state.written, entries);
+  write_records(*state.written, entries, state.max_bytes);
 }
 
 std::vector<std::pair<Sha256Digest, std::string>> ResultCache::take_pending() {

@@ -295,9 +295,16 @@ TEST(ResultCache, EntriesWrittenThroughLeaveNothingBehindAKillOrAChildsCommit) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    // The child's own entries are kept as put() keeps them (its parent's file is not its to
+    // write), and its commit links nothing of the parent's.
+    const std::string own = "the child's";
+    const std::vector<std::pair<Sha256Digest, std::string_view>> child_entries = {{key_of(3), own}};
+    cache.put_through(child_entries);
+    const auto pending = cache.take_pending();
+    const bool kept = pending.size() == 1 && pending[0].second == own;
     DiagnosticList child_notes;
     cache.commit(child_notes);
-    ::_exit(child_notes.items().empty() ? 0 : 1);
+    ::_exit(kept && child_notes.items().empty() ? 0 : 1);
   }
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
@@ -308,6 +315,7 @@ TEST(ResultCache, EntriesWrittenThroughLeaveNothingBehindAKillOrAChildsCommit) {
   const ResultCache reopened = ResultCache::open(options, notes);
   EXPECT_EQ(found(reopened, 1), value);
   EXPECT_EQ(found(reopened, 2), value);
+  EXPECT_EQ(found(reopened, 3), std::nullopt) << "the child's entry was its own";
   EXPECT_TRUE(notes.items().empty()) << testing::describe(notes);
 }
 
