@@ -42,7 +42,6 @@ struct WrittenRecords {
   int fd = -1;
   std::uint64_t end = k_pack_header_size;                      // where the next record goes
   std::vector<std::pair<PackIndexEntry, std::uint64_t>> index; // entry, order written
-  std::uintmax_t value_bytes = 0;
   std::string failure; // why a write failed (the file is then given up); empty while all is well
   bool over_bound = false; // the pack would exceed the size bound: it is not kept
 
@@ -222,44 +221,46 @@ std::string unique_pack_name() {
                      stamp_now(), noise);
 }
 
-// Writes `content` as the new file `name` of `directory` through an unnamed temporary
-// (O_TMPFILE) linked into place whole: a kill at any moment leaves either nothing or the whole
-// pack, never a named temporary. False when the file system has no unnamed temporaries (or the
-// write failed before anything was named): the caller falls back to a named one.
-// Writes `pieces` as a new file `name` in `directory`: an unnamed temporary (O_TMPFILE) linked
-// into place when whole, so that no reader ever sees a partial pack. False when the file system
-// cannot do that (the caller then takes the named-temporary path) or the write failed.
-bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string& name,
-                             std::span<const std::string_view> pieces) {
+// An unnamed temporary file (O_TMPFILE) in `directory`, open for writing; -1 when the file system
+// cannot make one.
+int open_unnamed(const DirectoryHandle& directory) {
 #if defined(O_TMPFILE)
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  const int fd = ::openat(directory.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
-                          static_cast<mode_t>(0644 & ~mask));
+  return ::openat(directory.fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+                  static_cast<mode_t>(0644 & ~mask));
+#else
+  (void)directory;
+  return -1;
+#endif
+}
+
+// Gives the complete unnamed file `fd` the name `name` in `directory` (through /proc/self/fd).
+bool link_unnamed(int fd, const DirectoryHandle& directory, const std::string& name) {
+  detail::inject_fault_before_rename();
+  const std::string self = fmt::format("/proc/self/fd/{}", fd);
+  return ::linkat(AT_FDCWD, self.c_str(), directory.fd(), name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+}
+
+// Writes `pieces` as a new file `name` in `directory`: an unnamed temporary linked into place when
+// whole, so that a kill at any moment leaves either nothing or the whole pack, never a named
+// temporary. False when the file system cannot do that (the caller then takes the
+// named-temporary path) or the write failed before anything was named.
+bool write_unnamed_then_link(const DirectoryHandle& directory, const std::string& name,
+                             std::span<const std::string_view> pieces) {
+  const int fd = open_unnamed(directory);
   if (fd < 0) {
     return false;
   }
-  bool ok = detail::write_pieces(fd, pieces);
-  const std::string self = fmt::format("/proc/self/fd/{}", fd);
-  if (ok) {
-    detail::inject_fault_before_rename();
-  }
-  ok = ok && ::linkat(AT_FDCWD, self.c_str(), directory.fd(), name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  const bool ok = detail::write_pieces(fd, pieces) && link_unnamed(fd, directory, name);
   ::close(fd);
   return ok;
-#else
-  (void)directory;
-  (void)name;
-  (void)pieces;
-  return false;
-#endif
 }
 
 // The unnamed file of a pack written record by record (put_through), with room for its header;
 // null when the file system cannot make one or the directory cannot be opened (put() is used
 // then, and commit() says what is wrong with the directory).
 std::unique_ptr<WrittenRecords> start_written_records(const fs::path& root) {
-#if defined(O_TMPFILE)
   // The file is linked at the commit through /proc/self/fd: without it, put() is the way.
   if (::access("/proc/self/fd", X_OK) != 0) {
     return nullptr;
@@ -269,10 +270,7 @@ std::unique_ptr<WrittenRecords> start_written_records(const fs::path& root) {
     return nullptr;
   }
   auto records = std::make_unique<WrittenRecords>();
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  records->fd = ::openat(directory->fd(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
-                         static_cast<mode_t>(0644 & ~mask));
+  records->fd = open_unnamed(*directory);
   if (records->fd < 0) {
     return nullptr;
   }
@@ -281,10 +279,6 @@ std::unique_ptr<WrittenRecords> start_written_records(const fs::path& root) {
     records->failure = std::strerror(errno);
   }
   return records;
-#else
-  (void)root;
-  return nullptr;
-#endif
 }
 
 using EntryView = std::pair<Sha256Digest, std::string_view>;
@@ -325,7 +319,6 @@ void write_records(WrittenRecords& records, std::span<const EntryView> entries,
   for (const auto& [key, value] : entries) {
     records.index.push_back({{key, records.end, value.size()}, records.index.size()});
     records.end += detail::k_pack_record_header_size + value.size();
-    records.value_bytes += value.size();
   }
 }
 
@@ -385,11 +378,8 @@ finish_written_records(WrittenRecords& records, const std::map<Sha256Digest, std
     }
     written += static_cast<std::size_t>(n);
   }
-  detail::inject_fault_before_rename();
   std::string name = unique_pack_name();
-  const std::string self = fmt::format("/proc/self/fd/{}", records.fd);
-  if (::linkat(AT_FDCWD, self.c_str(), records.directory.fd(), name.c_str(), AT_SYMLINK_FOLLOW) !=
-      0) {
+  if (!link_unnamed(records.fd, records.directory, name)) {
     return failed(std::strerror(errno));
   }
   return std::optional<std::string>(std::move(name));

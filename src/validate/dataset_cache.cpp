@@ -12,8 +12,6 @@
 
 #include <fmt/format.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -33,16 +31,6 @@ void add_field(Sha256& hash, std::string_view bytes) {
   hash.update(size.bytes()).update(bytes);
 }
 
-// What stat() says about `path`: identity, size and both times, or the errno it failed with.
-std::string fingerprint(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return fmt::format("error {}", errno);
-  }
-  return fmt::format("{} {} {} {} {}.{} {}.{}", st.st_dev, st.st_ino, st.st_mode, st.st_size,
-                     st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-}
-
 void collect_blob_paths(const LoadedTraceFile* file, const std::filesystem::path& root,
                         std::set<std::string>& paths) {
   if (file == nullptr || !file->parsed) {
@@ -58,10 +46,6 @@ void collect_blob_paths(const LoadedTraceFile* file, const std::filesystem::path
 }
 
 } // namespace
-
-std::string BlobFingerprints::of(const std::string& path) {
-  return m_taken.get(path, [&] { return fingerprint(path); });
-}
 
 DatasetCache dataset_cache(ResultCache* store, const std::string& python_identity,
                            const std::filesystem::path& root,
@@ -105,6 +89,14 @@ FileStat stat_file(const std::filesystem::path& path) {
   return st ? file_stat_of(*st) : FileStat{};
 }
 
+// What stat() says about `path` (the fingerprint of stat_file), or the errno it failed with.
+std::string fingerprint(const std::string& path) {
+  if (const std::optional<FileStatus> st = file_status(path)) {
+    return file_stat_of(*st).fingerprint;
+  }
+  return fmt::format("error {}", errno);
+}
+
 Sha256Digest memo_key(const std::filesystem::path& path, const std::string& fingerprint) {
   Sha256 hash;
   add_field(hash, "fib file digest v1");
@@ -114,6 +106,10 @@ Sha256Digest memo_key(const std::filesystem::path& path, const std::string& fing
 }
 
 } // namespace
+
+std::string BlobFingerprints::of(const std::string& path) {
+  return m_taken.get(path, [&] { return fingerprint(path); });
+}
 
 std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
                                               const std::filesystem::path& path) {
@@ -344,8 +340,7 @@ std::vector<BlobFingerprint> blob_fingerprints(const DatasetCache& cache, const 
   std::vector<BlobFingerprint> out;
   out.reserve(paths.size());
   for (const std::string& path : paths) {
-    std::string taken = cache.blobs->of(path);
-    out.push_back(BlobFingerprint{path, std::move(taken)});
+    out.push_back(BlobFingerprint{path, cache.blobs->of(path)});
   }
   return out;
 }
