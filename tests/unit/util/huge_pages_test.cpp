@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -48,8 +50,27 @@ bool heap_is_eligible() {
   return false;
 }
 
+// Whether `address` lies in a [heap] mapping of this process.
+bool in_heap(const void* address) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  while (std::getline(maps, line)) {
+    if (line.size() < 6 || line.compare(line.size() - 6, 6, "[heap]") != 0) {
+      continue;
+    }
+    const std::uintptr_t begin = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+    const std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+    if (at >= begin && at < end) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Exit codes of the child: 0 all as expected, 1 the heap is not eligible though the kernel allows
-// it, 2 allocation misbehaved, 3 prepare said unavailable where it should work.
+// it, 2 allocation misbehaved, 3 prepare said unavailable where it should work, 4 a thread started
+// afterwards allocated outside the heap (from an arena of its own).
 int child_checks(const std::string& mode) {
   const HugePageHeap prepared = prepare_huge_page_heap();
   if (mode == "madvise" || mode == "always") {
@@ -58,6 +79,13 @@ int child_checks(const std::string& mode) {
     }
     if (!heap_is_eligible()) {
       return 1;
+    }
+    void* from_thread = nullptr;
+    std::thread([&] { from_thread = std::malloc(4096); }).join();
+    const bool shared_arena = from_thread != nullptr && in_heap(from_thread);
+    std::free(from_thread);
+    if (!shared_arena) {
+      return 4;
     }
   }
   // Many small blocks and some large ones, written and checked, then freed.
