@@ -25,7 +25,7 @@ jobs="${FIB_JOBS:-2}"
 
 packages=(
   build-essential cmake ninja-build
-  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libssl-dev libgtest-dev libgmock-dev
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   libtomlplusplus-dev
   python3-dev pybind11-dev libtorch-dev python3-torch python3-numpy libopenblas0-pthread
   python3-jsonschema python3-yaml clang-format bubblewrap
