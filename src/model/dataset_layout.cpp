@@ -97,28 +97,10 @@ bool name_matches(NameRule rule, std::string_view name, std::string_view extensi
   return false;
 }
 
-// The entries of `directory` in byte order of their names (for siblings that is the order of
-// their paths, compared component-wise, without splitting every path at each comparison).
-// The entries of `directory` with their file names, sorted by name.
-struct ListedEntry {
-  std::string name;
-  fs::directory_entry entry;
-};
-std::vector<ListedEntry> sorted_listing(const fs::path& directory, std::error_code& ec) {
-  std::vector<ListedEntry> entries;
-  fs::directory_iterator it(directory, ec);
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    entries.push_back({it->path().filename().native(), *it});
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const ListedEntry& a, const ListedEntry& b) { return a.name < b.name; });
-  return entries;
-}
-
 class TreeWalker {
 public:
-  TreeWalker(const TreeLayout& layout, ScanMode mode, TreeScan& out)
-      : m_layout(layout), m_rules(rules_of(mode)), m_out(out) {}
+  TreeWalker(const TreeLayout& layout, ScanMode mode, DirectoryListings* listings, TreeScan& out)
+      : m_layout(layout), m_rules(rules_of(mode)), m_listings(listings), m_out(out) {}
 
   void walk(const fs::path& tree_directory) {
     std::error_code ec;
@@ -167,12 +149,13 @@ private:
   // Lists `directory` (`components` below the tree directory) and everything below it; false
   // when the tree ends.
   bool walk_directory(const fs::path& directory, std::vector<std::string>& components) {
-    std::error_code ec;
-    const std::vector<ListedEntry> listed = sorted_listing(directory, ec);
-    if (ec) {
-      return fail(directory, ec);
+    // The entries in byte order of their names: for siblings, that is the order of their paths
+    // compared component-wise, without splitting every path at each comparison.
+    const std::shared_ptr<const DirectoryListing> listed = listing_of(directory, m_listings);
+    if (listed->error) {
+      return fail(directory, listed->error);
     }
-    for (const auto& [name, entry] : listed) {
+    for (const auto& [name, entry] : listed->entries) {
       std::error_code status_ec;
       const fs::file_status status = detail::listed_status(entry, status_ec);
       if (status_ec == std::errc::no_such_file_or_directory) {
@@ -251,6 +234,7 @@ private:
 
   const TreeLayout& m_layout;
   ModeRules m_rules;
+  DirectoryListings* m_listings;
   TreeScan& m_out;
 };
 
@@ -313,12 +297,13 @@ std::optional<std::string> dataset_root_problem(const fs::path& root) {
   return fs::exists(status) ? "is not a directory" : "does not exist";
 }
 
-TreeScan scan_tree(const fs::path& root, DatasetTree tree, ScanMode mode) {
+TreeScan scan_tree(const fs::path& root, DatasetTree tree, ScanMode mode,
+                   DirectoryListings* listings) {
   TreeScan out;
   const TreeLayout& layout = layout_of(tree);
   // Depth first, each directory's entries in sorted order, an entry before what is below it:
   // that is the sorted path order already (component-wise), for entries and skipped alike.
-  TreeWalker(layout, mode, out).walk(root / layout.directory);
+  TreeWalker(layout, mode, listings, out).walk(root / layout.directory);
   return out;
 }
 

@@ -21,46 +21,36 @@ namespace fs = std::filesystem;
 
 class FileLister {
 public:
-  FileLister(std::initializer_list<std::string_view> extensions, FilesBelow& out)
-      : m_extensions(extensions), m_out(out) {}
+  FileLister(std::initializer_list<std::string_view> extensions, DirectoryListings* listings,
+             FilesBelow& out)
+      : m_extensions(extensions), m_listings(listings), m_out(out) {}
 
   // Lists `directory` and, recursively, every subdirectory that is not a symbolic link. Each
   // directory's entries are taken in byte order of their names, a subdirectory's files where it
   // stands: depth first, that is the sorted path order (component-wise) of the files.
   void list(const fs::path& directory) {
-    std::error_code ec;
-    fs::directory_iterator it(directory, ec);
-    std::vector<std::tuple<std::string, fs::path, bool>> found; // name, path, is a directory
+    const std::shared_ptr<const DirectoryListing> listing = listing_of(directory, m_listings);
     // As the entries' own parent_path() names it (a trailing slash of `directory` aside).
     const bool in_reports = (directory / "x").parent_path().filename() == "reports";
-    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      std::error_code type_ec;
-      const fs::file_status status = listed_status(*it, type_ec);
-      if (type_ec) {
-        continue; // gone since the listing
-      }
-      std::string name = it->path().filename().native();
-      if (fs::is_directory(status)) {
-        found.emplace_back(std::move(name), it->path(), true);
-      } else if (wanted(name, in_reports) &&
-                 (fs::is_regular_file(status) ||
-                  (fs::is_symlink(status) && it->is_regular_file(type_ec)))) { // a link to one
-        found.emplace_back(std::move(name), it->path(), false);
-      }
-    }
-    if (ec) {
-      Diagnostic d = make_diagnostic(codes::k_io_read,
-                                     fmt::format("cannot list the directory: {}", ec.message()));
+    if (listing->error) {
+      Diagnostic d = make_diagnostic(
+          codes::k_io_read, fmt::format("cannot list the directory: {}", listing->error.message()));
       d.file = directory;
       m_out.errors.push_back(std::move(d));
     }
-    std::sort(found.begin(), found.end(),
-              [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-    for (auto& [name, path, directory_entry] : found) {
-      if (directory_entry) {
-        list(path);
-      } else {
-        m_out.files.push_back(std::move(path));
+    // The listing is in byte order of the names; a subdirectory's files go where it stands.
+    for (const auto& [name, entry] : listing->entries) {
+      std::error_code type_ec;
+      const fs::file_status status = listed_status(entry, type_ec);
+      if (type_ec) {
+        continue; // gone since the listing
+      }
+      if (fs::is_directory(status)) {
+        list(entry.path());
+      } else if (wanted(name, in_reports) &&
+                 (fs::is_regular_file(status) ||
+                  (fs::is_symlink(status) && entry.is_regular_file(type_ec)))) { // a link to one
+        m_out.files.push_back(entry.path());
       }
     }
   }
@@ -87,6 +77,7 @@ private:
   }
 
   std::initializer_list<std::string_view> m_extensions;
+  DirectoryListings* m_listings;
   FilesBelow& m_out;
 };
 
@@ -111,9 +102,10 @@ fs::file_status listed_status(const fs::directory_entry& entry, std::error_code&
 }
 
 FilesBelow list_files_below(const std::filesystem::path& directory,
-                            std::initializer_list<std::string_view> extensions) {
+                            std::initializer_list<std::string_view> extensions,
+                            DirectoryListings* listings) {
   FilesBelow result;
-  FileLister(extensions, result).list(directory); // in sorted path order
+  FileLister(extensions, listings, result).list(directory); // in sorted path order
   return result;
 }
 

@@ -2,6 +2,7 @@
 // Listing the files below a directory the way every fib command that takes directories does.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/util/directory_listings.hpp>
 
 #include <filesystem>
 #include <initializer_list>
@@ -30,9 +31,11 @@ struct FilesBelow {
 // links to directories are not followed, and the report files `fib validate --dataset` writes
 // (`reports/report-*`) and the temporaries of atomic writes (is_atomic_write_temporary) are left
 // out. A subdirectory that cannot be listed (no permission, say) is never skipped silently: it is
-// an error of its own and the walk goes on. Never throws.
+// an error of its own and the walk goes on. Directories are listed through `listings` when one is
+// given (shared with another walk of the same tree). Never throws (but for allocation failure).
 FilesBelow list_files_below(const std::filesystem::path& directory,
-                            std::initializer_list<std::string_view> extensions);
+                            std::initializer_list<std::string_view> extensions,
+                            DirectoryListings* listings = nullptr);
 
 // Whether `file`, found below `directory`, matches one of the shell-style `globs` (`*`, `?`,
 // `[...]`; `*` also matches `/`): each is tried against the file name, the path relative to

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -726,6 +727,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   // that a warm run never starts it.
   OldSchemaSigns old_schema_signs;
   DatasetScan scan;
+  // Each directory is listed once between the two walks; the listings are freed after them.
+  auto listings = std::make_unique<DirectoryListings>();
   std::exception_ptr scan_failure;
   std::jthread scanner([&] { // joined on every way out of this scope
     try {
@@ -733,10 +736,10 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
           2,
           [&](std::size_t task) {
             if (task == 0) {
-              scan = scan_dataset(root);
+              scan = scan_dataset(root, listings.get());
             } else {
-              old_schema_signs =
-                  dataset_checks::find_old_schema_signs(root, options.cache, *run.cache.digests);
+              old_schema_signs = dataset_checks::find_old_schema_signs(
+                  root, options.cache, *run.cache.digests, *listings);
             }
           },
           2);
@@ -749,6 +752,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     run.interpreter_probed = true;
   }
   scanner.join();
+  listings.reset();
   if (scan_failure) {
     std::rethrow_exception(scan_failure);
   }

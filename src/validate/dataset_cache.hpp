@@ -5,6 +5,7 @@
 #include "util/keyed_memo.hpp"
 #include "validate/dataset_job.hpp"
 
+#include <fib/util/directory_listings.hpp>
 #include <fib/util/result_cache.hpp>
 #include <fib/validate/old_schema.hpp>
 
@@ -113,9 +114,10 @@ bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
 std::int64_t wall_clock_ns();
 
 // find_old_schema_signs (fib/validate/old_schema.hpp) taking the memo's answers through the run's
-// `digests`, which the definitions' look-ups share.
+// `digests`, which the definitions' look-ups share, and listing directories through `listings`,
+// which the scan of the same tree shares.
 OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store,
-                                     RememberedDigests& digests);
+                                     RememberedDigests& digests, DirectoryListings& listings);
 
 // The key of a job's report: the prefix, then each file's role, path and digest (or read error),
 // and the definition's duplicate-name state.

@@ -29,8 +29,8 @@ IgnoredFile ignored_file(const SkippedEntry& entry, const TreeLayout& layout) {
 // The entries of one tree as the old tool's validator finds them; everything else goes to
 // `ignored`.
 std::vector<ScannedFile> scan_for_validation(const std::filesystem::path& root, DatasetTree tree,
-                                             DatasetScan& out) {
-  TreeScan scan = scan_tree(root, tree, ScanMode::validator);
+                                             DirectoryListings* listings, DatasetScan& out) {
+  TreeScan scan = scan_tree(root, tree, ScanMode::validator, listings);
   for (const ListingFailure& failure : scan.failures) {
     Diagnostic d = make_diagnostic(
         codes::k_io_read, fmt::format("cannot list the directory: {}", failure.error.message()));
@@ -77,9 +77,9 @@ std::filesystem::path normalize_root(const std::filesystem::path& root) {
   return out.empty() ? std::filesystem::path(".") : out;
 }
 
-DatasetScan scan_dataset(const std::filesystem::path& root) {
+DatasetScan scan_dataset(const std::filesystem::path& root, DirectoryListings* listings) {
   DatasetScan scan;
-  for (ScannedFile& file : scan_for_validation(root, DatasetTree::definitions, scan)) {
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::definitions, listings, scan)) {
     DefinitionFile entry{file, std::nullopt};
     if (auto it = scan.definitions.find(file.name); it != scan.definitions.end()) {
       entry.duplicate_error = fmt::format("duplicate definition name: {} and {}",
@@ -89,7 +89,7 @@ DatasetScan scan_dataset(const std::filesystem::path& root) {
       scan.definitions.emplace(file.name, std::move(entry));
     }
   }
-  for (ScannedFile& file : scan_for_validation(root, DatasetTree::workloads, scan)) {
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::workloads, listings, scan)) {
     if (auto it = scan.workloads.find(file.name); it != scan.workloads.end()) {
       scan.shadowed.push_back(std::move(it->second));
       it->second = std::move(file);
@@ -98,8 +98,8 @@ DatasetScan scan_dataset(const std::filesystem::path& root) {
       scan.workloads.emplace(std::move(name), std::move(file));
     }
   }
-  scan.solutions = scan_for_validation(root, DatasetTree::solutions, scan);
-  for (ScannedFile& file : scan_for_validation(root, DatasetTree::traces, scan)) {
+  scan.solutions = scan_for_validation(root, DatasetTree::solutions, listings, scan);
+  for (ScannedFile& file : scan_for_validation(root, DatasetTree::traces, listings, scan)) {
     auto key = std::make_pair(file.author, file.name);
     if (auto it = scan.traces.find(key); it != scan.traces.end()) {
       scan.shadowed.push_back(std::move(it->second));

@@ -308,17 +308,18 @@ std::string counted(std::size_t n, std::string_view one, std::string_view many) 
 
 OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store) {
   dataset_checks::RememberedDigests digests;
-  return dataset_checks::find_old_schema_signs(root, store, digests);
+  DirectoryListings listings;
+  return dataset_checks::find_old_schema_signs(root, store, digests, listings);
 }
 
 OldSchemaSigns dataset_checks::find_old_schema_signs(const std::filesystem::path& root,
-                                                     ResultCache* store,
-                                                     RememberedDigests& digests) {
+                                                     ResultCache* store, RememberedDigests& digests,
+                                                     DirectoryListings& listings) {
   const SignCache cache{store != nullptr && store->enabled() ? store : nullptr,
                         dataset_checks::wall_clock_ns(), &digests};
   OldSchemaSigns signs;
   // Unlistable directories are the scan's to report (dataset_scan); here they only hide files.
-  const detail::FilesBelow found = detail::list_files_below(root, {".json", ".jsonl"});
+  const detail::FilesBelow found = detail::list_files_below(root, {".json", ".jsonl"}, &listings);
   // Looked at in parallel, added up in the listing's order (the examples are the first files).
   std::vector<FileSigns> per_file(found.files.size());
   detail::parallel_for(found.files.size(),

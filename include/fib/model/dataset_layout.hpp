@@ -15,6 +15,7 @@
 // loads, what `fib tag --dataset` selects), so callers pick the mode, never a set of flags.
 
 #include <fib/base/enum_names.hpp>
+#include <fib/util/directory_listings.hpp>
 
 #include <array>
 #include <cstddef>
@@ -147,7 +148,10 @@ struct TreeScan {
 std::optional<std::string> dataset_root_problem(const std::filesystem::path& root);
 
 // Scans `root / <tree directory>` the way `mode` says. The tree directory itself may be a
-// symbolic link to a directory in every mode but `copy`. Never throws.
-TreeScan scan_tree(const std::filesystem::path& root, DatasetTree tree, ScanMode mode);
+// symbolic link to a directory in every mode but `copy`. Directories are listed through
+// `listings` when one is given (shared with another walk of the same tree). Never throws (but for
+// allocation failure).
+TreeScan scan_tree(const std::filesystem::path& root, DatasetTree tree, ScanMode mode,
+                   DirectoryListings* listings = nullptr);
 
 } // namespace fib

@@ -4,6 +4,7 @@
 #include <fib/base/diagnostic.hpp>
 #include <fib/exec/worker_client.hpp>
 #include <fib/model/python_checks.hpp>
+#include <fib/util/directory_listings.hpp>
 #include <fib/util/result_cache.hpp>
 #include <fib/validate/report.hpp>
 
@@ -61,7 +62,8 @@ std::filesystem::path normalize_root(const std::filesystem::path& root);
 // point) and keys them the old tool's way: a definition or workload stem, or a trace's (author,
 // stem), seen again replaces the earlier file (the last one wins; replaced workloads and traces go
 // to `shadowed`, a replaced definition leaves its duplicate_error); solutions are all kept.
-DatasetScan scan_dataset(const std::filesystem::path& root);
+// Directories are listed through `listings` when one is given (shared with another walk).
+DatasetScan scan_dataset(const std::filesystem::path& root, DirectoryListings* listings = nullptr);
 
 enum class GpuChecks { enabled, disabled };
 enum class UnmatchedFilters { refused, warned };
