@@ -2,6 +2,7 @@
 
 #include <fib/base/codes.hpp>
 
+#include "python_helper_code.hpp"
 #include "python_helper_source.hpp"
 
 #include <fmt/format.h>
@@ -35,6 +36,29 @@ PythonSyntaxError to_syntax_error(const pyb::tuple& result) {
   return error;
 }
 
+// Runs the helper in `scope`: its code object compiled at build time when this interpreter can
+// load it (the same bytecode magic number, not optimising: the code was compiled unoptimised),
+// else its source (compiled now, as pybind11's exec does: file name "<string>").
+HelperLoad run_helper(pyb::dict& scope) {
+  const std::string_view compiled = fib::embedded::python_helper_code();
+  constexpr std::size_t k_magic_size = 4;
+  if (compiled.size() > k_magic_size) {
+    const pyb::module_ sys = pyb::module_::import("sys");
+    const pyb::object modules = sys.attr("modules");
+    const pyb::bytes magic = modules["_frozen_importlib_external"].attr("MAGIC_NUMBER");
+    const bool same_magic = std::string_view(magic) == compiled.substr(0, k_magic_size);
+    if (same_magic && sys.attr("flags").attr("optimize").cast<int>() == 0) {
+      const pyb::bytes marshalled(compiled.data() + k_magic_size, compiled.size() - k_magic_size);
+      const pyb::object code = pyb::module_::import("marshal").attr("loads")(marshalled);
+      pyb::module_::import("builtins").attr("exec")(code, scope);
+      return HelperLoad::precompiled;
+    }
+  }
+  const std::string_view helper = fib::embedded::python_helper_source();
+  pyb::exec(pyb::str(helper.data(), helper.size()), scope);
+  return HelperLoad::from_source;
+}
+
 Diagnostic python_exception(const std::exception& e) {
   Diagnostic d = make_diagnostic(codes::k_python_exception,
                                  fmt::format("the embedded Python check failed: {}", e.what()));
@@ -50,6 +74,7 @@ struct Runtime::Impl {
   pyb::object check_expression;
   pyb::object analyze_structure;
   pyb::object resolve_helpers;
+  HelperLoad helper_load = HelperLoad::from_source;
 
   explicit Impl(PyConfig* config) : guard(config, 0, nullptr, false) {}
 };
@@ -74,6 +99,13 @@ std::filesystem::path Runtime::executable() const {
 
 bool Runtime::started() const {
   return m_impl != nullptr;
+}
+
+std::optional<HelperLoad> Runtime::helper_load() const {
+  if (m_impl == nullptr) {
+    return std::nullopt;
+  }
+  return m_impl->helper_load;
 }
 
 Expected<Runtime::Impl*> Runtime::ensure_started() {
@@ -121,8 +153,7 @@ Expected<Runtime::Impl*> Runtime::ensure_started() {
     scope["__builtins__"] = pyb::module_::import("builtins");
     // The helper (src/python/helper.py) parses with CPython's compiler in AST-only mode and
     // never imports torch.
-    const std::string_view helper = fib::embedded::python_helper_source();
-    pyb::exec(pyb::str(helper.data(), helper.size()), scope);
+    impl->helper_load = run_helper(scope);
     impl->analyze = scope["analyze_reference"];
     impl->check_expression = scope["check_expression"];
     impl->analyze_structure = scope["analyze_structure"];

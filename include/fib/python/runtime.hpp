@@ -20,6 +20,12 @@ namespace fib::python {
 // library, so they start faster without it; running references needs it.
 enum class SiteImport { yes, no };
 
+// How the interpreter got the helper (the Python fib's checks run in): the code object compiled
+// when fib was built, or its source, compiled at start (about 5 ms more), when the interpreter's
+// bytecode magic number differs from the build's Python's or it runs optimised (-O,
+// PYTHONOPTIMIZE). Both run the same code.
+enum class HelperLoad { precompiled, from_source };
+
 struct RuntimeOptions {
   // The Python whose prefix and standard library to use. Empty: $FIB_PYTHON if set, else the
   // interpreter chosen at build time (FIB_PYTHON_EXECUTABLE).
@@ -53,6 +59,9 @@ public:
 
   // True once the interpreter has started successfully.
   bool started() const;
+
+  // How the helper was loaded; nullopt until the interpreter has started.
+  std::optional<HelperLoad> helper_load() const;
 
   // The interpreter path this runtime uses (after applying $FIB_PYTHON).
   std::filesystem::path executable() const;

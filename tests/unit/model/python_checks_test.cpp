@@ -12,7 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fib {
@@ -312,6 +315,39 @@ TEST(DefinitionPython, RuntimeReportsAFailingHelperAsPythonException) {
   auto again = testing::python().analyze_reference("def run(A):\n    return A\n");
   ASSERT_TRUE(again.has_value()) << again.error().message;
   EXPECT_TRUE(again->run.has_value());
+}
+
+// The helper's code object compiled at build time is what the interpreter runs, and an
+// optimising interpreter (PYTHONOPTIMIZE, for which that code was not compiled) compiles the
+// source instead and answers the same. The second half runs in a child process of this test
+// binary, started with PYTHONOPTIMIZE=1 (an interpreter's flags are set when it starts).
+void expect_run_signature_of_a_and_b() {
+  auto analysis = testing::python().analyze_reference("def run(a, b=1):\n  pass\n");
+  ASSERT_TRUE(analysis.has_value()) << analysis.error().message;
+  ASSERT_TRUE(analysis->run.has_value());
+  EXPECT_EQ(analysis->run->positional_names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(analysis->run->positional_required, 1);
+}
+
+TEST(DefinitionPython, TheHelperIsLoadedPrecompiledUnlessThePythonIsOptimising) {
+  FIB_REQUIRE_PYTHON();
+  const char* optimise = std::getenv("PYTHONOPTIMIZE");
+  const bool in_child = optimise != nullptr && std::string_view(optimise) == "1";
+  expect_run_signature_of_a_and_b();
+  if (in_child) {
+    EXPECT_EQ(testing::python().helper_load(), python::HelperLoad::from_source);
+    return;
+  }
+  if (optimise != nullptr && *optimise != '\0') {
+    GTEST_SKIP() << "PYTHONOPTIMIZE is set for the whole test run";
+  }
+  EXPECT_EQ(testing::python().helper_load(), python::HelperLoad::precompiled);
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command =
+      "PYTHONOPTIMIZE=1 '" + self +
+      "' --gtest_filter=DefinitionPython.TheHelperIsLoadedPrecompiledUnlessThePythonIsOptimising"
+      " >/dev/null 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << "the child (an optimising Python) failed";
 }
 
 // --- validate_definition_document: schema + Python + lint in one pass ---
