@@ -14,10 +14,13 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -52,6 +55,53 @@ public:
   }
 };
 
+// One row of the command table.
+struct CommandRow {
+  std::string_view name;
+  fib::app::Subcommand (*add)(CLI::App&);
+};
+
+// The command table: one row per subcommand, in the order `fib --help` lists them.
+constexpr std::array<CommandRow, 13> k_commands = {{
+    {"validate", fib::app::register_validate},
+    {"validate-render", fib::app::register_validate_render},
+    {"validate-merge", fib::app::register_validate_merge},
+    {"normalize", fib::app::register_normalize},
+    {"stage", fib::app::register_stage},
+    {"tag", fib::app::register_tag},
+    {"dump", fib::app::register_dump},
+    {"collect", fib::app::register_collect},
+    {"run", fib::app::register_run},
+    {"report", fib::app::register_report},
+    {"schema", fib::app::register_schema},
+    {"completion", fib::app::register_completion},
+    {"man", fib::app::register_man},
+}};
+
+// Registers the subcommands the command line needs: only the one it starts with, when it starts
+// with the exact name of one (as every run does: fib has no options before the subcommand but
+// --help, --help-all and --version), since parsing needs no other and registering all of them
+// costs about 2 ms of every start; else all of them (help, version, a misspelled or missing name,
+// and `completion` and `man`, which read the whole table).
+std::vector<fib::app::Subcommand> register_commands(CLI::App& app, int argc, char** argv) {
+  std::vector<fib::app::Subcommand> commands;
+  const std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
+  const bool reads_table = first == "completion" || first == "man";
+  for (const CommandRow& row : k_commands) {
+    if (!reads_table && row.name == first) {
+      commands.push_back(row.add(app));
+      if (commands.back().app->get_name() == row.name) {
+        return commands;
+      }
+      throw std::logic_error("the command table names a subcommand differently from its parser");
+    }
+  }
+  for (const CommandRow& row : k_commands) {
+    commands.push_back(row.add(app));
+  }
+  return commands;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -68,14 +118,7 @@ int main(int argc, char** argv) {
     formatter->add_flag<PythonLevelName>('*').set_pattern("[%H:%M:%S] %* %n: %v");
     logger->set_formatter(std::move(formatter));
     spdlog::set_default_logger(logger);
-    // The command table: one row per subcommand, in the order `fib --help` lists them.
-    const std::vector<Subcommand> commands = {
-        register_validate(app),  register_validate_render(app), register_validate_merge(app),
-        register_normalize(app), register_stage(app),           register_tag(app),
-        register_dump(app),      register_collect(app),         register_run(app),
-        register_report(app),    register_schema(app),          register_completion(app),
-        register_man(app),
-    };
+    const std::vector<Subcommand> commands = register_commands(app, argc, argv);
     name_installed_docs(app);
     add_color_option(app);
     try {
