@@ -25,14 +25,17 @@ Contenders, each run with a fresh output folder:
 A fib whose `validate --help` does not mention --cache-dir runs without cache flags, and its warm
 row reads "n/a (no cache)".
 
-Per row: one warm-up round, then --runs rounds; every round runs each contender once, and round k
-starts with contender k mod n, so drifts in load hit all alike. Per run: wall time from spawn to
-reap; CPU (user + system) and peak RSS from os.wait4, which include the child's reaped descendants
-(ru_maxrss is then the largest single process of the tree); and the tree's total RSS, sampled:
-the sum of the resident sizes (VmRSS, from /proc/PID/statm) of the child and all its descendants
-(/proc/PID/task/TID/children) every --sample-ms milliseconds, the largest sum kept. A peak shorter
-than the interval can be missed, and pages that forked processes share are counted once per
-process, so the tree figure is an upper bound of the memory in use. The runs are started by a
+Per row: one warm-up round, then --runs timed rounds, then --sampled-runs sampled rounds; every
+round runs each contender once, and round k starts with contender k mod n, so drifts in load hit
+all alike. Per timed run: wall time from spawn to reap; CPU (user + system) and peak RSS from
+os.wait4, which include the child's reaped descendants (ru_maxrss is then the largest single
+process of the tree). Timed runs are not sampled: nothing of this script runs beside them (a
+sampler reading /proc every 5 ms took 7-10% of the wall time of fib's short two-threaded warm
+runs on two cores, and next to nothing of the old tool's). Per sampled run, only the tree's total
+RSS is kept: the sum of the resident sizes (VmRSS, from /proc/PID/statm) of the child and all its
+descendants (/proc/PID/task/TID/children) every --sample-ms milliseconds, the largest sum kept.
+A peak shorter than the interval can be missed, and pages that forked processes share are
+counted once per process, so the tree figure is an upper bound of the memory in use. The runs are started by a
 small helper process of this script (see Spawner: a run's ru_maxrss would otherwise include this
 process's own peak). Medians (min-max); MB = 2**20 bytes.
 
@@ -111,7 +114,8 @@ def run_measured(argv, env, stderr_path, interval):
     """Runs argv[0] (an absolute path) with stdin and stdout on /dev/null and stderr into
     `stderr_path`. Returns (exit status, wall s, CPU s, ru_maxrss KiB, peak tree RSS bytes): wall
     from spawn to reap, CPU and ru_maxrss from wait4, the tree RSS sampled every `interval` s
-    while it runs (a pidfd wakes the loop as soon as the child exits)."""
+    while it runs (a pidfd wakes the loop as soon as the child exits); with `interval` <= 0 the
+    run is not sampled (its tree RSS reads 0)."""
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                (os.POSIX_SPAWN_OPEN, 2, stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
@@ -123,6 +127,9 @@ def run_measured(argv, env, stderr_path, interval):
     poller.register(pidfd, select.POLLIN)
     peak = 0
     while True:
+        if interval <= 0:  # not sampled: nothing runs beside the child
+            poller.poll()
+            break
         peak = max(peak, tree_rss_bytes(pid))
         if poller.poll(interval * 1000):
             break
@@ -306,7 +313,8 @@ class RowRecord:
     """What a row collects: samples per contender, fib report digests, statuses."""
 
     def __init__(self, contenders):
-        self.samples = {c.name: [] for c in contenders}
+        self.samples = {c.name: [] for c in contenders}       # timed (unsampled) runs
+        self.tree_samples = {c.name: [] for c in contenders}  # tree RSS peaks of sampled runs
         self.digests = {}           # sha256 -> [contender names that produced it]
         self.fib_statuses = None
         self.old_statuses = []      # one dict per old run
@@ -333,25 +341,31 @@ def one_run(spawner, contender, copy, work, record, sample_interval, measured):
         sys.exit(f"{contender.name}: exit status {sample['exit']}: {' '.join(cmd)}\n{tail}")
     record.record_report(contender, read_report(out))
     shutil.rmtree(out, ignore_errors=True)
-    if measured:
+    if measured == "timed":
         record.samples[contender.name].append(sample)
+    elif measured == "sampled":
+        record.tree_samples[contender.name].append(sample["tree"])
 
 
-def measure_row(spawner, copy, contenders, runs, work, sample_interval):
+def measure_row(spawner, copy, contenders, runs, sampled_runs, work, sample_interval):
     record = RowRecord(contenders)
     for c in contenders:
         if c.cache == "warm":
             c.warm_dir = tempfile.mkdtemp(prefix="cache-warm-", dir=work)
             log("  priming the warm cache")
-            one_run(spawner, c, copy, work, record, sample_interval, measured=False)
-    for round_index in range(runs + 1):
+            one_run(spawner, c, copy, work, record, 0, measured="no")
+    # The timed rounds run unsampled: sampling reads /proc every few milliseconds from a process
+    # beside the run, which on two cores takes CPU from a run that uses both. The tree RSS comes
+    # from the sampled rounds after them, whose times are not used.
+    for round_index in range(runs + 1 + sampled_runs):
         k = round_index % len(contenders)
         order = contenders[k:] + contenders[:k]
-        log(f"  round {round_index}{' (warm-up)' if round_index == 0 else ''}: "
-            f"{', '.join(c.name for c in order)}")
+        kind = "no" if round_index == 0 else "timed" if round_index <= runs else "sampled"
+        label = {"no": " (warm-up)", "timed": "", "sampled": " (sampled)"}[kind]
+        log(f"  round {round_index}{label}: {', '.join(c.name for c in order)}")
         for c in order:
-            one_run(spawner, c, copy, work, record, sample_interval,
-                    measured=round_index > 0)
+            one_run(spawner, c, copy, work, record,
+                    sample_interval if kind == "sampled" else 0, measured=kind)
     for c in contenders:
         if c.warm_dir:
             shutil.rmtree(c.warm_dir, ignore_errors=True)
@@ -424,12 +438,12 @@ def measure_floor(python, copy):
 
 # --- Summaries ---
 
-def summary(samples):
-    """Medians (and spreads) of a contender's samples, in ms and MB; None when it did not run."""
-    if not samples:
+def summary(samples, trees):
+    """Medians (and spreads) of a contender's timed samples and sampled tree RSS peaks, in ms and
+    MB; None when it did not run."""
+    if not samples or not trees:
         return None
     walls = [s["wall"] * 1000 for s in samples]
-    trees = [s["tree"] for s in samples]
     return {"wall": statistics.median(walls), "wall_min": min(walls), "wall_max": max(walls),
             "cpu": statistics.median(s["cpu"] * 1000 for s in samples),
             "maxrss": statistics.median(s["maxrss"] for s in samples),
@@ -624,7 +638,7 @@ def invocation(args):
     if args.fib_before:
         cmd += ["--fib-before", args.fib_before]
     cmd += ["--sizes", args.sizes, "--shared-text-size", str(args.shared_text_size),
-            "--runs", str(args.runs)]
+            "--runs", str(args.runs), "--sampled-runs", str(args.sampled_runs)]
     return " ".join(cmd)
 
 
@@ -638,10 +652,12 @@ def markdown(args, rows, contenders, states, fib_has_cache, spawner_peak):
     if not fib_has_cache:
         lines.append(f"- fib warm: {NO_CACHE}: this fib's `validate --help` has no --cache-dir")
     rounds = f"{args.runs} round{'' if args.runs == 1 else 's'}"
-    lines += ["", f"{rounds} after one warm-up round per row, contenders in rotating "
-              f"order; {cores} usable cores; tree RSS sampled every {args.sample_ms:g} ms; runs "
-              f"spawned by a helper process whose own peak RSS, {spawner_peak:.1f} MB, is the "
-              "lowest peak (wait4) a run can show.", ""]
+    sampled = f"{args.sampled_runs} round{'' if args.sampled_runs == 1 else 's'}"
+    lines += ["", f"{rounds} timed after one warm-up round per row, contenders in rotating "
+              f"order, none of them sampled; then {sampled} whose runs' tree RSS is sampled "
+              f"every {args.sample_ms:g} ms (their times are not used); {cores} usable cores; "
+              f"runs spawned by a helper process whose own peak RSS, {spawner_peak:.1f} MB, is "
+              "the lowest peak (wait4) a run can show.", ""]
     lines += results_table(rows, contenders) + [""] + ratios_table(rows) + [""]
     lines += ["What the floor covers:", ""] + [
         f"- {r['label']}: {r['floor']['references']:,} references and "
@@ -673,10 +689,12 @@ def run_rows(args, spawner, contenders, work):
         definitions = scale_dataset.scale(args.source, copy, size, distinct)
         log(f"{label}: {definitions} definitions; measuring the floor")
         floor = measure_floor(args.python, copy)
-        record = measure_row(spawner, copy, contenders, args.runs, work, args.sample_ms / 1000)
+        record = measure_row(spawner, copy, contenders, args.runs, args.sampled_runs, work,
+                             args.sample_ms / 1000)
         rows.append({"label": label, "size": size, "distinct": distinct,
                      "definitions": definitions, "floor": floor, "record": record,
-                     "medians": {n: summary(s) for n, s in record.samples.items()}})
+                     "medians": {n: summary(s, record.tree_samples[n])
+                                 for n, s in record.samples.items()}})
         if not args.keep:
             shutil.rmtree(copy, ignore_errors=True)
     return rows
@@ -699,6 +717,8 @@ def parse_arguments(root):
     parser.add_argument("--python", default="/usr/bin/python3",
                         help="the interpreter of the floor (fib's embedded Python's)")
     parser.add_argument("--sample-ms", type=float, default=5.0)
+    parser.add_argument("--sampled-runs", type=int, default=2,
+                        help="rounds after the timed ones whose runs are sampled for tree RSS")
     parser.add_argument("--floor-probe", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_probe:
