@@ -729,6 +729,9 @@ def parse_arguments(root):
         parser.error("--sizes takes comma-separated whole numbers")
     if any(n < 1 for n in args.size_list) or args.runs < 1 or args.shared_text_size < 0:
         parser.error("sizes and --runs must be at least 1, --shared-text-size at least 0")
+    if args.sampled_runs < 1 or args.sample_ms <= 0:
+        parser.error("--sampled-runs must be at least 1 and --sample-ms above 0 (the tree RSS "
+                     "columns and targets come from the sampled rounds)")
     if not args.old_tool or not os.path.isfile(os.path.join(args.old_tool, "env.sh")):
         parser.error("the old tool is needed: --old-tool DIR or $FIB_OLD_TOOL, DIR with env.sh")
     for binary in filter(None, (args.fib, args.fib_before)):

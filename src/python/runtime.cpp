@@ -38,24 +38,33 @@ PythonSyntaxError to_syntax_error(const pyb::tuple& result) {
 
 // Runs the helper in `scope`: its code object compiled at build time when this interpreter can
 // load it (the same bytecode magic number, not optimising: the code was compiled unoptimised),
-// else its source (compiled now, as pybind11's exec does: file name "<string>").
+// else its source, compiled here the same way (file name "<string>", no inherited flags), so that
+// both give the same line numbers in a traceback. A failure of the first way falls back to the
+// second.
 HelperLoad run_helper(pyb::dict& scope) {
   const std::string_view compiled = fib::embedded::python_helper_code();
   constexpr std::size_t k_magic_size = 4;
+  const pyb::module_ builtins = pyb::module_::import("builtins");
   if (compiled.size() > k_magic_size) {
-    const pyb::module_ sys = pyb::module_::import("sys");
-    const pyb::object modules = sys.attr("modules");
-    const pyb::bytes magic = modules["_frozen_importlib_external"].attr("MAGIC_NUMBER");
-    const bool same_magic = std::string_view(magic) == compiled.substr(0, k_magic_size);
-    if (same_magic && sys.attr("flags").attr("optimize").cast<int>() == 0) {
-      const pyb::bytes marshalled(compiled.data() + k_magic_size, compiled.size() - k_magic_size);
-      const pyb::object code = pyb::module_::import("marshal").attr("loads")(marshalled);
-      pyb::module_::import("builtins").attr("exec")(code, scope);
-      return HelperLoad::precompiled;
+    try {
+      const pyb::module_ sys = pyb::module_::import("sys");
+      const pyb::object modules = sys.attr("modules");
+      const pyb::bytes magic = modules["_frozen_importlib_external"].attr("MAGIC_NUMBER");
+      const bool same_magic = std::string_view(magic) == compiled.substr(0, k_magic_size);
+      if (same_magic && sys.attr("flags").attr("optimize").cast<int>() == 0) {
+        const pyb::bytes marshalled(compiled.data() + k_magic_size, compiled.size() - k_magic_size);
+        const pyb::object code = pyb::module_::import("marshal").attr("loads")(marshalled);
+        builtins.attr("exec")(code, scope);
+        return HelperLoad::precompiled;
+      }
+    } catch (const pyb::error_already_set&) {
+      // Not loadable here after all: the source is.
     }
   }
   const std::string_view helper = fib::embedded::python_helper_source();
-  pyb::exec(pyb::str(helper.data(), helper.size()), scope);
+  const pyb::object code =
+      builtins.attr("compile")(pyb::str(helper.data(), helper.size()), "<string>", "exec", 0, true);
+  builtins.attr("exec")(code, scope);
   return HelperLoad::from_source;
 }
 

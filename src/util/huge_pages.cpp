@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <thread>
 
 #if defined(__linux__) && defined(__GLIBC__)
 #include <malloc.h>
@@ -22,6 +23,7 @@ namespace {
 
 constexpr std::size_t k_reserved_heap = std::size_t{96} << 20;
 constexpr std::size_t k_largest_heap_block = std::size_t{1} << 20;
+constexpr unsigned k_shared_arena_cores = 2;
 
 struct Range {
   std::uintptr_t begin = 0;
@@ -70,11 +72,7 @@ HugePageHeap prepare_huge_page_heap() {
   // would fault in 4 KiB pages), and its top is not trimmed below twice the reservation: growing
   // it again later would add a range the advice below does not cover (the kernel keeps the heap's
   // later growth in a mapping of its own). An explicit malloc_trim still trims it.
-  // All threads allocate from the main arena, inside the advised range: a thread arena of its own
-  // would be a separate 64 MiB mapping without the advice, faulting in 4 KiB pages (a warm dataset
-  // run's lookup threads took most of their page faults there).
-  if (mallopt(M_ARENA_MAX, 1) == 0 ||
-      mallopt(M_MMAP_THRESHOLD, static_cast<int>(k_largest_heap_block)) == 0 ||
+  if (mallopt(M_MMAP_THRESHOLD, static_cast<int>(k_largest_heap_block)) == 0 ||
       mallopt(M_TRIM_THRESHOLD, static_cast<int>(k_reserved_heap * 2)) == 0 ||
       mallopt(M_TOP_PAD, static_cast<int>(k_reserved_heap)) == 0) {
     return HugePageHeap::unavailable;
@@ -102,6 +100,14 @@ HugePageHeap prepare_huge_page_heap() {
   }
   if (::madvise(reinterpret_cast<void*>(heap.begin), heap.end - heap.begin, MADV_HUGEPAGE) != 0) {
     return HugePageHeap::unavailable;
+  }
+  // On up to k_shared_arena_cores cores all threads allocate from the main arena, inside the
+  // advised range: a thread arena of its own would be a separate 64 MiB mapping without the
+  // advice, faulting in 4 KiB pages (a warm dataset run's lookup threads took most of their page
+  // faults there). With more cores, more threads would queue for the one arena's lock; that was
+  // not measured, so glibc's arenas stay.
+  if (std::thread::hardware_concurrency() <= k_shared_arena_cores) {
+    (void)mallopt(M_ARENA_MAX, 1);
   }
   return HugePageHeap::ready;
 #else

@@ -1,5 +1,6 @@
 #include "fib/util/sha256.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -196,6 +197,9 @@ Sha256& Sha256::operator=(Sha256&& other) noexcept {
 
 Sha256& Sha256::update(std::string_view bytes) {
   require(m_usable, "update after finish");
+  if (bytes.empty()) {
+    return *this; // (and no memcpy from a null pointer)
+  }
   const Compress compress = compress_function(m_code);
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
   std::size_t size = bytes.size();

@@ -15,9 +15,10 @@ enum class HugePageHeap { ready, unavailable };
 // transparent huge pages where it can. Call it once, early, on the main thread, before other
 // threads start. glibc's main arena then grows inside that reserved range (96 MiB of address
 // space: memory becomes resident only as it is touched, in 2 MiB pieces where the kernel has
-// them), every thread allocates from that arena (glibc's M_ARENA_MAX is set to 1, so threads
-// started later get no arena of their own), blocks up to 1 MiB come from it instead of separate
-// mappings, and its top is not handed
+// them), on a machine of at most two cores every thread allocates from that arena (glibc's
+// M_ARENA_MAX is set to 1 once the heap is advised, so threads started later get no arena of
+// their own), blocks up to 1 MiB come from it instead of separate mappings, and its top is not
+// handed
 // back while it is below 192 MiB (handing it back and growing again would leave the new part
 // without the advice). Process-wide: the forked worker processes of the run inherit it.
 // Does nothing and says `unavailable` where it does not apply (not glibc or Linux, an

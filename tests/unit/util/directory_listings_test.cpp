@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,9 +66,12 @@ TEST(DirectoryListings, CallersOnManyThreadsShareOneListing) {
   std::vector<const DirectoryListing*> seen(8, nullptr);
   std::vector<std::shared_ptr<const DirectoryListing>> kept(8);
   {
+    // All ask at once (the latch), so that some wait for the listing another is making.
+    std::latch start(static_cast<std::ptrdiff_t>(seen.size()));
     std::vector<std::jthread> threads;
     for (std::size_t t = 0; t < seen.size(); ++t) {
       threads.emplace_back([&, t] {
+        start.arrive_and_wait();
         kept[t] = listings.of(dir.path());
         seen[t] = kept[t].get();
       });
