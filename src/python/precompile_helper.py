@@ -2,8 +2,8 @@
 number of the Python that compiled it, so that fib's embedded interpreter can load the helper
 without compiling its source at every start (about 5 ms). The interpreter uses these bytes only
 when its own magic number is the same and it runs unoptimised (sys.flags.optimize == 0, as the
-code was compiled); otherwise it compiles the source, as before. The code is compiled exactly as
-the source would be run there: file name "<string>", optimisation level 0, no inherited flags.
+code was compiled); otherwise it compiles the source the same way. The code is compiled exactly as
+the source is compiled there: file name "<string>", optimisation level 0, no inherited flags.
 
     python3 precompile_helper.py HELPER_PY OUTPUT
 """

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <string>
 #include <system_error>
-#include <tuple>
 #include <utility>
 #include <vector>
 

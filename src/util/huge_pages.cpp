@@ -1,5 +1,7 @@
 #include "fib/util/huge_pages.hpp"
 
+#include "util/parallel_for.hpp"
+
 #include <fib/base/build_features.hpp>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
-#include <thread>
 
 #if defined(__linux__) && defined(__GLIBC__)
 #include <malloc.h>
@@ -23,7 +24,7 @@ namespace {
 
 constexpr std::size_t k_reserved_heap = std::size_t{96} << 20;
 constexpr std::size_t k_largest_heap_block = std::size_t{1} << 20;
-constexpr unsigned k_shared_arena_cores = 2;
+constexpr std::size_t k_shared_arena_cores = 2;
 
 struct Range {
   std::uintptr_t begin = 0;
@@ -106,7 +107,7 @@ HugePageHeap prepare_huge_page_heap() {
   // advice, faulting in 4 KiB pages (a warm dataset run's lookup threads took most of their page
   // faults there). With more cores, more threads would queue for the one arena's lock; that was
   // not measured, so glibc's arenas stay.
-  if (std::thread::hardware_concurrency() <= k_shared_arena_cores) {
+  if (detail::core_count() <= k_shared_arena_cores) {
     (void)mallopt(M_ARENA_MAX, 1);
   }
   return HugePageHeap::ready;
