@@ -105,7 +105,7 @@ Subcommand register_collect(CLI::App& app) {
   sub->add_option("--format", command->format, "Report format on stdout")
       ->check(CLI::IsMember({"text", "json"}));
   sub->footer(k_collect_footer);
-  return {command->subcommand, [command](python::Runtime&) { return run_collect(*command); }};
+  return {command->subcommand, [command](PythonFrontend&) { return run_collect(*command); }};
 }
 
 int run_collect(const CollectCommand& command) {

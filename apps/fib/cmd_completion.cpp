@@ -75,7 +75,7 @@ Examples:
   source <(fib completion bash)
   fib completion zsh > "${fpath[1]}/_fib"
   fib completion fish > ~/.config/fish/completions/fib.fish)");
-  return {sub, [command](python::Runtime& /*python*/) { return run_completion(*command); }};
+  return {sub, [command](PythonFrontend& /*python*/) { return run_completion(*command); }};
 }
 
 Subcommand register_man(CLI::App& app) {
@@ -89,7 +89,7 @@ when set, else today.
 Examples:
   fib man | man -l -
   fib man > fib.1)");
-  return {sub, [command](python::Runtime& /*python*/) { return run_man(*command); }};
+  return {sub, [command](PythonFrontend& /*python*/) { return run_man(*command); }};
 }
 
 } // namespace fib::app

@@ -520,10 +520,10 @@ Subcommand register_dump(CLI::App& app) {
                   TimeoutFlag::smoke_timeout);
   sub->footer(k_dump_footer);
   return {command->subcommand,
-          [command](python::Runtime& python) { return run_dump(*command, python); }};
+          [command](PythonFrontend& python) { return run_dump(*command, python); }};
 }
 
-int run_dump(const DumpCommand& command, python::Runtime& python) {
+int run_dump(const DumpCommand& command, PythonFrontend& python) {
   if (auto problem = validate_dump_options(command)) {
     return usage(std::move(*problem));
   }

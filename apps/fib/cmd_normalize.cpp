@@ -365,10 +365,10 @@ Subcommand register_normalize(CLI::App& app) {
                   "runnable, not runnable here, fails when run, or needs a decision");
   sub->footer(k_normalize_footer);
   return {command->subcommand,
-          [command](python::Runtime& python) { return run_normalize(*command, python); }};
+          [command](PythonFrontend& python) { return run_normalize(*command, python); }};
 }
 
-int run_normalize(const NormalizeCommand& command, python::Runtime& python) {
+int run_normalize(const NormalizeCommand& command, PythonFrontend& python) {
   if (command.list_rules) {
     print_rules();
     return k_exit_ok;

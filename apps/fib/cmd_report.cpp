@@ -326,10 +326,10 @@ Subcommand register_report(CLI::App& app) {
       ->type_name("NAME");
   command->html->footer("See `fib report --help` and docs/report.md.");
   return {command->subcommand,
-          [command](python::Runtime& python) { return run_report(*command, python); }};
+          [command](PythonFrontend& python) { return run_report(*command, python); }};
 }
 
-int run_report(const ReportCommand& command, python::Runtime& python) {
+int run_report(const ReportCommand& command, PythonFrontend& python) {
   DiagnosticList diagnostics;
   if (command.summary->parsed()) {
     report_summary(command, diagnostics);

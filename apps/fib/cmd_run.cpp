@@ -270,8 +270,7 @@ Subcommand register_run(CLI::App& app) {
   sub->add_flag("--quiet", command->quiet,
                 "No line per evaluation and no progress; diagnostics and the summary only");
   sub->footer(k_run_footer);
-  return {command->subcommand,
-          [command](python::Runtime& /*python*/) { return run_run(*command); }};
+  return {command->subcommand, [command](PythonFrontend& /*python*/) { return run_run(*command); }};
 }
 
 int run_run(const RunCommand& command) {

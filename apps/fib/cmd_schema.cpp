@@ -57,7 +57,7 @@ Examples:
   fib schema definition > definition.v1.schema.json
   fib schema https://flashinfer-trace.fib/schemas/solution.v1.schema.json
   fib schema --list)");
-  return {sub, [command](python::Runtime& /*python*/) { return run_schema(*command); }};
+  return {sub, [command](PythonFrontend& /*python*/) { return run_schema(*command); }};
 }
 
 int run_schema(const SchemaCommand& command) {

@@ -218,10 +218,10 @@ Subcommand register_stage(CLI::App& app) {
                   "is runnable, not runnable here, fails when run, or needs a decision");
   sub->footer(k_stage_footer);
   return {command->subcommand,
-          [command](python::Runtime& python) { return run_stage(*command, python); }};
+          [command](PythonFrontend& python) { return run_stage(*command, python); }};
 }
 
-int run_stage(const StageCommand& command, python::Runtime& python) {
+int run_stage(const StageCommand& command, PythonFrontend& python) {
   StageOptions options;
   NormalizeDecisions decisions;
   if (auto stop = stage_options(command, options, decisions)) {

@@ -279,8 +279,7 @@ Subcommand register_tag(CLI::App& app) {
   command->list->footer(
       "JSON: {\"files\": N, \"namespaces\": {NS: files}, \"tags\": {TAG: files}}; bare flags "
       "count under the namespace \"(flag)\". See `fib tag --help` for the selection.");
-  return {command->subcommand,
-          [command](python::Runtime& /*python*/) { return run_tag(*command); }};
+  return {command->subcommand, [command](PythonFrontend& /*python*/) { return run_tag(*command); }};
 }
 
 int run_tag(const TagCommand& command) {

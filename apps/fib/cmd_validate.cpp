@@ -338,7 +338,7 @@ void print_dataset_ci_findings(const ValidateCommand& command, const DatasetRepo
                       problems);
 }
 
-int run_dataset(const ValidateCommand& command, python::Runtime& python) {
+int run_dataset(const ValidateCommand& command, PythonFrontend& python) {
   // A dataset run allocates and touches tens of megabytes: a heap of huge pages faults far less.
   (void)prepare_huge_page_heap();
   StderrSink printed;
@@ -416,7 +416,7 @@ void print_file_findings(const ValidateCommand& command, const std::vector<Diagn
   append_step_summary(found, paths, summary, problems);
 }
 
-int run_files(const ValidateCommand& command, python::Runtime& python) {
+int run_files(const ValidateCommand& command, PythonFrontend& python) {
   StderrSink printed;
   CountingSink problems(printed);
   auto settings = resolve_finding_settings(command.findings,
@@ -539,10 +539,10 @@ Subcommand register_validate(CLI::App& app) {
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}));
   sub->footer(k_validate_footer);
   return {command->subcommand,
-          [command](python::Runtime& python) { return run_validate(*command, python); }};
+          [command](PythonFrontend& python) { return run_validate(*command, python); }};
 }
 
-int run_validate(const ValidateCommand& command, python::Runtime& python) {
+int run_validate(const ValidateCommand& command, PythonFrontend& python) {
   if (auto misuse = check_option_combination(command)) {
     return fail(*misuse);
   }

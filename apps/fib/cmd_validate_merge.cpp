@@ -47,7 +47,7 @@ lists them.
 Exit status: 0 when no merged definition has status error, 1 otherwise, 2 for an
 unsound set of shards, 3 when a report cannot be read.)");
   return {command->subcommand,
-          [command](python::Runtime& /*python*/) { return run_validate_merge(*command); }};
+          [command](PythonFrontend& /*python*/) { return run_validate_merge(*command); }};
 }
 
 namespace {

@@ -33,7 +33,7 @@ Subcommand register_validate_render(CLI::App& app) {
   sub->add_option("--log-level", "Accepted for compatibility; has no effect here")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}));
   return {command->subcommand,
-          [command](python::Runtime& /*python*/) { return run_validate_render(*command); }};
+          [command](PythonFrontend& /*python*/) { return run_validate_render(*command); }};
 }
 
 namespace {

@@ -3,7 +3,7 @@
 // the table entry main.cpp dispatches through) with `run_X` (calls the library entry point,
 // renders, maps the exit status with exit_status()). No domain logic here.
 
-#include <fib/python/runtime.hpp>
+#include <fib/model/python_frontend.hpp>
 
 #include <functional>
 
@@ -18,7 +18,7 @@ namespace fib::app {
 // lazily, so passing it costs nothing).
 struct Subcommand {
   CLI::App* app = nullptr;
-  std::function<int(python::Runtime&)> run;
+  std::function<int(PythonFrontend&)> run;
 };
 
 Subcommand register_validate(CLI::App& app);
@@ -38,25 +38,25 @@ Subcommand register_man(CLI::App& app);
 
 // The runners, declared here so that each register_X can bind its own.
 struct ValidateCommand;
-int run_validate(const ValidateCommand& command, python::Runtime& python);
+int run_validate(const ValidateCommand& command, PythonFrontend& python);
 struct ValidateRenderCommand;
 int run_validate_render(const ValidateRenderCommand& command);
 struct ValidateMergeCommand;
 int run_validate_merge(const ValidateMergeCommand& command);
 struct NormalizeCommand;
-int run_normalize(const NormalizeCommand& command, python::Runtime& python);
+int run_normalize(const NormalizeCommand& command, PythonFrontend& python);
 struct StageCommand;
-int run_stage(const StageCommand& command, python::Runtime& python);
+int run_stage(const StageCommand& command, PythonFrontend& python);
 struct TagCommand;
 int run_tag(const TagCommand& command);
 struct DumpCommand;
-int run_dump(const DumpCommand& command, python::Runtime& python);
+int run_dump(const DumpCommand& command, PythonFrontend& python);
 struct CollectCommand;
 int run_collect(const CollectCommand& command);
 struct RunCommand;
 int run_run(const RunCommand& command);
 struct ReportCommand;
-int run_report(const ReportCommand& command, python::Runtime& python);
+int run_report(const ReportCommand& command, PythonFrontend& python);
 struct SchemaCommand;
 int run_schema(const SchemaCommand& command);
 struct CompletionCommand;

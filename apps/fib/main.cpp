@@ -7,7 +7,7 @@
 #include "exit_status.hpp"
 #include "usage_hints.hpp"
 
-#include <fib/python/runtime.hpp>
+#include <fib/python/lazy_runtime.hpp>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/pattern_formatter.h>
@@ -134,8 +134,9 @@ int main(int argc, char** argv) {
       }
       return code == 0 ? k_exit_ok : k_exit_usage;
     }
-    // Owned here so that Python objects die before the interpreter; started lazily.
-    fib::python::Runtime python;
+    // Owned here so that Python objects die before the interpreter. Nothing of Python is loaded
+    // until a check needs it (fib/python/lazy_runtime.hpp).
+    fib::python::LazyRuntime python;
     for (const Subcommand& command : commands) {
       if (command.app->parsed()) {
         return command.run(python);

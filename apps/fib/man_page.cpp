@@ -101,6 +101,10 @@ where the result cache lives (else ~/.cache/fib)
 .B FIB_PYTHON
 the Python interpreter to embed
 .TP
+.B FIB_PYTHON_MODULE
+fib's Python module, loaded when a check first needs Python (else fib\-python.so under
+<libdir>/fib of fib's prefix)
+.TP
 .BR GITHUB_WORKSPACE ", " GITHUB_STEP_SUMMARY
 paths of annotations and SARIF are relative to the workspace; a digest of the findings is appended
 to the step summary file

@@ -5,16 +5,20 @@ Steps (all in a fresh temporary directory, removed afterwards; nothing is writte
 or build tree):
   1. `cmake --install BUILD --prefix TMP/stage`, then the stage is moved to TMP/moved, so that
      nothing can work only because a path was baked in at install time;
-  2. the layout: bin/fib, the schemas under share/fib/schemas, the docs under share/doc/fib, and
-     libexec/fib/fib-worker exactly when the worker was built (--worker yes|no);
+  2. the layout: bin/fib, the schemas under share/fib/schemas, the docs under share/doc/fib,
+     <libdir>/fib/fib-python.so, and libexec/fib/fib-worker exactly when the worker was built
+     (--worker yes|no);
   3. the installed fib validates SOURCE/examples/dataset (`--disable-gpu --outputs stdout`);
   4. with a worker: `fib validate --smoke` on an example definition runs its reference in the
      installed worker (FIB_WORKER unset, so fib found it next to itself);
   5. with the installed worker removed (or never built), the same command reports
-     `worker.unavailable`: an installed fib never falls back to the build tree's worker.
+     `worker.unavailable`: an installed fib never falls back to the build tree's worker;
+  6. with the installed Python module removed, validating a definition with a cold cache reports
+     `python.unavailable`: nor does it fall back to the build tree's module.
 Exit status 0 when every check passes, 1 otherwise (each failure is printed).
 """
 import argparse
+import glob
 import os
 import shutil
 import subprocess
@@ -44,6 +48,12 @@ def run(command, cwd, env):
                    f"{result.stdout}--- stderr\n{result.stderr}"
 
 
+def python_modules(prefix):
+    """The installed fib-python.so files (<libdir>/fib/; the libdir is lib/ or lib/<multiarch>/)."""
+    return sorted(glob.glob(os.path.join(prefix, "lib*", "**", "fib", "fib-python.so"),
+                            recursive=True))
+
+
 def check_layout(check, prefix, source, worker_built):
     check.expect(os.access(os.path.join(prefix, "bin", "fib"), os.X_OK), "bin/fib is installed")
     worker = os.path.join(prefix, "libexec", "fib", "fib-worker")
@@ -53,6 +63,9 @@ def check_layout(check, prefix, source, worker_built):
         check.expect(not os.path.exists(worker), "no libexec/fib/fib-worker without torch")
     check.expect(not os.path.exists(os.path.join(prefix, "bin", "fib-worker")),
                  "fib-worker is not in bin/")
+    check.expect(len(python_modules(prefix)) == 1,
+                 "fib-python.so is installed once, under <libdir>/fib/",
+                 ", ".join(python_modules(prefix)))
     schemas = sorted(name for name in os.listdir(os.path.join(source, "schemas"))
                      if name.endswith(".schema.json"))
     installed = os.path.join(prefix, "share", "fib", "schemas")
@@ -125,10 +138,20 @@ def main():
         check.expect(result.returncode == 3 and "worker.unavailable" in result.stdout,
                      "without its installed worker, fib reports worker.unavailable", log)
 
+        # Without its installed Python module, fib reports python.unavailable (it never takes the
+        # build tree's); a cold cache, so that the check needs the interpreter.
+        for module in python_modules(prefix):
+            os.remove(module)
+        env["HOME"] = os.path.join(scratch, "home-without-module")
+        result, log = run([fib, "validate", os.path.join(source, SMOKE_DEFINITION)], scratch, env)
+        check.expect(result.returncode == 3 and "python.unavailable" in result.stdout
+                     and "fib-python.so" in result.stdout,
+                     "without its installed Python module, fib reports python.unavailable", log)
+
     if check.failures:
         print(f"{check.failures} install check(s) failed")
         return 1
-    print("install: layout, dataset validation and worker lookup ok")
+    print("install: layout, dataset validation, worker and Python module lookup ok")
     return 0
 
 

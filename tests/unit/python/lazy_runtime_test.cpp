@@ -1,0 +1,167 @@
+// python::LazyRuntime in a program that does not link libpython (this test binary links only
+// fib_python_lazy): nothing of Python is mapped until a check needs it, the identity is known
+// before, and a missing or foreign module is a `python.unavailable` diagnostic.
+
+#include <fib/base/codes.hpp>
+#include <fib/python/lazy_runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fib::python {
+namespace {
+
+// FIB_TEST_PYTHON_MODULE: the build's fib-python.so (tests/CMakeLists.txt).
+LazyRuntimeOptions options_with_module(std::filesystem::path module = FIB_TEST_PYTHON_MODULE) {
+  LazyRuntimeOptions options;
+  options.module = std::move(module);
+  return options;
+}
+
+bool libpython_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  return text.find("libpython") != std::string::npos;
+}
+
+class ScratchDirectory {
+public:
+  ScratchDirectory() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "fib-lazy-runtime-XXXXXX").string();
+    m_path = ::mkdtemp(pattern.data()) != nullptr ? std::filesystem::path(pattern) : "";
+  }
+  ~ScratchDirectory() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  std::filesystem::path m_path;
+};
+
+TEST(LazyRuntime, NothingOfPythonIsLoadedUntilACheckNeedsIt) {
+  if (libpython_mapped()) {
+    GTEST_SKIP() << "another test of this process loaded libpython (ctest runs each alone)";
+  }
+  LazyRuntime runtime(options_with_module());
+  const std::string identity = runtime.identity();
+  ASSERT_FALSE(identity.empty());
+  EXPECT_EQ(identity.rfind("CPython 3.", 0), 0U) << identity;
+  if (LazyRuntime::pinned_python_library()) {
+    // Known from the files alone.
+    EXPECT_FALSE(runtime.loaded());
+    EXPECT_FALSE(libpython_mapped());
+    EXPECT_NE(identity.find(LazyRuntime::pinned_python_library()->string()), std::string::npos)
+        << identity;
+  }
+
+  const Expected<std::optional<PythonSyntaxError>> result = runtime.check_expression("1 +");
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  ASSERT_TRUE(result->has_value());
+  EXPECT_EQ((*result)->line, 1);
+  EXPECT_TRUE(runtime.loaded());
+  EXPECT_TRUE(libpython_mapped());
+  // The same answer for the life of the object.
+  EXPECT_EQ(runtime.identity(), identity);
+
+  const Expected<std::optional<PythonSyntaxError>> fine = runtime.check_expression("a + 1");
+  ASSERT_TRUE(fine.has_value());
+  EXPECT_FALSE(fine->has_value());
+}
+
+TEST(LazyRuntime, AMissingModuleIsUnavailableAndCachesNothing) {
+  LazyRuntime runtime(options_with_module("/nonexistent/fib-python.so"));
+  // Without the module nothing can say which interpreter would answer.
+  EXPECT_EQ(runtime.identity(), "");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const Expected<ReferenceAnalysis> result = runtime.analyze_reference("def run(x):\n  pass\n");
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error().code, codes::k_python_unavailable);
+    EXPECT_NE(result.error().message.find("/nonexistent/fib-python.so"), std::string::npos)
+        << result.error().message;
+    EXPECT_FALSE(result.error().hint.empty());
+  }
+  EXPECT_FALSE(runtime.loaded());
+}
+
+TEST(LazyRuntime, AFileThatIsNotAModuleIsUnavailable) {
+  ScratchDirectory scratch;
+  ASSERT_FALSE(scratch.path().empty());
+  const std::filesystem::path text = scratch.path() / "fib-python.so";
+  std::ofstream(text) << "not a shared object\n";
+  LazyRuntime runtime(options_with_module(text));
+  const Expected<SourceStructure> result = runtime.analyze_structure("x = 1\n");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code, codes::k_python_unavailable);
+  EXPECT_NE(result.error().message.find("cannot load"), std::string::npos)
+      << result.error().message;
+}
+
+TEST(LazyRuntime, ASharedObjectThatIsNotFibsModuleIsRefused) {
+  // libm: a loadable shared object without the module's entry point.
+  Dl_info info{};
+  double (*const cosine)(double) = &std::cos;
+  ASSERT_NE(::dladdr(reinterpret_cast<void*>(cosine), &info), 0);
+  ASSERT_NE(info.dli_fname, nullptr);
+  LazyRuntime runtime(options_with_module(info.dli_fname));
+  const Expected<std::optional<PythonSyntaxError>> result = runtime.check_expression("1");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code, codes::k_python_unavailable);
+  EXPECT_NE(result.error().message.find("is not this fib's Python module"), std::string::npos)
+      << result.error().message;
+}
+
+TEST(LazyRuntime, TheIdentityChangesWithTheModuleFile) {
+  if (!LazyRuntime::pinned_python_library()) {
+    GTEST_SKIP() << "LD_LIBRARY_PATH or LD_PRELOAD is set: the identity comes from the module";
+  }
+  ScratchDirectory scratch;
+  ASSERT_FALSE(scratch.path().empty());
+  const std::filesystem::path copy = scratch.path() / "fib-python.so";
+  std::filesystem::copy_file(FIB_TEST_PYTHON_MODULE, copy);
+  const std::string before = LazyRuntime(options_with_module(copy)).identity();
+  EXPECT_EQ(LazyRuntime(options_with_module(copy)).identity(), before);
+  // The same bytes, written again: a new status-change time.
+  const std::filesystem::path other = scratch.path() / "other.so";
+  std::filesystem::copy_file(copy, other);
+  std::filesystem::rename(other, copy);
+  const std::string after = LazyRuntime(options_with_module(copy)).identity();
+  EXPECT_NE(after, before);
+  EXPECT_FALSE(after.empty());
+}
+
+TEST(LazyRuntime, WithTheLoadersSearchInPlayTheIdentityIsTheInterpretersOwn) {
+  const char* const saved = std::getenv("LD_LIBRARY_PATH");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  ::setenv("LD_LIBRARY_PATH", "/nonexistent-fib-test", 1);
+  EXPECT_FALSE(LazyRuntime::pinned_python_library().has_value());
+  LazyRuntime runtime(options_with_module());
+  const std::string identity = runtime.identity();
+  if (saved != nullptr) {
+    ::setenv("LD_LIBRARY_PATH", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("LD_LIBRARY_PATH");
+  }
+  // "CPython " and Py_GetVersion(): the version, then the build in parentheses.
+  EXPECT_EQ(identity.rfind("CPython 3.", 0), 0U) << identity;
+  EXPECT_NE(identity.find('('), std::string::npos) << identity;
+  EXPECT_EQ(identity.find(" library "), std::string::npos) << identity;
+  EXPECT_NE(identity.find(" module "), std::string::npos) << identity;
+  EXPECT_TRUE(runtime.loaded());
+}
+
+} // namespace
+} // namespace fib::python
