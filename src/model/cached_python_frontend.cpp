@@ -106,7 +106,8 @@ std::optional<std::optional<PythonSyntaxError>> decode_expression(std::string_vi
 
 CachedPythonFrontend::CachedPythonFrontend(PythonFrontend& inner, ResultCache& cache)
     : m_inner(inner), m_cache(cache) {
-  if (m_inner.identity().empty() || !m_cache.enabled()) {
+  // The cache first: asking the identity may load the interpreter (python::LazyRuntime).
+  if (!m_cache.enabled() || m_inner.identity().empty()) {
     return; // nothing is cached
   }
   detail::ByteWriter prefix;

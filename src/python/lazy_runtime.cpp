@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <system_error>
 
 // Defined by src/python/CMakeLists.txt and cmake/FibInstall.cmake:
 //   FIB_PYTHON_LIBRARY               the libpython the build linked the module with (real path)
-//   FIB_PYTHON_VERSION               its PY_VERSION ("3.11.2")
+//   FIB_PYTHON_VERSION               its Python version ("3.11.2")
+//   FIB_PYTHON_MODULE_TOKEN          this build's token (module_abi.hpp)
 //   FIB_PYTHON_MODULE_FROM_BINDIR    where `cmake --install` puts the module relative to fib
 
 namespace fib::python {
@@ -25,11 +27,6 @@ Diagnostic unavailable(std::string message, std::string hint = {}) {
   Diagnostic d = make_diagnostic(codes::k_python_unavailable, std::move(message));
   d.hint = std::move(hint);
   return d;
-}
-
-bool environment_set(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0';
 }
 
 // "device:inode:size:modified:changed" of `path`, "" when it cannot be stat()ed.
@@ -42,16 +39,28 @@ std::string fingerprint(const std::filesystem::path& path) {
                      status->modified_ns, status->changed_ns);
 }
 
+// Whether two paths name the same file (device and inode).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  const std::optional<FileStatus> x = file_status(a);
+  const std::optional<FileStatus> y = file_status(b);
+  return x && y && x->device == y->device && x->inode == y->inode;
+}
+
 std::string dl_error() {
   const char* error = ::dlerror();
   return error != nullptr ? std::string(error) : std::string("unknown error");
 }
+
+constexpr const char* k_module_hint = "reinstall fib (its Python module is installed with it), or "
+                                      "set FIB_PYTHON_MODULE to this fib's fib-python.so";
 
 } // namespace
 
 struct LazyRuntime::Loaded {
   const detail::ModuleFunctions* functions = nullptr;
   PythonFrontend* runtime = nullptr;
+  std::filesystem::path library; // the libpython the module's calls go to
+  std::string library_print;     // its fingerprint, taken when it was loaded
 
   Loaded() = default;
   Loaded(const Loaded&) = delete;
@@ -90,14 +99,21 @@ LazyRuntime::LazyRuntime(LazyRuntimeOptions options) : m_options(std::move(optio
       m_options.module = std::move(*found);
     }
   }
+  if (!m_options.module.empty()) {
+    // dlopen() searches the library path for a name without a slash; fib means the file.
+    std::error_code ec;
+    if (auto absolute = std::filesystem::absolute(m_options.module, ec); !ec) {
+      m_options.module = std::move(absolute);
+    }
+  }
 }
 
 LazyRuntime::~LazyRuntime() = default;
 
 std::optional<std::filesystem::path> LazyRuntime::pinned_python_library() {
   const std::filesystem::path library = FIB_PYTHON_LIBRARY;
-  if (library.empty() || !library.is_absolute() || environment_set("LD_LIBRARY_PATH") ||
-      environment_set("LD_PRELOAD")) {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (library.empty() || !library.is_absolute() || (preload != nullptr && *preload != '\0')) {
     return std::nullopt;
   }
   std::error_code ec;
@@ -111,30 +127,45 @@ bool LazyRuntime::loaded() const {
   return m_loaded != nullptr;
 }
 
+void LazyRuntime::take_prints() const {
+  if (m_prints) {
+    return;
+  }
+  Prints prints;
+  prints.module = m_options.module.empty() ? "" : fingerprint(m_options.module);
+  if (const auto library = pinned_python_library()) {
+    prints.library_path = *library;
+    prints.library = fingerprint(*library);
+  }
+  m_prints = std::move(prints);
+}
+
 std::string LazyRuntime::identity() const {
   if (m_identity) {
     return *m_identity;
   }
-  // The module's code answers too (the helper is in it), and a rebuild of the module alone
-  // leaves fib's own build identity as it was.
-  const std::string module_print = m_options.module.empty() ? "" : fingerprint(m_options.module);
-  if (module_print.empty()) {
+  take_prints();
+  if (m_prints->module.empty()) {
     m_identity = std::string(); // no module: nothing answers, nothing is cached
-    return *m_identity;
-  }
-  if (const auto library = pinned_python_library()) {
-    if (std::string library_print = fingerprint(*library); !library_print.empty()) {
-      m_identity = fmt::format("CPython {} library {} {} module {}", FIB_PYTHON_VERSION,
-                               library->string(), library_print, module_print);
-      m_library_fingerprint = std::move(library_print);
-      return *m_identity;
+  } else if (!m_loaded && !m_prints->library.empty()) {
+    // Pinned: known from the files alone.
+    m_identity = fmt::format("CPython {} library {} {} module {}", FIB_PYTHON_VERSION,
+                             m_prints->library_path.string(), m_prints->library, m_prints->module);
+  } else {
+    // What the loaded interpreter says (the module loads now, if it has not).
+    auto* self = const_cast<LazyRuntime*>(this);
+    if (const Expected<PythonFrontend*> runtime = self->ensure_loaded(); !runtime) {
+      m_identity = std::string();
+    } else if (!m_prints->library.empty()) {
+      m_identity =
+          fmt::format("CPython {} library {} {} module {}", FIB_PYTHON_VERSION,
+                      m_prints->library_path.string(), m_prints->library, m_prints->module);
+    } else {
+      m_identity =
+          fmt::format("{} library {} {} module {}", (*runtime)->identity(),
+                      m_loaded->library.string(), m_loaded->library_print, m_prints->module);
     }
   }
-  // Nothing pinned: what the loaded interpreter says (the module loads now).
-  auto* self = const_cast<LazyRuntime*>(this);
-  const Expected<PythonFrontend*> runtime = self->ensure_loaded();
-  m_identity =
-      runtime ? fmt::format("{} module {}", (*runtime)->identity(), module_print) : std::string();
   return *m_identity;
 }
 
@@ -149,51 +180,57 @@ Expected<PythonFrontend*> LazyRuntime::ensure_loaded() {
     m_load_error = d;
     return unexpected(std::move(d));
   };
-  const char* const hint = "reinstall fib (its Python module is installed with it), or set "
-                           "FIB_PYTHON_MODULE to fib's fib-python.so";
   if (m_options.module.empty()) {
     return fail(unavailable(
         "cannot start the embedded Python: fib's Python module (fib-python.so) is not installed "
         "next to fib",
-        hint));
+        k_module_hint));
   }
-  // The pinned library first, by its path: the module's dependency on libpython is then that
-  // library, already loaded. Global, as the module: the standard library's extension modules
-  // take the interpreter's symbols from the global scope.
-  if (const auto library = pinned_python_library()) {
-    if (::dlopen(library->c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      return fail(unavailable(fmt::format("cannot start the embedded Python: cannot load {}: {}",
-                                          library->string(), dl_error())));
-    }
-    if (!m_library_fingerprint.empty() && fingerprint(*library) != m_library_fingerprint) {
-      return fail(
-          unavailable(fmt::format("cannot start the embedded Python: {} changed while fib ran",
-                                  library->string()),
-                      "run fib again"));
-    }
-  } else if (!m_library_fingerprint.empty()) {
-    // The identity named a pinned library that is no longer the one to load.
-    return fail(unavailable("cannot start the embedded Python: the Python library fib uses "
-                            "changed while fib ran",
-                            "run fib again"));
+  // The files as the identity names them (or will): compared again once they are loaded.
+  take_prints();
+  const Prints& prints = *m_prints;
+  // The pinned library first, by its path: the module's dependency on libpython (by its soname)
+  // is then that library, already loaded. Global, as the module: the standard library's
+  // extension modules take the interpreter's symbols from the global scope.
+  if (!prints.library_path.empty() &&
+      ::dlopen(prints.library_path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    return fail(unavailable(fmt::format("cannot start the embedded Python: cannot load {}: {}",
+                                        prints.library_path.string(), dl_error())));
   }
   void* module = ::dlopen(m_options.module.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (module == nullptr) {
     return fail(unavailable(fmt::format("cannot start the embedded Python: cannot load {}: {}",
                                         m_options.module.string(), dl_error()),
-                            hint));
+                            k_module_hint));
   }
   void* entry = ::dlsym(module, detail::k_module_entry);
   const detail::ModuleFunctions* functions =
       entry != nullptr ? reinterpret_cast<detail::ModuleEntry>(entry)() : nullptr;
-  if (functions == nullptr || functions->abi != detail::k_module_abi) {
+  if (functions == nullptr || functions->abi != detail::k_module_abi ||
+      functions->build_token == nullptr ||
+      std::strcmp(functions->build_token, FIB_PYTHON_MODULE_TOKEN) != 0) {
     return fail(unavailable(
         fmt::format("cannot start the embedded Python: {} is not this fib's Python module",
                     m_options.module.string()),
-        hint));
+        k_module_hint));
+  }
+  const std::filesystem::path library = functions->library_path();
+  if (!prints.library_path.empty() && !same_file(library, prints.library_path)) {
+    return fail(unavailable(
+        fmt::format("cannot start the embedded Python: {} runs on {}, not on {}",
+                    m_options.module.string(), library.string(), prints.library_path.string()),
+        k_module_hint));
+  }
+  // A file replaced between the identity and the load would answer under another's name.
+  if (fingerprint(m_options.module) != prints.module ||
+      (!prints.library_path.empty() && fingerprint(prints.library_path) != prints.library)) {
+    return fail(unavailable("cannot start the embedded Python: its files changed while fib ran",
+                            "run fib again"));
   }
   auto loaded = std::make_unique<Loaded>();
   loaded->functions = functions;
+  loaded->library = library;
+  loaded->library_print = fingerprint(library);
   loaded->runtime = functions->create(m_options.runtime);
   m_loaded = std::move(loaded);
   return m_loaded->runtime;

@@ -25,8 +25,8 @@ std::string bound_library_path() {
   return info.dli_fname;
 }
 
-constexpr ModuleFunctions k_functions{k_module_abi, &create_runtime, &destroy_runtime,
-                                      &bound_library_path};
+constexpr ModuleFunctions k_functions{k_module_abi, FIB_PYTHON_MODULE_TOKEN, &create_runtime,
+                                      &destroy_runtime, &bound_library_path};
 
 } // namespace
 } // namespace fib::python::detail

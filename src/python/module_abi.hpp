@@ -15,17 +15,20 @@ namespace fib::python::detail {
 // --- Interface ---
 
 // The one symbol the module exports: a C function of type ModuleEntry, named k_module_entry.
-// Each build of the module answers with its own k_module_abi; the loader refuses any other.
+// k_module_abi numbers the layout of ModuleFunctions; the build token (FIB_PYTHON_MODULE_TOKEN,
+// drawn at random each time CMake configures the build, given to both sides) tells this build's
+// module from any other's, whose types may differ. The loader refuses a module with another.
 inline constexpr char k_module_entry[] = "fib_python_module_entry_v1";
-inline constexpr int k_module_abi = 1;
+inline constexpr int k_module_abi = 2;
 
 struct ModuleFunctions {
-  int abi = 0;
+  int abi = 0; // k_module_abi; first, whatever the layout
+  const char* build_token = nullptr;
   // A new Runtime (not started) with `options`; never null.
   PythonFrontend* (*create)(const RuntimeOptions& options) = nullptr;
   // Destroys what `create` returned (finalising the interpreter if it started).
   void (*destroy)(PythonFrontend* runtime) = nullptr;
-  // The path of the libpython the module is bound to (dladdr of Py_GetVersion), "" if unknown.
+  // The path of the libpython the module's calls go to (dladdr of Py_GetVersion), "" if unknown.
   std::string (*library_path)() = nullptr;
 };
 

@@ -385,9 +385,12 @@ DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport&
   run.evaluate.iterations = 5;
   run.evaluate.cache = default_build_cache();
   run.evaluate.dataset_root = options.root;
-  run.cache =
-      dataset_cache(options.cache, python.identity(), root, report.config.checks, options.gpu,
-                    options.runner != nullptr ? UsesWorker::yes : UsesWorker::no);
+  const UsesWorker uses_worker = options.runner != nullptr ? UsesWorker::yes : UsesWorker::no;
+  // The identity only when the cache can be used: asking it may load the interpreter.
+  const bool cacheable =
+      options.cache != nullptr && options.cache->enabled() && uses_worker == UsesWorker::no;
+  run.cache = dataset_cache(options.cache, cacheable ? python.identity() : std::string(), root,
+                            report.config.checks, options.gpu, uses_worker);
   return run;
 }
 

@@ -131,8 +131,9 @@ def run_case(fib, case, scratch) -> int:
     env = dict(os.environ)
     # What a CI runner or a terminal sets must not reach a case unless its env file sets it: the
     # GitHub workspace changes annotation paths, a step summary would be appended to.
+    # FIB_PYTHON_MODULE would load another fib's Python module.
     for key in ("GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR",
-                "CLICOLOR_FORCE"):
+                "CLICOLOR_FORCE", "FIB_PYTHON_MODULE"):
         env.pop(key, None)
     # Each case starts with an empty result cache of its own (a case's env file may override it).
     env["FIB_CACHE_DIR"] = os.path.join(scratch, "fib-cache")

@@ -110,7 +110,8 @@ def main():
         check_layout(check, prefix, source, worker_built)
 
         env = {key: value for key, value in os.environ.items()
-               if key not in ("FIB_WORKER", "FIB_DATASET_PATH", "FIB_CACHE_PATH")}
+               if key not in ("FIB_WORKER", "FIB_PYTHON_MODULE", "FIB_DATASET_PATH",
+                              "FIB_CACHE_PATH")}
         env["HOME"] = scratch
         fib = os.path.join(prefix, "bin", "fib")
         dataset = os.path.join(source, "examples", "dataset")

@@ -42,22 +42,26 @@ public:
   void after_fork(ForkSide side) override;
 
   // What keys cached answers, known without loading anything when the library is pinned (see
-  // pinned_python_library): the build's Python version and the stat() identity (device, inode,
-  // size, modification and status-change times) of the pinned libpython. Otherwise the module is
-  // loaded and it starts with Runtime::identity() ("CPython " and Py_GetVersion()). Both end with
-  // the module's stat() identity (its code answers too), so a replaced or rewritten library or
-  // module changes it. "" when there is no module or it cannot be loaded (nothing is cached
-  // then). The same answer for the life of the object; once the module is loaded, a pinned
-  // library that no longer matches the identity given before is refused (`python.unavailable`).
+  // pinned_python_library): the build's Python version, the pinned libpython's path and stat()
+  // identity (device, inode, size, modification and status-change times), and the module's
+  // stat() identity (its code answers too). Otherwise the module is loaded to ask it: its
+  // Runtime::identity() ("CPython " and Py_GetVersion()), the path and stat() identity of the
+  // libpython its calls go to, and the module's. So a replaced or rewritten library or module
+  // changes it. "" when there is no module, or nothing is pinned and the module cannot be loaded
+  // (nothing is cached then; a pinned identity with a broken module gives only failed answers,
+  // which are not cached either). The same answer for the life of the object. Loading checks
+  // the files against what the identity named, taken before: a module or pinned library that
+  // changed in between, a module from another build of fib, or one whose calls go to another
+  // libpython than the pinned one is refused (`python.unavailable`).
   std::string identity() const override;
 
   // True once the module is loaded (the interpreter itself starts on the first check).
   bool loaded() const;
 
-  // The libpython fib loads by its absolute path before the module: the one fib was built with,
-  // as long as nothing in the environment could make the dynamic loader pick another (neither
-  // LD_LIBRARY_PATH nor LD_PRELOAD is set) and it exists. nullopt: the loader's own search picks
-  // it, as for any dependency of the module.
+  // The libpython fib loads by its absolute path before the module (so the module's dependency on
+  // it is met by that file, whatever LD_LIBRARY_PATH says): the one fib was built with, when it
+  // exists and LD_PRELOAD is not set (a preloaded library could be another libpython). nullopt:
+  // the loader's own search picks it, as for any dependency of the module.
   static std::optional<std::filesystem::path> pinned_python_library();
 
 private:
@@ -68,9 +72,17 @@ private:
   LazyRuntimeOptions m_options;
   std::unique_ptr<Loaded> m_loaded;
   std::optional<Diagnostic> m_load_error;
+  // The stat() identities of the module and of the pinned library (if any), taken once, by
+  // whichever comes first of identity() and the load; "" for a file that cannot be stat()ed.
+  struct Prints {
+    std::string module;
+    std::filesystem::path library_path; // empty when nothing is pinned
+    std::string library;
+  };
+  void take_prints() const;
+
+  mutable std::optional<Prints> m_prints;
   mutable std::optional<std::string> m_identity;
-  // The library's stat() identity that m_identity names; empty when it names none.
-  mutable std::string m_library_fingerprint;
 };
 
 // Where fib's Python module is: $FIB_PYTHON_MODULE when set, else next to the program in the

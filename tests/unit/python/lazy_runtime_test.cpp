@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -126,7 +127,7 @@ TEST(LazyRuntime, ASharedObjectThatIsNotFibsModuleIsRefused) {
 
 TEST(LazyRuntime, TheIdentityChangesWithTheModuleFile) {
   if (!LazyRuntime::pinned_python_library()) {
-    GTEST_SKIP() << "LD_LIBRARY_PATH or LD_PRELOAD is set: the identity comes from the module";
+    GTEST_SKIP() << "LD_PRELOAD is set: the identity comes from the module";
   }
   ScratchDirectory scratch;
   ASSERT_FALSE(scratch.path().empty());
@@ -143,24 +144,79 @@ TEST(LazyRuntime, TheIdentityChangesWithTheModuleFile) {
   EXPECT_FALSE(after.empty());
 }
 
-TEST(LazyRuntime, WithTheLoadersSearchInPlayTheIdentityIsTheInterpretersOwn) {
-  const char* const saved = std::getenv("LD_LIBRARY_PATH");
-  const std::string saved_value = saved != nullptr ? saved : "";
-  ::setenv("LD_LIBRARY_PATH", "/nonexistent-fib-test", 1);
-  EXPECT_FALSE(LazyRuntime::pinned_python_library().has_value());
-  LazyRuntime runtime(options_with_module());
-  const std::string identity = runtime.identity();
-  if (saved != nullptr) {
-    ::setenv("LD_LIBRARY_PATH", saved_value.c_str(), 1);
-  } else {
-    ::unsetenv("LD_LIBRARY_PATH");
+// Sets an environment variable for the life of the object, then restores it.
+class ScopedEnvironment {
+public:
+  ScopedEnvironment(const char* name, const char* value) : m_name(name) {
+    if (const char* old = std::getenv(name); old != nullptr) {
+      m_old = old;
+    }
+    ::setenv(name, value, 1);
   }
-  // "CPython " and Py_GetVersion(): the version, then the build in parentheses.
+  ~ScopedEnvironment() {
+    if (m_old) {
+      ::setenv(m_name, m_old->c_str(), 1);
+    } else {
+      ::unsetenv(m_name);
+    }
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+TEST(LazyRuntime, LdLibraryPathKeepsThePinnedLibrary) {
+  // The pinned library is loaded by its path, which LD_LIBRARY_PATH does not change.
+  const auto before = LazyRuntime::pinned_python_library();
+  const ScopedEnvironment search("LD_LIBRARY_PATH", "/nonexistent-fib-test");
+  EXPECT_EQ(LazyRuntime::pinned_python_library(), before);
+}
+
+TEST(LazyRuntime, WithAPreloadTheIdentityIsTheInterpretersOwn) {
+  std::string identity;
+  bool loaded = false;
+  {
+    // Only read by fib here: this process has no child the value could reach.
+    const ScopedEnvironment preload("LD_PRELOAD", "/nonexistent-fib-test.so");
+    EXPECT_FALSE(LazyRuntime::pinned_python_library().has_value());
+    LazyRuntime runtime(options_with_module());
+    identity = runtime.identity();
+    loaded = runtime.loaded();
+  }
+  // "CPython " and Py_GetVersion() (the version, then the build in parentheses), the libpython
+  // the module's calls go to, and the module.
   EXPECT_EQ(identity.rfind("CPython 3.", 0), 0U) << identity;
   EXPECT_NE(identity.find('('), std::string::npos) << identity;
-  EXPECT_EQ(identity.find(" library "), std::string::npos) << identity;
+  EXPECT_NE(identity.find(" library /"), std::string::npos) << identity;
+  EXPECT_NE(identity.find("libpython"), std::string::npos) << identity;
   EXPECT_NE(identity.find(" module "), std::string::npos) << identity;
-  EXPECT_TRUE(runtime.loaded());
+  EXPECT_TRUE(loaded);
+}
+
+TEST(LazyRuntime, AModuleThatChangedSinceTheIdentityIsRefused) {
+  if (!LazyRuntime::pinned_python_library()) {
+    GTEST_SKIP() << "LD_PRELOAD is set: the identity comes from loading the module";
+  }
+  ScratchDirectory scratch;
+  ASSERT_FALSE(scratch.path().empty());
+  const std::filesystem::path copy = scratch.path() / "fib-python.so";
+  std::filesystem::copy_file(FIB_TEST_PYTHON_MODULE, copy);
+  LazyRuntime runtime(options_with_module(copy));
+  const std::string identity = runtime.identity();
+  ASSERT_FALSE(identity.empty());
+  // Replaced (the same bytes, a new file) after the identity named it.
+  const std::filesystem::path other = scratch.path() / "other.so";
+  std::filesystem::copy_file(copy, other);
+  std::filesystem::rename(other, copy);
+  const Expected<std::optional<PythonSyntaxError>> result = runtime.check_expression("1");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code, codes::k_python_unavailable);
+  EXPECT_NE(result.error().message.find("changed while fib ran"), std::string::npos)
+      << result.error().message;
+  EXPECT_EQ(runtime.identity(), identity);
 }
 
 } // namespace
