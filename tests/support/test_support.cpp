@@ -79,6 +79,25 @@ std::filesystem::path corpus_dir() {
   return std::filesystem::is_directory(dir, ec) ? dir.lexically_normal() : std::filesystem::path{};
 }
 
+ScopedVariable::ScopedVariable(const char* name, const char* value) : m_name(name) {
+  if (const char* old = std::getenv(name)) {
+    m_old = old;
+  }
+  if (value != nullptr) {
+    ::setenv(name, value, 1);
+  } else {
+    ::unsetenv(name);
+  }
+}
+
+ScopedVariable::~ScopedVariable() {
+  if (m_old) {
+    ::setenv(m_name, m_old->c_str(), 1);
+  } else {
+    ::unsetenv(m_name);
+  }
+}
+
 TempDir::TempDir() {
   static std::atomic<int> counter{0};
   const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();

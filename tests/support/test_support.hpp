@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +73,20 @@ public:
 private:
   std::uint64_t m_saved_soft = 0;
   void (*m_saved_handler)(int) = nullptr;
+};
+
+// Sets an environment variable (unsets it for a null `value`) for the life of the object, then
+// restores what it was.
+class ScopedVariable {
+public:
+  ScopedVariable(const char* name, const char* value);
+  ~ScopedVariable();
+  ScopedVariable(const ScopedVariable&) = delete;
+  ScopedVariable& operator=(const ScopedVariable&) = delete;
+
+private:
+  const char* m_name;
+  std::optional<std::string> m_old;
 };
 
 // A fresh directory under the system temp dir, removed on destruction unless the test failed.

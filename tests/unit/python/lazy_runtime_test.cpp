@@ -5,18 +5,17 @@
 #include <fib/base/codes.hpp>
 #include <fib/python/lazy_runtime.hpp>
 
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace fib::python {
 namespace {
@@ -33,25 +32,6 @@ bool libpython_mapped() {
   const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
   return text.find("libpython") != std::string::npos;
 }
-
-class ScratchDirectory {
-public:
-  ScratchDirectory() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "fib-lazy-runtime-XXXXXX").string();
-    m_path = ::mkdtemp(pattern.data()) != nullptr ? std::filesystem::path(pattern) : "";
-  }
-  ~ScratchDirectory() {
-    std::error_code ec;
-    std::filesystem::remove_all(m_path, ec);
-  }
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-  const std::filesystem::path& path() const { return m_path; }
-
-private:
-  std::filesystem::path m_path;
-};
 
 TEST(LazyRuntime, NothingOfPythonIsLoadedUntilACheckNeedsIt) {
   if (libpython_mapped()) {
@@ -99,8 +79,7 @@ TEST(LazyRuntime, AMissingModuleIsUnavailableAndCachesNothing) {
 }
 
 TEST(LazyRuntime, AFileThatIsNotAModuleIsUnavailable) {
-  ScratchDirectory scratch;
-  ASSERT_FALSE(scratch.path().empty());
+  const testing::TempDir scratch;
   const std::filesystem::path text = scratch.path() / "fib-python.so";
   std::ofstream(text) << "not a shared object\n";
   LazyRuntime runtime(options_with_module(text));
@@ -129,8 +108,7 @@ TEST(LazyRuntime, TheIdentityChangesWithTheModuleFile) {
   if (!LazyRuntime::pinned_python_library()) {
     GTEST_SKIP() << "LD_PRELOAD is set: the identity comes from the module";
   }
-  ScratchDirectory scratch;
-  ASSERT_FALSE(scratch.path().empty());
+  const testing::TempDir scratch;
   const std::filesystem::path copy = scratch.path() / "fib-python.so";
   std::filesystem::copy_file(FIB_TEST_PYTHON_MODULE, copy);
   const std::string before = LazyRuntime(options_with_module(copy)).identity();
@@ -144,34 +122,10 @@ TEST(LazyRuntime, TheIdentityChangesWithTheModuleFile) {
   EXPECT_FALSE(after.empty());
 }
 
-// Sets an environment variable for the life of the object, then restores it.
-class ScopedEnvironment {
-public:
-  ScopedEnvironment(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name); old != nullptr) {
-      m_old = old;
-    }
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnvironment() {
-    if (m_old) {
-      ::setenv(m_name, m_old->c_str(), 1);
-    } else {
-      ::unsetenv(m_name);
-    }
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
-private:
-  const char* m_name;
-  std::optional<std::string> m_old;
-};
-
 TEST(LazyRuntime, LdLibraryPathKeepsThePinnedLibrary) {
   // The pinned library is loaded by its path, which LD_LIBRARY_PATH does not change.
   const auto before = LazyRuntime::pinned_python_library();
-  const ScopedEnvironment search("LD_LIBRARY_PATH", "/nonexistent-fib-test");
+  const testing::ScopedVariable search("LD_LIBRARY_PATH", "/nonexistent-fib-test");
   EXPECT_EQ(LazyRuntime::pinned_python_library(), before);
 }
 
@@ -180,7 +134,7 @@ TEST(LazyRuntime, WithAPreloadTheIdentityIsTheInterpretersOwn) {
   bool loaded = false;
   {
     // Only read by fib here: this process has no child the value could reach.
-    const ScopedEnvironment preload("LD_PRELOAD", "/nonexistent-fib-test.so");
+    const testing::ScopedVariable preload("LD_PRELOAD", "/nonexistent-fib-test.so");
     EXPECT_FALSE(LazyRuntime::pinned_python_library().has_value());
     LazyRuntime runtime(options_with_module());
     identity = runtime.identity();
@@ -200,8 +154,7 @@ TEST(LazyRuntime, AModuleThatChangedSinceTheIdentityIsRefused) {
   if (!LazyRuntime::pinned_python_library()) {
     GTEST_SKIP() << "LD_PRELOAD is set: the identity comes from loading the module";
   }
-  ScratchDirectory scratch;
-  ASSERT_FALSE(scratch.path().empty());
+  const testing::TempDir scratch;
   const std::filesystem::path copy = scratch.path() / "fib-python.so";
   std::filesystem::copy_file(FIB_TEST_PYTHON_MODULE, copy);
   LazyRuntime runtime(options_with_module(copy));

@@ -551,38 +551,10 @@ TEST(ResultCache, AKillDuringCommitLosesOnlyTheNewEntries) {
   EXPECT_TRUE(notes.items().empty());
 }
 
-// Restores an environment variable when it goes out of scope.
-class ScopedVariable {
-public:
-  ScopedVariable(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name)) {
-      m_old = old;
-    }
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedVariable() {
-    if (m_old) {
-      ::setenv(m_name, m_old->c_str(), 1);
-    } else {
-      ::unsetenv(m_name);
-    }
-  }
-  ScopedVariable(const ScopedVariable&) = delete;
-  ScopedVariable& operator=(const ScopedVariable&) = delete;
-
-private:
-  const char* m_name;
-  std::optional<std::string> m_old;
-};
-
 TEST(ResultCache, DefaultDirectoryFollowsTheEnvironment) {
-  ScopedVariable fib("FIB_CACHE_DIR", "/tmp/fib-cache");
-  ScopedVariable xdg("XDG_CACHE_HOME", "/xdg");
-  ScopedVariable home("HOME", "/home/someone");
+  testing::ScopedVariable fib("FIB_CACHE_DIR", "/tmp/fib-cache");
+  testing::ScopedVariable xdg("XDG_CACHE_HOME", "/xdg");
+  testing::ScopedVariable home("HOME", "/home/someone");
   EXPECT_EQ(default_cache_directory(), fs::path("/tmp/fib-cache"));
   ::setenv("FIB_CACHE_DIR", "", 1);
   EXPECT_EQ(default_cache_directory(), fs::path("/xdg/fib"));
