@@ -1,6 +1,7 @@
 #include "fib/python/lazy_runtime.hpp"
 
 #include "module_abi.hpp"
+#include "unavailable.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
@@ -23,11 +24,7 @@
 namespace fib::python {
 namespace {
 
-Diagnostic unavailable(std::string message, std::string hint = {}) {
-  Diagnostic d = make_diagnostic(codes::k_python_unavailable, std::move(message));
-  d.hint = std::move(hint);
-  return d;
-}
+using detail::unavailable;
 
 // "device:inode:size:modified:changed" of `path`, "" when it cannot be stat()ed.
 std::string fingerprint(const std::filesystem::path& path) {

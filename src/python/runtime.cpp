@@ -4,6 +4,7 @@
 
 #include "python_helper_code.hpp"
 #include "python_helper_source.hpp"
+#include "unavailable.hpp"
 
 #include <fmt/format.h>
 #include <pybind11/embed.h>
@@ -19,13 +20,9 @@ namespace pyb = pybind11;
 namespace fib::python {
 namespace {
 
-std::atomic<bool> g_interpreter_claimed{false};
+using detail::unavailable;
 
-Diagnostic unavailable(std::string message, std::string hint = {}) {
-  Diagnostic d = make_diagnostic(codes::k_python_unavailable, std::move(message));
-  d.hint = std::move(hint);
-  return d;
-}
+std::atomic<bool> g_interpreter_claimed{false};
 
 PythonSyntaxError to_syntax_error(const pyb::tuple& result) {
   PythonSyntaxError error;
