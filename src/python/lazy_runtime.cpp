@@ -144,24 +144,18 @@ std::string LazyRuntime::identity() const {
   take_prints();
   if (m_prints->module.empty()) {
     m_identity = std::string(); // no module: nothing answers, nothing is cached
-  } else if (!m_loaded && !m_prints->library.empty()) {
-    // Pinned: known from the files alone.
+  } else if (!m_prints->library.empty()) {
+    // Pinned: known from the files alone (a load compares them again).
     m_identity = fmt::format("CPython {} library {} {} module {}", FIB_PYTHON_VERSION,
                              m_prints->library_path.string(), m_prints->library, m_prints->module);
-  } else {
+  } else if (const Expected<PythonFrontend*> runtime =
+                 const_cast<LazyRuntime*>(this)->ensure_loaded();
+             runtime) {
     // What the loaded interpreter says (the module loads now, if it has not).
-    auto* self = const_cast<LazyRuntime*>(this);
-    if (const Expected<PythonFrontend*> runtime = self->ensure_loaded(); !runtime) {
-      m_identity = std::string();
-    } else if (!m_prints->library.empty()) {
-      m_identity =
-          fmt::format("CPython {} library {} {} module {}", FIB_PYTHON_VERSION,
-                      m_prints->library_path.string(), m_prints->library, m_prints->module);
-    } else {
-      m_identity =
-          fmt::format("{} library {} {} module {}", (*runtime)->identity(),
-                      m_loaded->library.string(), m_loaded->library_print, m_prints->module);
-    }
+    m_identity = fmt::format("{} library {} {} module {}", (*runtime)->identity(),
+                             m_loaded->library.string(), m_loaded->library_print, m_prints->module);
+  } else {
+    m_identity = std::string();
   }
   return *m_identity;
 }
