@@ -12,8 +12,6 @@
 #include <cmath>
 #include <dlfcn.h>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <string>
 
@@ -28,9 +26,7 @@ LazyRuntimeOptions options_with_module(std::filesystem::path module = FIB_TEST_P
 }
 
 bool libpython_mapped() {
-  std::ifstream maps("/proc/self/maps");
-  const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
-  return text.find("libpython") != std::string::npos;
+  return testing::read_file("/proc/self/maps").find("libpython") != std::string::npos;
 }
 
 TEST(LazyRuntime, NothingOfPythonIsLoadedUntilACheckNeedsIt) {
@@ -80,8 +76,7 @@ TEST(LazyRuntime, AMissingModuleIsUnavailableAndCachesNothing) {
 
 TEST(LazyRuntime, AFileThatIsNotAModuleIsUnavailable) {
   const testing::TempDir scratch;
-  const std::filesystem::path text = scratch.path() / "fib-python.so";
-  std::ofstream(text) << "not a shared object\n";
+  const std::filesystem::path text = scratch.write("fib-python.so", "not a shared object\n");
   LazyRuntime runtime(options_with_module(text));
   const Expected<SourceStructure> result = runtime.analyze_structure("x = 1\n");
   ASSERT_FALSE(result.has_value());
