@@ -155,9 +155,10 @@ private:
     if (listed->error) {
       return fail(directory, listed->error);
     }
-    for (const auto& [name, entry] : listed->entries) {
+    for (const DirectoryListing::Entry& listed_entry : listed->entries) {
+      const std::string& name = listed_entry.name;
       std::error_code status_ec;
-      const fs::file_status status = detail::listed_status(entry, status_ec);
+      const fs::file_status status = detail::listed_status(directory, listed_entry, status_ec);
       if (status_ec == std::errc::no_such_file_or_directory) {
         // Gone since the listing (another process's atomic write renamed its temporary file
         // away): not part of the tree any more, and no failure to list it.
@@ -175,10 +176,11 @@ private:
         continue;
       }
       components.push_back(name);
-      consider(entry.path(), status, components);
+      const fs::path path = directory / name;
+      consider(path, status, components);
       bool go_on = true;
       if (fs::is_directory(status) && descends_below(components.size())) {
-        go_on = walk_directory(entry.path(), components);
+        go_on = walk_directory(path, components);
       }
       components.pop_back();
       if (!go_on) {

@@ -1,17 +1,76 @@
 #include "fib/util/directory_listings.hpp"
 
+#include <dirent.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <exception>
+#include <string_view>
 #include <utility>
 
 namespace fib {
 
+namespace {
+
+// The type readdir gave, without following a link; unknown where the file system gave none.
+std::filesystem::file_type listed_type(unsigned char d_type) {
+  using std::filesystem::file_type;
+  switch (d_type) {
+  case DT_REG:
+    return file_type::regular;
+  case DT_DIR:
+    return file_type::directory;
+  case DT_LNK:
+    return file_type::symlink;
+  case DT_FIFO:
+    return file_type::fifo;
+  case DT_SOCK:
+    return file_type::socket;
+  case DT_CHR:
+    return file_type::character;
+  case DT_BLK:
+    return file_type::block;
+  default:
+    return file_type::unknown;
+  }
+}
+
+// Closes the directory stream on every way out.
+struct DirectoryStream {
+  explicit DirectoryStream(DIR* opened) : dir(opened) {}
+  DIR* dir = nullptr;
+  DirectoryStream(const DirectoryStream&) = delete;
+  DirectoryStream& operator=(const DirectoryStream&) = delete;
+  ~DirectoryStream() {
+    if (dir != nullptr) {
+      ::closedir(dir);
+    }
+  }
+};
+
+} // namespace
+
 DirectoryListing list_directory_sorted(const std::filesystem::path& directory) {
   DirectoryListing listing;
-  std::filesystem::directory_iterator it(directory, listing.error);
-  for (; !listing.error && it != std::filesystem::directory_iterator();
-       it.increment(listing.error)) {
-    listing.entries.push_back({it->path().filename().native(), *it});
+  const DirectoryStream stream(::opendir(directory.c_str()));
+  if (stream.dir == nullptr) {
+    listing.error = std::error_code(errno, std::generic_category());
+    return listing;
+  }
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(stream.dir);
+    if (entry == nullptr) {
+      if (errno != 0) {
+        listing.error = std::error_code(errno, std::generic_category());
+      }
+      break;
+    }
+    const std::string_view name(entry->d_name);
+    if (name == "." || name == "..") {
+      continue;
+    }
+    listing.entries.push_back({std::string(name), listed_type(entry->d_type)});
   }
   std::sort(listing.entries.begin(), listing.entries.end(),
             [](const DirectoryListing::Entry& a, const DirectoryListing::Entry& b) {

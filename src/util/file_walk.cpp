@@ -38,18 +38,20 @@ public:
       m_out.errors.push_back(std::move(d));
     }
     // The listing is in byte order of the names; a subdirectory's files go where it stands.
-    for (const auto& [name, entry] : listing->entries) {
+    for (const DirectoryListing::Entry& entry : listing->entries) {
       std::error_code type_ec;
-      const fs::file_status status = listed_status(entry, type_ec);
+      const fs::file_status status = listed_status(directory, entry, type_ec);
       if (type_ec) {
         continue; // gone since the listing
       }
       if (fs::is_directory(status)) {
-        list(entry.path());
-      } else if (wanted(name, in_reports) &&
-                 (fs::is_regular_file(status) ||
-                  (fs::is_symlink(status) && entry.is_regular_file(type_ec)))) { // a link to one
-        m_out.files.push_back(entry.path());
+        list(directory / entry.name);
+      } else if (wanted(entry.name, in_reports)) {
+        fs::path path = directory / entry.name;
+        if (fs::is_regular_file(status) ||
+            (fs::is_symlink(status) && fs::is_regular_file(path, type_ec))) { // a link to one
+          m_out.files.push_back(std::move(path));
+        }
       }
     }
   }
@@ -82,22 +84,13 @@ private:
 
 } // namespace
 
-fs::file_status listed_status(const fs::directory_entry& entry, std::error_code& ec) {
+fs::file_status listed_status(const fs::path& directory, const DirectoryListing::Entry& entry,
+                              std::error_code& ec) {
   ec.clear();
-  // Each of these answers from the listed type when it is known (and not a link).
-  if (entry.is_symlink(ec)) {
-    return fs::file_status(fs::file_type::symlink);
+  if (entry.type != fs::file_type::unknown) {
+    return fs::file_status(entry.type);
   }
-  if (!ec && entry.is_directory(ec)) {
-    return fs::file_status(fs::file_type::directory);
-  }
-  if (!ec && entry.is_regular_file(ec)) {
-    return fs::file_status(fs::file_type::regular);
-  }
-  if (ec) {
-    return fs::file_status(fs::file_type::none);
-  }
-  return entry.symlink_status(ec);
+  return fs::symlink_status(directory / entry.name, ec);
 }
 
 FilesBelow list_files_below(const std::filesystem::path& directory,

@@ -12,12 +12,13 @@
 
 namespace fib::detail {
 
-// The status of a listed entry without following a link, as
-// std::filesystem::directory_entry::symlink_status gives it, but with the type the listing
-// already gave (readdir's d_type, kept by the entry) instead of a system call where the file
-// system gave one; only the type is filled in then. An entry that is gone since the listing may
-// still show its listed type (a later open reports it). Never throws.
-std::filesystem::file_status listed_status(const std::filesystem::directory_entry& entry,
+// The status of the entry listed in `directory`, without following a link, as
+// std::filesystem::symlink_status gives it, but with the type the listing already gave (readdir's
+// d_type) instead of a system call where the file system gave one; only the type is filled in
+// then. An entry that is gone since the listing may still show its listed type (a later open
+// reports it). Never throws.
+std::filesystem::file_status listed_status(const std::filesystem::path& directory,
+                                           const DirectoryListing::Entry& entry,
                                            std::error_code& ec);
 
 struct FilesBelow {

@@ -17,14 +17,16 @@ namespace fib {
 
 // --- Interface ---
 
-// One directory's entries, sorted by name (byte order), as far as they could be listed: on a
-// failure part way, `error` is set and `entries` holds what came before it. Each entry keeps the
-// type the listing gave (readdir's d_type), so asking it for its type costs no system call where
-// the file system gave one.
+// One directory's entries ("." and ".." left out), sorted by name (byte order), as far as they
+// could be listed: on a failure part way, `error` is set and `entries` holds what came before it.
+// Each entry is its name and the type the listing gave (readdir's d_type, not following a link),
+// so asking its type costs no system call where the file system gave one; `file_type::unknown`
+// where it gave none. An entry holds no path: a run lists thousands of them, and a path per entry
+// cost more than the listing's own system calls (bench/README.md).
 struct DirectoryListing {
   struct Entry {
     std::string name;
-    std::filesystem::directory_entry entry;
+    std::filesystem::file_type type = std::filesystem::file_type::unknown;
   };
   std::vector<Entry> entries;
   std::error_code error;
