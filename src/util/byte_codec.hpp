@@ -62,6 +62,8 @@ public:
 
   // False once any read ran past the end.
   bool ok() const { return m_ok; }
+  // The bytes not read yet.
+  std::size_t remaining() const { return m_rest.size(); }
   // True when everything was read and nothing failed.
   bool finished() const { return m_ok && m_rest.empty(); }
   // Marks the input as invalid (a decoded value out of range).

@@ -16,6 +16,10 @@ namespace {
 // Set in a category's first byte when the category ran.
 constexpr std::uint8_t k_category_ran = 1;
 
+// The fewest bytes one encoded message takes (encode_result): its level, the sizes of its code,
+// text and pointer, its file index and its line.
+constexpr std::size_t k_least_message_bytes = 1 + 4 + 4 + 4 + 4 + 4;
+
 template <class Enum> std::optional<Enum> decode_enum(detail::ByteReader& in, Enum last) {
   const std::uint8_t value = in.u8();
   if (!in.ok() || value > static_cast<std::uint8_t>(last)) {
@@ -68,7 +72,13 @@ std::optional<CheckResult> decode_result(detail::ByteReader& in,
   if (!status || !in.ok()) {
     return std::nullopt;
   }
+  if (count > in.remaining() / k_least_message_bytes) {
+    // More messages than the bytes left can hold: corrupt, and not a size to reserve.
+    in.fail();
+    return std::nullopt;
+  }
   result.status = *status;
+  result.messages.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
     const auto level = decode_enum(in, CheckLevel::error);
     const std::string_view code = in.str();

@@ -88,6 +88,34 @@ TEST(ReportCodec, DamagedBytesNeverDecode) {
   EXPECT_FALSE(decode_definition_report(in));
 }
 
+// A message count larger than the bytes left can hold is corrupt: it is refused before any
+// memory is set aside for it (a count of four billion would otherwise ask for 512 GB).
+TEST(ReportCodec, AMessageCountBeyondTheBytesNeverDecodes) {
+  for (const std::uint32_t count : {std::uint32_t{0xffffffff}, std::uint32_t{2}}) {
+    detail::ByteWriter out;
+    out.u8(0);  // status ok
+    out.u32(0); // no files
+    out.u8(1);  // the first category ran
+    out.u8(0);  // its status
+    out.u32(count);
+    // One whole message (level, code, text, file, line, pointer): room for one, not for two.
+    out.u8(0);
+    out.str("");
+    out.str("m");
+    out.u32(0);
+    out.u32(0);
+    out.str("");
+    for (int category = 1; category < 7; ++category) {
+      out.u8(0);
+    }
+    detail::ByteReader in(out.bytes());
+    std::optional<DefinitionReport> decoded;
+    EXPECT_NO_THROW(decoded = decode_definition_report(in)) << count;
+    EXPECT_FALSE(decoded) << count;
+    EXPECT_FALSE(in.ok()) << count;
+  }
+}
+
 TEST(ReportCodec, DiagnosticRoundTrips) {
   Diagnostic d = make_diagnostic(codes::k_python_unavailable, "no Python");
   d.file = "/a/b.json";
