@@ -30,10 +30,34 @@ constexpr std::uintmax_t k_max_json_bytes = std::uintmax_t{4} << 20;
 constexpr std::uintmax_t k_max_jsonl_bytes = std::uintmax_t{64} << 20;
 constexpr std::size_t k_max_examples = 3;
 
-// The part of `path` below `root`, split into components.
+// The part of `path` below `root`, split into components. A listed file's path is the root's
+// text, a '/' and the names below it joined by '/' (list_files_below builds it so): that is split
+// as text, without a path object per component. Any other spelling is taken apart by
+// lexically_relative.
 std::vector<std::string> components_below(const std::filesystem::path& root,
                                           const std::filesystem::path& path) {
   std::vector<std::string> out;
+  const std::string_view text = path.native();
+  const std::string_view prefix = root.native();
+  const bool slash_after_prefix = !prefix.empty() && prefix.back() == '/';
+  if (!prefix.empty() && text.starts_with(prefix) &&
+      (slash_after_prefix || (text.size() > prefix.size() && text[prefix.size()] == '/'))) {
+    std::string_view rest = text.substr(prefix.size() + (slash_after_prefix ? 0 : 1));
+    while (!rest.empty()) {
+      const std::size_t slash = rest.find('/');
+      const std::string_view part = rest.substr(0, slash);
+      if (part.empty() || part == "." || part == "..") {
+        out.clear(); // not as listed: lexically_relative below
+        break;
+      }
+      out.emplace_back(part);
+      if (slash == std::string_view::npos) {
+        return out;
+      }
+      rest.remove_prefix(slash + 1);
+    }
+  }
+  out.clear();
   for (const auto& part : path.lexically_relative(root)) {
     out.push_back(part.string());
   }

@@ -93,6 +93,24 @@ TEST(OldSchema, TheMessageCountsAndSaysWhatToRename) {
 // validate_dataset: one message per tree, first in the dataset section, an error when nothing
 // loaded (so the exit status is not "clean"); a root one level above the dataset says where the
 // dataset is instead of "0 definitions" and nothing else.
+// The files below the root are taken apart the same way however the root is spelt.
+TEST(OldSchema, TheSameSignsWhateverTheRootsSpelling) {
+  const TempDir dir;
+  write_old_tree(dir, "dataset/");
+  write_old_tree(dir);
+  for (const std::filesystem::path& root :
+       {dir.path(), dir.path() / "", dir.path() / ".", dir.path() / "dataset" / ".."}) {
+    const OldSchemaSigns signs = find_old_schema_signs(root);
+    EXPECT_EQ(signs.definitions_with_type, 2u) << root;
+    EXPECT_EQ(signs.capitalised_languages, 2u) << root;
+    EXPECT_EQ(signs.old_workload_files, 2u) << root;
+    EXPECT_EQ(signs.solution_string_lines, 4u) << root;
+    ASSERT_EQ(signs.nested_roots.size(), 1u) << root;
+    EXPECT_EQ(signs.nested_roots[0].lexically_normal(), (dir.path() / "dataset").lexically_normal())
+        << root;
+  }
+}
+
 TEST(OldSchema, ValidateSaysSoOncePerTree) {
   Dataset ds;
   ds.file("dataset/definitions/gemm/g.json", k_old_definition);
