@@ -176,11 +176,13 @@ private:
         continue;
       }
       components.push_back(name);
-      const fs::path path = directory / name;
-      consider(path, status, components);
+      fs::path path = directory / name;
       bool go_on = true;
       if (fs::is_directory(status) && descends_below(components.size())) {
+        consider(path, status, components);
         go_on = walk_directory(path, components);
+      } else {
+        consider(std::move(path), status, components);
       }
       components.pop_back();
       if (!go_on) {
@@ -190,7 +192,8 @@ private:
     return true;
   }
 
-  void consider(const fs::path& path, const fs::file_status& status,
+  // Records the entry at `path` (taken: an entry keeps it) as a match or as skipped, or drops it.
+  void consider(fs::path path, const fs::file_status& status,
                 const std::vector<std::string>& components) {
     const bool name_ok = name_matches(m_rules.name, components.back(), m_layout.extension);
     const bool depth_ok = m_rules.depth == DepthRule::any || components.size() == m_layout.depth;
@@ -201,7 +204,7 @@ private:
           fs::is_directory(status) || (fs::is_symlink(status) && fs::is_directory(path, ec));
       if (m_rules.unmatched == Unmatched::skipped_entry && !is_directory) {
         m_out.skipped.push_back(
-            {path, name_ok ? SkipReason::wrong_depth : SkipReason::wrong_extension});
+            {std::move(path), name_ok ? SkipReason::wrong_depth : SkipReason::wrong_extension});
       }
       return;
     }
@@ -221,7 +224,7 @@ private:
         return;
       }
       if (!fs::is_regular_file(status)) {
-        m_out.skipped.push_back({path, skip_reason_of(status)});
+        m_out.skipped.push_back({std::move(path), skip_reason_of(status)});
         return;
       }
       break;
@@ -231,7 +234,7 @@ private:
       relative += '/';
       relative += part;
     }
-    m_out.entries.push_back({path, components, fs::path(std::move(relative))});
+    m_out.entries.push_back({std::move(path), components, fs::path(std::move(relative))});
   }
 
   const TreeLayout& m_layout;

@@ -80,13 +80,13 @@ std::filesystem::path normalize_root(const std::filesystem::path& root) {
 DatasetScan scan_dataset(const std::filesystem::path& root, DirectoryListings* listings) {
   DatasetScan scan;
   for (ScannedFile& file : scan_for_validation(root, DatasetTree::definitions, listings, scan)) {
-    DefinitionFile entry{file, std::nullopt};
     if (auto it = scan.definitions.find(file.name); it != scan.definitions.end()) {
-      entry.duplicate_error = fmt::format("duplicate definition name: {} and {}",
+      std::string duplicate = fmt::format("duplicate definition name: {} and {}",
                                           it->second.file.path.string(), file.path.string());
-      it->second = std::move(entry);
+      it->second = DefinitionFile{std::move(file), std::move(duplicate)};
     } else {
-      scan.definitions.emplace(file.name, std::move(entry));
+      std::string name = file.name;
+      scan.definitions.emplace(std::move(name), DefinitionFile{std::move(file), std::nullopt});
     }
   }
   for (ScannedFile& file : scan_for_validation(root, DatasetTree::workloads, listings, scan)) {
