@@ -327,24 +327,6 @@ ReportConfig report_config(const ValidateDatasetOptions& options,
   return config;
 }
 
-// Target definitions: all, or the union of the filters; then this shard's part.
-std::vector<std::string> select_targets(const ValidateDatasetOptions& options,
-                                        const DatasetScan& scan) {
-  const auto listed = [](const std::vector<std::string>& list, const std::string& item) {
-    return std::find(list.begin(), list.end(), item) != list.end();
-  };
-  std::vector<std::string> targets;
-  const bool filtered = !options.op_types.empty() || !options.definitions.empty();
-  for (const auto& [name, entry] : scan.definitions) {
-    const bool selected = !filtered || listed(options.op_types, entry.file.op_type) ||
-                          listed(options.definitions, name);
-    if (selected && (!options.shard || shard_owns(*options.shard, name))) {
-      targets.push_back(name);
-    }
-  }
-  return targets;
-}
-
 // Where each target's files are (pointers into `scan`), in the old tool's order: solutions by
 // path, traces by author.
 std::vector<TargetFiles> gather_files(const std::vector<std::string>& targets,

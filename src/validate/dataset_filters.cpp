@@ -1,4 +1,5 @@
-// The --op-types and --definitions values that select nothing.
+// The target definitions the --op-types and --definitions filters select, and the values that
+// select nothing.
 
 #include <fib/base/codes.hpp>
 #include <fib/util/closest_match.hpp>
@@ -39,6 +40,23 @@ void check_values(std::string_view flag, std::string_view what,
 }
 
 } // namespace
+
+std::vector<std::string> select_targets(const ValidateDatasetOptions& options,
+                                        const DatasetScan& scan) {
+  const auto listed = [](const std::vector<std::string>& list, const std::string& item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+  };
+  std::vector<std::string> targets;
+  const bool filtered = !options.op_types.empty() || !options.definitions.empty();
+  for (const auto& [name, entry] : scan.definitions) {
+    const bool selected = !filtered || listed(options.op_types, entry.file.op_type) ||
+                          listed(options.definitions, name);
+    if (selected && (!options.shard || shard_owns(*options.shard, name))) {
+      targets.push_back(name);
+    }
+  }
+  return targets;
+}
 
 std::vector<Diagnostic> unmatched_filters(const ValidateDatasetOptions& options,
                                           const DatasetScan& scan,

@@ -127,6 +127,12 @@ std::vector<Diagnostic> unmatched_filters(const ValidateDatasetOptions& options,
                                           const DatasetScan& scan,
                                           const std::filesystem::path& root);
 
+// The names of the target definitions of `scan`, sorted: all of them, or those the filters select
+// (a definition whose op_type is one of options.op_types or whose name is one of
+// options.definitions); then, with options.shard, only those the shard owns (shard_owns).
+std::vector<std::string> select_targets(const ValidateDatasetOptions& options,
+                                        const DatasetScan& scan);
+
 // Validates the dataset, 64 target definitions at a time (so peak memory does not grow with the
 // dataset), and fills report.definition_files for every target. `python` runs the Python-exact
 // definition checks (when it cannot start, they are skipped and one python.unavailable diagnostic
