@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "finding_flags.hpp"
+#include "keep_until_exit.hpp"
 #include "option_checks.hpp"
 #include "render.hpp"
 #include "smoke_flags.hpp"
@@ -377,6 +378,7 @@ int run_dataset(const ValidateCommand& command, PythonFrontend& python) {
   print_dataset_ci_findings(command, report, plan->options.root, printed);
   DiagnosticCounts counts = environment.counts();
   counts += counted(command, count_findings(report));
+  keep_until_exit(std::move(report)); // the process ends next: the system frees it at once
   return exit_status(counts, settings->strictness);
 }
 
