@@ -1,5 +1,6 @@
 // Reading whole files, and splitting JSON Lines text the way Python's str.splitlines() does.
 
+#include "fib/io/file_fingerprint.hpp"
 #include "fib/io/json_io.hpp"
 
 #include "io/byte_scan.hpp"
@@ -161,6 +162,11 @@ std::optional<FileStatus> file_status(const std::filesystem::path& file) {
     return std::nullopt;
   }
   return file_status_of(info);
+}
+
+std::string stat_fingerprint(const FileStatus& status) {
+  return fmt::format("{} {} {} {} {} {}", status.device, status.inode, status.mode, status.size,
+                     status.modified_ns, status.changed_ns);
 }
 
 TextFile read_text_file_with_status(const std::filesystem::path& file, std::uintmax_t max_bytes) {

@@ -4,6 +4,7 @@
 #include "unavailable.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/io/file_fingerprint.hpp>
 #include <fib/io/json_io.hpp>
 
 #include <fmt/format.h>
@@ -26,14 +27,10 @@ namespace {
 
 using detail::unavailable;
 
-// "device:inode:size:modified:changed" of `path`, "" when it cannot be stat()ed.
+// The stat_fingerprint of `path`, "" when it cannot be stat()ed.
 std::string fingerprint(const std::filesystem::path& path) {
   const std::optional<FileStatus> status = file_status(path);
-  if (!status) {
-    return {};
-  }
-  return fmt::format("{}:{}:{}:{}:{}", status->device, status->inode, status->size,
-                     status->modified_ns, status->changed_ns);
+  return status ? stat_fingerprint(*status) : std::string();
 }
 
 // Whether two paths name the same file (device and inode).

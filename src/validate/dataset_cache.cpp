@@ -8,6 +8,7 @@
 #include "util/strings.hpp"
 #include "validate/report_codec.hpp"
 
+#include <fib/io/file_fingerprint.hpp>
 #include <fib/util/build_identity.hpp>
 
 #include <fmt/format.h>
@@ -79,9 +80,7 @@ struct FileStat {
 };
 
 FileStat file_stat_of(const FileStatus& st) {
-  return FileStat{fmt::format("{} {} {} {} {} {}", st.device, st.inode, st.mode, st.size,
-                              st.modified_ns, st.changed_ns),
-                  std::max(st.modified_ns, st.changed_ns)};
+  return FileStat{stat_fingerprint(st), std::max(st.modified_ns, st.changed_ns)};
 }
 
 FileStat stat_file(const std::filesystem::path& path) {

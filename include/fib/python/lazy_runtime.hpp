@@ -43,7 +43,7 @@ public:
 
   // What keys cached answers, known without loading anything when the library is pinned (see
   // pinned_python_library): the build's Python version, the pinned libpython's path and stat()
-  // identity (device, inode, size, modification and status-change times), and the module's
+  // identity (stat_fingerprint, fib/io/file_fingerprint.hpp), and the module's
   // stat() identity (its code answers too). Otherwise the module is loaded to ask it: its
   // Runtime::identity() ("CPython " and Py_GetVersion()), the path and stat() identity of the
   // libpython its calls go to, and the module's. So a replaced or rewritten library or module
