@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 #include <fcntl.h>
+#include <limits>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -390,11 +391,55 @@ Sha256Digest MappedPack::key_at(std::size_t index) const {
 }
 
 std::optional<std::size_t> MappedPack::index_of(const Sha256Digest& key) const {
+  const auto order_at = [&](std::size_t position) {
+    return std::memcmp(index_entry(position), key.data(), k_key_size);
+  };
+  // The key, if the index holds it, is at a position in [low, high).
   std::size_t low = 0;
   std::size_t high = m_count;
+  if (m_count > 0 && m_count <= std::numeric_limits<std::uint32_t>::max()) {
+    // Keys are SHA-256 digests, spread evenly: a key's first four bytes, as a fraction of 2^32,
+    // say about where it stands. The search starts there and gallops (steps doubling) until it
+    // brackets the key: a few reads of the index close together instead of log2(count) reads
+    // across all of it. However the keys lie, the answer is the binary search's below.
+    const std::uint64_t leading = (std::uint64_t{key[0]} << 24) | (std::uint64_t{key[1]} << 16) |
+                                  (std::uint64_t{key[2]} << 8) | std::uint64_t{key[3]};
+    const auto guess = static_cast<std::size_t>((leading * m_count) >> 32); // < m_count
+    const int order = order_at(guess);
+    if (order == 0) {
+      return guess;
+    }
+    if (order < 0) {
+      low = guess + 1;
+      for (std::size_t step = 1; guess + step < m_count; step *= 2) {
+        const int probe_order = order_at(guess + step);
+        if (probe_order == 0) {
+          return guess + step;
+        }
+        if (probe_order > 0) {
+          high = guess + step;
+          break;
+        }
+        low = guess + step + 1;
+      }
+    } else {
+      high = guess;
+      for (std::size_t step = 1; step <= guess; step *= 2) {
+        const int probe_order = order_at(guess - step);
+        if (probe_order == 0) {
+          return guess - step;
+        }
+        if (probe_order < 0) {
+          low = guess - step + 1;
+          break;
+        }
+        high = guess - step;
+      }
+    }
+  }
   while (low < high) {
     const std::size_t middle = low + (high - low) / 2;
-    const int order = std::memcmp(index_entry(middle), key.data(), k_key_size);
+    const int order = order_at(middle);
     if (order == 0) {
       return middle;
     }

@@ -124,7 +124,8 @@ public:
 
   std::size_t record_count() const { return m_count; }
   Sha256Digest key_at(std::size_t index) const;
-  // The position of `key` in the index, by binary search.
+  // The position of `key` in the index: a search that starts where an evenly spread key would
+  // stand, then halves (keys are SHA-256 digests).
   std::optional<std::size_t> index_of(const Sha256Digest& key) const;
   // The value of the record at `index`, or nullopt when the record is damaged (its key or length
   // disagrees with the index, or its checksum with its bytes).

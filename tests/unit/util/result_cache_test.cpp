@@ -134,6 +134,55 @@ TEST(ResultCache, ManyEntriesInSeveralPacks) {
   EXPECT_TRUE(notes.items().empty());
 }
 
+// The search starts where an evenly spread key would stand: keys that are not spread evenly (all
+// crowded at the low end, a few at the very top, the lowest and highest possible) are still each
+// found (the lowest possible key is crowded(0, 0)), and keys between them are not.
+TEST(ResultCache, KeysCrowdedAtOneEndAreFound) {
+  TempDir dir;
+  const auto options = options_for(dir.path());
+  const auto crowded = [](int n, std::uint8_t top) {
+    Sha256Digest key{};
+    key[0] = top;
+    key[30] = static_cast<std::uint8_t>(n / 256);
+    key[31] = static_cast<std::uint8_t>(n % 256);
+    return key;
+  };
+  std::vector<Sha256Digest> keys;
+  for (int n = 0; n < 3000; n += 2) {
+    keys.push_back(crowded(n, 0x00));
+  }
+  for (int n = 0; n < 5; ++n) {
+    keys.push_back(crowded(n * 2, 0xff));
+  }
+  Sha256Digest highest{};
+  highest.fill(0xff);
+  keys.push_back(highest);
+  {
+    DiagnosticList notes;
+    ResultCache cache = ResultCache::open(options, notes);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      cache.put(keys[i], std::to_string(i).append(" value"));
+    }
+    cache.commit(notes);
+    ASSERT_TRUE(notes.items().empty());
+  }
+  DiagnosticList notes;
+  const ResultCache cache = ResultCache::open(options, notes);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const auto value = cache.find(keys[i]);
+    ASSERT_TRUE(value) << i;
+    EXPECT_EQ(*value, std::to_string(i).append(" value")) << i;
+  }
+  for (int n = 1; n < 3000; n += 2) {
+    ASSERT_FALSE(cache.find(crowded(n, 0x00))) << n;
+  }
+  EXPECT_FALSE(cache.find(crowded(1, 0xff)));
+  EXPECT_FALSE(cache.find(crowded(0, 0x80)));
+  Sha256Digest below_highest = highest;
+  below_highest[31] = 0xfe;
+  EXPECT_FALSE(cache.find(below_highest));
+}
+
 TEST(ResultCache, NewestPackWins) {
   TempDir dir;
   const auto options = options_for(dir.path());
