@@ -26,8 +26,12 @@ A fib whose `validate --help` does not mention --cache-dir runs without cache fl
 row reads "n/a (no cache)".
 
 Per row: one warm-up round, then --runs timed rounds, then --sampled-runs sampled rounds; every
-round runs each contender once, and round k starts with contender k mod n, so drifts in load hit
-all alike. Per timed run: wall time from spawn to reap; CPU (user + system) and peak RSS from
+round runs each contender once, in the order of row k of a balanced Latin square (a Williams
+design: over n rounds each contender runs right after each other one once), so drifts in load,
+and what the run before left behind (a cold run or the old tool frees hundreds of megabytes, which
+the hypervisor may take back, so the next run's fresh memory costs more), hit all alike. (Up to
+run 18 round k started with contender k mod n in a fixed cycle, so fib warm always ran right after
+fib cold or the old tool, and "before" after a warm run.) Per timed run: wall time from spawn to reap; CPU (user + system) and peak RSS from
 os.wait4, which include the child's reaped descendants (ru_maxrss is then the largest single
 process of the tree). Timed runs are not sampled: nothing of this script runs beside them (a
 sampler reading /proc every 5 ms took 7-10% of the wall time of fib's short two-threaded warm
@@ -347,6 +351,23 @@ def one_run(spawner, contender, copy, work, record, sample_interval, measured):
         record.tree_samples[contender.name].append(sample["tree"])
 
 
+def balanced_orders(n):
+    """The rows of a Williams design for n items: across the rows each item comes right after
+    each other item equally often (once for even n; twice, over 2n rows, for odd n)."""
+    first = [0]
+    low, high = 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    rows = [[(item + shift) % n for item in first] for shift in range(n)]
+    if n % 2 == 1:
+        rows += [list(reversed(row)) for row in rows]
+    return rows
+
+
 def measure_row(spawner, copy, contenders, runs, sampled_runs, work, sample_interval):
     record = RowRecord(contenders)
     for c in contenders:
@@ -357,9 +378,11 @@ def measure_row(spawner, copy, contenders, runs, sampled_runs, work, sample_inte
     # The timed rounds run unsampled: sampling reads /proc every few milliseconds from a process
     # beside the run, which on two cores takes CPU from a run that uses both. The tree RSS comes
     # from the sampled rounds after them, whose times are not used.
+    orders = balanced_orders(len(contenders))
     for round_index in range(runs + 1 + sampled_runs):
-        k = round_index % len(contenders)
-        order = contenders[k:] + contenders[:k]
+        # The warm-up round takes the first row; the timed rounds start the square again.
+        row = orders[(round_index - 1 if round_index > 0 else 0) % len(orders)]
+        order = [contenders[i] for i in row]
         kind = "no" if round_index == 0 else "timed" if round_index <= runs else "sampled"
         label = {"no": " (warm-up)", "timed": "", "sampled": " (sampled)"}[kind]
         log(f"  round {round_index}{label}: {', '.join(c.name for c in order)}")
@@ -653,8 +676,8 @@ def markdown(args, rows, contenders, states, fib_has_cache, spawner_peak):
         lines.append(f"- fib warm: {NO_CACHE}: this fib's `validate --help` has no --cache-dir")
     rounds = f"{args.runs} round{'' if args.runs == 1 else 's'}"
     sampled = f"{args.sampled_runs} round{'' if args.sampled_runs == 1 else 's'}"
-    lines += ["", f"{rounds} timed after one warm-up round per row, contenders in rotating "
-              f"order, none of them sampled; then {sampled} whose runs' tree RSS is sampled "
+    lines += ["", f"{rounds} timed after one warm-up round per row, contenders in a balanced "
+              f"order (each runs right after each other one equally often), none of them sampled; then {sampled} whose runs' tree RSS is sampled "
               f"every {args.sample_ms:g} ms (their times are not used); {cores} usable cores; "
               f"runs spawned by a helper process whose own peak RSS, {spawner_peak:.1f} MB, is "
               "the lowest peak (wait4) a run can show.", ""]
