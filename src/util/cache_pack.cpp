@@ -405,36 +405,22 @@ std::optional<std::size_t> MappedPack::index_of(const Sha256Digest& key) const {
     const std::uint64_t leading = (std::uint64_t{key[0]} << 24) | (std::uint64_t{key[1]} << 16) |
                                   (std::uint64_t{key[2]} << 8) | std::uint64_t{key[3]};
     const auto guess = static_cast<std::size_t>((leading * m_count) >> 32); // < m_count
-    const int order = order_at(guess);
-    if (order == 0) {
-      return guess;
-    }
-    if (order < 0) {
+    // Gallop away from the guess, doubling the step, until an entry lies on the key's other side.
+    std::size_t step = 1;
+    if (order_at(guess) < 0) {
       low = guess + 1;
-      for (std::size_t step = 1; guess + step < m_count; step *= 2) {
-        const int probe_order = order_at(guess + step);
-        if (probe_order == 0) {
-          return guess + step;
-        }
-        if (probe_order > 0) {
-          high = guess + step;
-          break;
-        }
+      while (guess + step < m_count && order_at(guess + step) < 0) {
         low = guess + step + 1;
+        step *= 2;
       }
+      high = std::min(m_count, guess + step + 1);
     } else {
-      high = guess;
-      for (std::size_t step = 1; step <= guess; step *= 2) {
-        const int probe_order = order_at(guess - step);
-        if (probe_order == 0) {
-          return guess - step;
-        }
-        if (probe_order < 0) {
-          low = guess - step + 1;
-          break;
-        }
+      high = guess + 1;
+      while (step <= guess && order_at(guess - step) > 0) {
         high = guess - step;
+        step *= 2;
       }
+      low = step <= guess ? guess - step : 0;
     }
   }
   while (low < high) {

@@ -650,7 +650,7 @@ std::vector<std::size_t> take_remembered_reports(const std::vector<std::string>&
       result.loaded += slice.jobs[i].definition_parsed ? 1 : 0;
       result.reports.emplace_back(std::move(slice.jobs[i].name), std::move(slice.jobs[i].report));
     }
-    slice = LoadedChunk{};
+    slice = LoadedChunk{}; // freed first: the report map's new nodes reuse its memory
     sink.take(std::move(result));
   }
   return others;
