@@ -598,7 +598,7 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<std::string>& 
     if (run.options.cache != nullptr) {
       // The entries this process had made before the fork stay its own to commit; a worker
       // sends back only those it makes.
-      (void)run.options.cache->take_pending();
+      run.options.cache->disown_inherited_pending();
     }
   };
   const detail::ForkedWorkOutcome outcome =

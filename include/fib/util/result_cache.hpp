@@ -106,6 +106,12 @@ public:
   // of range are ignored.
   std::vector<std::pair<Sha256Digest, std::string>> take_pending();
   std::vector<std::size_t> used_packs() const;
+
+  // In a child just made by fork(): drops the entries put() before the fork (they stay the
+  // parent's to commit) without writing to the memory that holds them. They are set aside until
+  // the process exits, never freed, so the child copies none of the pages it shares with the
+  // parent (bench/README.md, "Fresh memory"); take_pending() then returns only the child's own.
+  void disown_inherited_pending();
   void mark_used(const std::vector<std::size_t>& packs);
 
 private:
