@@ -711,17 +711,13 @@ void ResultCache::put_through(std::span<const std::pair<Sha256Digest, std::strin
   write_records(*state.written, entries, state.max_bytes);
 }
 
-std::vector<std::pair<Sha256Digest, std::string>> ResultCache::take_pending() {
-  std::vector<std::pair<Sha256Digest, std::string>> out;
+std::map<Sha256Digest, std::string> ResultCache::take_pending() {
+  std::map<Sha256Digest, std::string> out;
   if (!m_state) {
     return out;
   }
   const std::lock_guard lock(m_state->pending_mutex);
-  out.reserve(m_state->pending.size());
-  for (auto& [key, value] : m_state->pending) {
-    out.emplace_back(key, std::move(value));
-  }
-  m_state->pending.clear();
+  out.swap(m_state->pending);
   return out;
 }
 

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -381,7 +382,7 @@ struct ChunkResult {
   std::vector<std::pair<std::string, DefinitionReport>> reports;
   std::size_t loaded = 0; // definitions whose file parsed
   // From a worker process: the cache entries it made and the cache packs it used.
-  std::vector<std::pair<Sha256Digest, std::string>> cache_entries;
+  std::map<Sha256Digest, std::string> cache_entries;
   std::vector<std::size_t> used_packs;
 };
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -103,16 +104,16 @@ public:
   // takes its new entries out (those put() since open() or the last take, in key order) and the
   // packs its finds used (indexes into the packs open() mapped, the same in every process that
   // inherited this object); the parent put()s the entries and mark_used()s the packs. Indexes out
-  // of range are ignored.
-  std::vector<std::pair<Sha256Digest, std::string>> take_pending();
+  // of range are ignored. The entries come as the map that held them (no copy, no new memory).
+  std::map<Sha256Digest, std::string> take_pending();
   std::vector<std::size_t> used_packs() const;
+  void mark_used(const std::vector<std::size_t>& packs);
 
   // In a child just made by fork(): drops the entries put() before the fork (they stay the
   // parent's to commit) without writing to the memory that holds them. They are set aside until
   // the process exits, never freed, so the child copies none of the pages it shares with the
   // parent (bench/README.md, "Fresh memory"); take_pending() then returns only the child's own.
   void disown_inherited_pending();
-  void mark_used(const std::vector<std::size_t>& packs);
 
 private:
   explicit ResultCache(std::unique_ptr<detail::ResultCacheState> state);

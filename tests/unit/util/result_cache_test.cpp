@@ -350,7 +350,7 @@ TEST(ResultCache, EntriesWrittenThroughLeaveNothingBehindAKillOrAChildsCommit) {
     const std::vector<std::pair<Sha256Digest, std::string_view>> child_entries = {{key_of(3), own}};
     cache.put_through(child_entries);
     const auto pending = cache.take_pending();
-    const bool kept = pending.size() == 1 && pending[0].second == own;
+    const bool kept = pending.size() == 1 && pending.begin()->second == own;
     DiagnosticList child_notes;
     cache.commit(child_notes);
     ::_exit(kept && child_notes.items().empty() ? 0 : 1);
