@@ -130,6 +130,9 @@ std::optional<Sha256Digest> remembered_digest(const ResultCache& store,
 
 std::optional<Sha256Digest> RememberedDigests::of(const ResultCache& store,
                                                   const std::filesystem::path& path) {
+  if (!store.holds_entries()) {
+    return std::nullopt; // no memo entry to make (each one is a path's copy in a new node)
+  }
   return m_answers.get(path.native(), [&] { return remembered_digest(store, path); });
 }
 

@@ -40,7 +40,8 @@ private:
 // Thread-safe.
 class RememberedDigests {
 public:
-  // remembered_digest(store, path), asked at most once per path.
+  // remembered_digest(store, path), asked at most once per path; nothing is remembered of a store
+  // that holds no entries (a first run), whose answer is always nullopt.
   std::optional<Sha256Digest> of(const ResultCache& store, const std::filesystem::path& path);
 
 private:
