@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cmath>
+#include <string>
+#include <utility>
 
 namespace fib {
 namespace {
@@ -204,6 +206,24 @@ Json float_or_null(double value) {
   return value;
 }
 
+// Moves the string of the member `evaluation.log` out of `root`, leaving an empty string (the same
+// type, so every check reads the member as before: the log may be empty); "" when there is no
+// such string. Logs are most of a trace file's bytes, and reading the member would copy them.
+std::string take_evaluation_log(Json& root) {
+  if (!root.is_object()) {
+    return {};
+  }
+  const auto evaluation = root.find(std::string(k_key_evaluation));
+  if (evaluation == root.end() || !evaluation->is_object()) {
+    return {};
+  }
+  const auto log = evaluation->find(std::string(k_key_log));
+  if (log == evaluation->end() || !log->is_string()) {
+    return {};
+  }
+  return std::exchange(log->get_ref<std::string&>(), std::string{});
+}
+
 } // namespace
 
 Trace parse_trace(const JsonDocument& document, DiagnosticSink& sink) {
@@ -251,7 +271,11 @@ std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::files
     }
     TraceLine parsed;
     parsed.line = line.line;
+    std::string log = take_evaluation_log(document->root);
     parsed.trace = parse_trace(*document, line_sink);
+    if (parsed.trace.evaluation) {
+      parsed.trace.evaluation->log = std::move(log); // what parse_trace read was its empty stand-in
+    }
     const Trace& t = parsed.trace;
     if (kind == TraceFileKind::workload && !t.is_workload_trace()) {
       Reader r(*document, line_sink);

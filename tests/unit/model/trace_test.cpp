@@ -458,6 +458,30 @@ TEST(TraceLines, TraceFileLinesNeedSolutionAndEvaluation) {
   EXPECT_EQ(sink.items()[0].line, 1);
 }
 
+TEST(TraceLines, AnEvaluationsLogIsKeptWhateverItsEscapes) {
+  const std::string line_start =
+      R"({"definition": "d", "workload": {"axes": {}, "inputs": {}, "uuid": "w1"}, "solution": "s1", "evaluation": {"status": "TIMEOUT", "environment": {"hardware": "cuda:0"}, "timestamp": "2025-01-01T00:00:00Z", "log": )";
+  const std::string text = line_start + R"("[1/3] nvcc \"k.cu\"\nerror: \u00e9"}})" + "\n" +
+                           line_start + R"(7}})" + "\n" + line_start + R"("", "log": "again"}})";
+  DiagnosticList sink;
+  const auto lines = parse_trace_lines(text, "t.jsonl", TraceFileKind::trace, sink);
+  ASSERT_EQ(lines.size(), 3u);
+  ASSERT_TRUE(lines[0].trace.evaluation.has_value());
+  EXPECT_EQ(lines[0].trace.evaluation->log, "[1/3] nvcc \"k.cu\"\nerror: \xc3\xa9");
+  EXPECT_TRUE(lines[0].valid);
+  // A log that is no string is reported where it stands, as before.
+  EXPECT_FALSE(lines[1].valid);
+  ASSERT_TRUE(lines[1].trace.evaluation.has_value());
+  EXPECT_EQ(lines[1].trace.evaluation->log, "");
+  // Of a repeated key the last value is the log.
+  ASSERT_TRUE(lines[2].trace.evaluation.has_value());
+  EXPECT_EQ(lines[2].trace.evaluation->log, "again");
+  const auto found = testing::code_pointers(sink);
+  ASSERT_FALSE(found.empty()) << describe(sink);
+  EXPECT_EQ(found[0], (std::pair<std::string, std::string>{"schema.type", "/evaluation/log"}))
+      << describe(sink);
+}
+
 TEST(TraceLines, BadJsonLineIsReportedWithItsLineAndOthersStillParse) {
   const std::string text =
       "\n"
