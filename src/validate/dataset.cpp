@@ -4,9 +4,9 @@
 
 #include "fib/validate/dataset.hpp"
 
-#include "util/byte_codec.hpp"
 #include "util/forked_pool.hpp"
 #include "util/parallel_for.hpp"
+#include "validate/chunk_result.hpp"
 #include "validate/dataset_cache.hpp"
 #include "validate/dataset_job.hpp"
 #include "validate/report_codec.hpp"
@@ -202,6 +202,7 @@ void load_job(DefinitionJob& job, const DatasetCache& cache, const std::filesyst
   if (cache.store != nullptr) {
     job.blobs = blob_fingerprints(cache, job, root);
   }
+  sign_for_old_schema(job, files, cache);
 }
 
 // Phase 1 (parallel, on up to `threads` threads): loads every job of the chunk.
@@ -377,15 +378,6 @@ DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport&
   return run;
 }
 
-// What validating one chunk gives.
-struct ChunkResult {
-  std::vector<std::pair<std::string, DefinitionReport>> reports;
-  std::size_t loaded = 0; // definitions whose file parsed
-  // From a worker process: the cache entries it made and the cache packs it used.
-  std::map<Sha256Digest, std::string> cache_entries;
-  std::vector<std::size_t> used_packs;
-};
-
 // Validates the targets of `range`, on up to `threads` threads (0: one per core).
 ChunkResult validate_chunk(const std::vector<std::string>& targets,
                            const std::vector<TargetFiles>& files, ChunkRange range, DatasetRun& run,
@@ -418,6 +410,9 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
   result.reports.reserve(chunk.jobs.size());
   bool parsed_any = false;
   for (DefinitionJob& job : chunk.jobs) {
+    for (auto& signed_file : job.signed_files) {
+      result.signed_files.push_back(std::move(signed_file));
+    }
     parsed_any = parsed_any || !job.from_cache;
     result.reports.emplace_back(std::move(job.name), std::move(job.report));
   }
@@ -432,79 +427,6 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
   return result;
 }
 
-// A chunk's result and the environment diagnostics it gave, as a worker process sends them.
-std::string encode_chunk(const ChunkResult& result, const DiagnosticList& environment) {
-  detail::ByteWriter out;
-  out.u64(result.loaded);
-  out.u32(static_cast<std::uint32_t>(environment.items().size()));
-  for (const Diagnostic& d : environment.items()) {
-    encode_diagnostic(d, out);
-  }
-  out.u32(static_cast<std::uint32_t>(result.reports.size()));
-  for (const auto& [name, report] : result.reports) {
-    out.str(name);
-    encode_definition_report(report, out);
-  }
-  out.u32(static_cast<std::uint32_t>(result.cache_entries.size()));
-  for (const auto& [key, value] : result.cache_entries) {
-    out.str(std::string_view(reinterpret_cast<const char*>(key.data()), key.size()));
-    out.str(value);
-  }
-  out.u32(static_cast<std::uint32_t>(result.used_packs.size()));
-  for (const std::size_t pack : result.used_packs) {
-    out.u64(pack);
-  }
-  return out.take();
-}
-
-// A chunk's result as decoded from a worker process's bytes: its cache entries are views into
-// those bytes (the parent writes them through to the cache's new pack, never copying them).
-struct DecodedChunk {
-  ChunkResult result; // without cache entries
-  std::vector<std::pair<Sha256Digest, std::string_view>> cache_entries;
-};
-
-std::optional<DecodedChunk> decode_chunk(std::string_view bytes,
-                                         std::vector<Diagnostic>& environment) {
-  detail::ByteReader in(bytes);
-  DecodedChunk decoded;
-  ChunkResult& result = decoded.result;
-  result.loaded = in.u64();
-  const std::uint32_t diagnostics = in.u32();
-  for (std::uint32_t i = 0; in.ok() && i < diagnostics; ++i) {
-    if (auto d = decode_diagnostic(in)) {
-      environment.push_back(std::move(*d));
-    }
-  }
-  const std::uint32_t reports = in.u32();
-  for (std::uint32_t i = 0; in.ok() && i < reports; ++i) {
-    std::string name(in.str());
-    if (auto report = decode_definition_report(in)) {
-      result.reports.emplace_back(std::move(name), std::move(*report));
-    }
-  }
-  const std::uint32_t entries = in.u32();
-  for (std::uint32_t i = 0; in.ok() && i < entries; ++i) {
-    const std::string_view key = in.str();
-    const std::string_view value = in.str();
-    Sha256Digest digest{};
-    if (key.size() != digest.size()) {
-      in.fail();
-      break;
-    }
-    std::memcpy(digest.data(), key.data(), digest.size());
-    decoded.cache_entries.emplace_back(digest, value);
-  }
-  const std::uint32_t packs = in.u32();
-  for (std::uint32_t i = 0; in.ok() && i < packs; ++i) {
-    result.used_packs.push_back(static_cast<std::size_t>(in.u64()));
-  }
-  if (!in.finished()) {
-    return std::nullopt;
-  }
-  return decoded;
-}
-
 // Where the targets' chunks are validated, and what the run has gathered so far.
 struct ChunkSink {
   const std::vector<std::string>& targets;
@@ -515,8 +437,15 @@ struct ChunkSink {
   std::size_t done = 0;
   // Environment diagnostics already reported (worker processes each report theirs).
   std::set<std::tuple<std::string, std::string, std::string>> reported;
+  // Where the chunks' old-schema answers go; none are kept when null.
+  SignedFiles* signed_files = nullptr;
 
   void take(ChunkResult result) {
+    if (signed_files != nullptr) {
+      for (auto& [path, signed_file] : result.signed_files) {
+        signed_files->insert_or_assign(std::move(path), signed_file);
+      }
+    }
     if (options.cache != nullptr) {
       for (auto& [key, value] : result.cache_entries) {
         options.cache->put(key, std::move(value));
@@ -538,6 +467,14 @@ struct ChunkSink {
     }
   }
 };
+
+// When validate_dataset looks at every file for the old schema (see there).
+enum class LookAtOldSchema { beside_scan, after_chunks };
+
+// Whether the options select every definition of the tree (no filter, no shard).
+bool every_definition_targeted(const ValidateDatasetOptions& options) {
+  return options.op_types.empty() && options.definitions.empty() && !options.shard;
+}
 
 // How many worker processes validate the `chunks` (forked-size chunks): none (this process does)
 // when the run uses the reference worker (one connection, which processes cannot share), when
@@ -684,12 +621,12 @@ void validate_in_chunks(const std::vector<std::string>& targets, std::vector<Tar
 }
 
 // Validates every target: those the cache holds whole first, then the others in chunks; returns
-// how many definitions loaded.
+// how many definitions loaded. The chunks' old-schema answers go to `signed_files` unless null.
 std::size_t validate_targets(const std::vector<std::string>& targets,
                              const std::vector<TargetFiles>& files, DatasetRun& run,
                              PythonFrontend& python, DatasetReport& report,
-                             DiagnosticSink& environment) {
-  ChunkSink sink{targets, run.options, report, environment, 0, 0, {}};
+                             DiagnosticSink& environment, SignedFiles* signed_files) {
+  ChunkSink sink{targets, run.options, report, environment, 0, 0, {}, signed_files};
   const std::vector<std::size_t> others = take_remembered_reports(targets, files, run, sink);
   std::vector<std::string> other_targets;
   std::vector<TargetFiles> other_files;
@@ -715,11 +652,19 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     spdlog::warn("the benchmark category is reported as skipped: no reference worker to run it");
   }
   spdlog::info("Scanning dataset at {}", root.string());
-  // The old-schema look at every file runs beside the scan (both only read the tree); both are
-  // over before any worker process is forked. When the cache can serve no report (there is none,
-  // or it holds nothing yet), every target will be checked with Python: the interpreter starts on
-  // this thread meanwhile. Otherwise it is left for the first target the cache cannot serve, so
-  // that a warm run never starts it.
+  // When the cache can serve no report (there is none, or it holds nothing yet), every target
+  // will be checked with Python: the interpreter starts on this thread while the tree is scanned.
+  // Otherwise it is left for the first target the cache cannot serve, so that a warm run never
+  // starts it.
+  const bool nothing_cached = run.cache.store == nullptr || !run.cache.store->holds_entries();
+  // The old-schema look at every file (a read of every definition and solution) runs beside the
+  // scan, both over before any worker process is forked; but when every definition is a target
+  // and none is served by the cache, the chunks read all of those files anyway: the look then
+  // runs after them, taking their answers (sign_for_old_schema) and reading only the files no
+  // job read.
+  const LookAtOldSchema look = nothing_cached && every_definition_targeted(options)
+                                   ? LookAtOldSchema::after_chunks
+                                   : LookAtOldSchema::beside_scan;
   OldSchemaSigns old_schema_signs;
   DatasetScan scan;
   // Each directory is listed once between the two walks; the listings are freed after them.
@@ -732,22 +677,24 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
           [&](std::size_t task) {
             if (task == 0) {
               scan = scan_dataset(root, listings.get());
-            } else {
+            } else if (look == LookAtOldSchema::beside_scan) {
               old_schema_signs = dataset_checks::find_old_schema_signs(
                   root, options.cache, *run.cache.digests, *listings);
             }
           },
-          2);
+          look == LookAtOldSchema::beside_scan ? 2 : 1);
     } catch (...) {
       scan_failure = std::current_exception();
     }
   });
-  if (run.cache.store == nullptr || !run.cache.store->holds_entries()) {
+  if (nothing_cached) {
     (void)python.check_expression("0");
     run.interpreter_probed = true;
   }
   scanner.join();
-  listings.reset();
+  if (look == LookAtOldSchema::beside_scan) {
+    listings.reset();
+  }
   if (scan_failure) {
     std::rethrow_exception(scan_failure);
   }
@@ -770,7 +717,15 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     report.definition_files.emplace(targets[i], files[i].definition->file.path);
   }
 
-  const std::size_t loaded = validate_targets(targets, files, run, python, report, environment);
+  SignedFiles signed_files;
+  const std::size_t loaded =
+      validate_targets(targets, files, run, python, report, environment,
+                       look == LookAtOldSchema::after_chunks ? &signed_files : nullptr);
+  if (look == LookAtOldSchema::after_chunks) {
+    old_schema_signs = dataset_checks::find_old_schema_signs(
+        root, options.cache, *run.cache.digests, *listings, &signed_files);
+    listings.reset();
+  }
   CheckResult dataset_level = check_dataset_level(scan, root);
   // A tree of the old schema is said once, first, with counts (not once per file).
   if (auto old_schema = old_schema_message(

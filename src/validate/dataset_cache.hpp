@@ -114,11 +114,29 @@ bool remember_digest(ResultCache& store, std::int64_t run_start_ns,
 // The wall clock now, in nanoseconds (a run's start for remember_digest).
 std::int64_t wall_clock_ns();
 
+// What the look decides of a file whose bytes are `text` when it takes it in `role`: a sign only
+// when the text is within the look's size limit, parses, and shows it. The same answer as the
+// look's own for the same bytes.
+bool shows_old_schema(const std::string& text, const std::filesystem::path& file,
+                      OldSchemaRole role);
+
+// Keeps `sign` under the digest of the file's bytes, where the look of a later run finds it (as
+// the look keeps the signs of the files it reads).
+void keep_old_schema_sign(ResultCache& store, const Sha256Digest& digest, OldSchemaRole role,
+                          bool sign);
+
+// The old-schema look's answers for the job's definition and solution files, from the bytes read
+// for it (the look after the chunks then need not read them again), onto job.signed_files; each
+// is also kept in the cache as the look keeps the answers it finds (keep_old_schema_sign).
+void sign_for_old_schema(DefinitionJob& job, const JobFiles& files, const DatasetCache& cache);
+
 // find_old_schema_signs (fib/validate/old_schema.hpp) taking the memo's answers through the run's
 // `digests`, which the definitions' look-ups share, and listing directories through `listings`,
-// which the scan of the same tree shares.
+// which the scan of the same tree shares. A file answered in `signed_files` (its path and role)
+// is not read again.
 OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store,
-                                     RememberedDigests& digests, DirectoryListings& listings);
+                                     RememberedDigests& digests, DirectoryListings& listings,
+                                     const SignedFiles* signed_files = nullptr);
 
 // The key of a job's report: the prefix, then each file's role, path and digest (or read error),
 // and the definition's duplicate-name state.

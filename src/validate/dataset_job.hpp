@@ -24,6 +24,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace fib::dataset_checks {
@@ -78,6 +80,20 @@ struct LoadedSolution {
 
 // Everything validate needs about one target definition. The pointers go into the chunk that
 // holds the loaded files.
+// What the old-schema look takes a listed .json file for: a definition when its last
+// `definitions` directory is deeper than its last `solutions` one, else a solution.
+enum class OldSchemaRole : std::uint8_t { definition, solution };
+
+// The look's answer for one file, given by whoever had its bytes at hand.
+struct SignedFile {
+  OldSchemaRole role = OldSchemaRole::definition;
+  bool sign = false; // `type` without `op_type` (a definition), a capitalised language (solution)
+};
+
+// Answers by path (std::filesystem::path::native()); an answer is used only for a file the look
+// takes in the same role.
+using SignedFiles = std::unordered_map<std::string, SignedFile>;
+
 struct DefinitionJob {
   std::string name;
   LoadedDefinition* definition = nullptr;
@@ -101,6 +117,8 @@ struct DefinitionJob {
   // when the run caches reports.
   std::optional<Sha256Digest> cache_key;
   std::vector<BlobFingerprint> blobs;
+  // The old-schema look's answers for the definition and solution files read for this job.
+  std::vector<std::pair<std::string, SignedFile>> signed_files;
 };
 
 // Whether blob files exist, looked up at most once per path in a run: the inputs of a workload

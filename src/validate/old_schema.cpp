@@ -216,11 +216,11 @@ std::optional<std::filesystem::path> nested_root(const std::filesystem::path& ro
   return nested;
 }
 
-// What the cache keeps a file's sign under: the digest of its bytes and its kind.
-Sha256Digest sign_key(const Sha256Digest& digest, bool is_definition) {
+// What the cache keeps a file's sign under: the digest of its bytes and its role.
+Sha256Digest sign_key(const Sha256Digest& digest, dataset_checks::OldSchemaRole role) {
   Sha256 hash;
   hash.update("fib old-schema sign v1\n").update(build_identity()).update("\n");
-  hash.update(is_definition ? "definition\n" : "solution\n");
+  hash.update(role == dataset_checks::OldSchemaRole::definition ? "definition\n" : "solution\n");
   hash.update(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
   return hash.finish();
 }
@@ -229,7 +229,8 @@ Sha256Digest sign_key(const Sha256Digest& digest, bool is_definition) {
 struct SignCache {
   ResultCache* store = nullptr;
   std::int64_t run_start_ns = 0;
-  dataset_checks::RememberedDigests* digests = nullptr; // the run's answers of the memo
+  dataset_checks::RememberedDigests* digests = nullptr;      // the run's answers of the memo
+  const dataset_checks::SignedFiles* signed_files = nullptr; // answers had from their bytes
 };
 
 FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path& file,
@@ -257,56 +258,45 @@ FileSigns inspect(const std::filesystem::path& root, const std::filesystem::path
   }
   const bool is_definition = definitions != std::string::npos &&
                              (solutions == std::string::npos || definitions > solutions);
+  const dataset_checks::OldSchemaRole role = is_definition
+                                                 ? dataset_checks::OldSchemaRole::definition
+                                                 : dataset_checks::OldSchemaRole::solution;
+  const auto signs_of = [&](bool sign) {
+    if (sign) {
+      signs.definition_with_type = is_definition;
+      signs.capitalised_language = !is_definition;
+      signs.nested_root = is_definition ? nested_root(root, parts, definitions) : std::nullopt;
+    }
+    return signs;
+  };
+  if (cache.signed_files != nullptr) {
+    if (const auto it = cache.signed_files->find(file.native());
+        it != cache.signed_files->end() && it->second.role == role) {
+      return signs_of(it->second.sign);
+    }
+  }
   // With a cache: the content's sign, kept under the digest of the bytes.
   if (cache.store != nullptr) {
     if (const auto digest = cache.digests->of(*cache.store, file)) {
-      if (const auto stored = cache.store->find(sign_key(*digest, is_definition));
+      if (const auto stored = cache.store->find(sign_key(*digest, role));
           stored && stored->size() == 1) {
-        if ((*stored)[0] == '1') {
-          signs.definition_with_type = is_definition;
-          signs.capitalised_language = !is_definition;
-          signs.nested_root = is_definition ? nested_root(root, parts, definitions) : std::nullopt;
-        }
-        return signs;
+        return signs_of((*stored)[0] == '1');
       }
     }
   }
   TextFile read = read_text_file_with_status(file, k_max_json_bytes);
-  const Expected<std::string>& text = read.text;
-  if (!text) {
+  if (!read.text) {
     return signs;
   }
-  const auto keep = [&](bool sign) {
-    if (cache.store == nullptr) {
-      return;
-    }
+  const bool sign = dataset_checks::shows_old_schema(*read.text, file, role);
+  if (cache.store != nullptr) {
     // A sign is found through the file's remembered digest only: kept only when that is.
-    const Sha256Digest digest = sha256(*text);
+    const Sha256Digest digest = sha256(*read.text);
     if (remember_digest(*cache.store, cache.run_start_ns, file, digest, read.status)) {
-      cache.store->put(sign_key(digest, is_definition), sign ? "1" : "0");
+      dataset_checks::keep_old_schema_sign(*cache.store, digest, role, sign);
     }
-  };
-  if (is_definition ? !may_be_old_definition(*text) : !may_have_capitalised_language(*text)) {
-    keep(false);
-    return signs;
   }
-  // Only the members looked at are built: a definition's `type` and `op_type`, a solution's `spec`.
-  static const std::vector<std::string_view> k_definition_members = {"type", "op_type"};
-  static const std::vector<std::string_view> k_solution_members = {"spec"};
-  const auto object =
-      parse_object(*text, file, is_definition ? k_definition_members : k_solution_members);
-  if (!object) {
-    keep(false);
-    return signs;
-  }
-  if (is_definition && is_old_definition(*object)) {
-    signs.definition_with_type = true;
-    signs.nested_root = nested_root(root, parts, definitions);
-  } else if (!is_definition && has_capitalised_language(*object)) {
-    signs.capitalised_language = true;
-  }
-  keep(signs.definition_with_type || signs.capitalised_language);
-  return signs;
+  return signs_of(sign);
 }
 
 void add_signs(OldSchemaSigns& signs, const FileSigns& file_signs,
@@ -330,6 +320,49 @@ std::string counted(std::size_t n, std::string_view one, std::string_view many) 
 
 } // namespace
 
+bool dataset_checks::shows_old_schema(const std::string& text, const std::filesystem::path& file,
+                                      OldSchemaRole role) {
+  if (text.size() > k_max_json_bytes) {
+    return false; // the look does not read such a file
+  }
+  const bool is_definition = role == OldSchemaRole::definition;
+  if (is_definition ? !may_be_old_definition(text) : !may_have_capitalised_language(text)) {
+    return false;
+  }
+  // Only the members looked at are built: a definition's `type` and `op_type`, a solution's `spec`.
+  static const std::vector<std::string_view> k_definition_members = {"type", "op_type"};
+  static const std::vector<std::string_view> k_solution_members = {"spec"};
+  const auto object =
+      parse_object(text, file, is_definition ? k_definition_members : k_solution_members);
+  if (!object) {
+    return false;
+  }
+  return is_definition ? is_old_definition(*object) : has_capitalised_language(*object);
+}
+
+void dataset_checks::keep_old_schema_sign(ResultCache& store, const Sha256Digest& digest,
+                                          OldSchemaRole role, bool sign) {
+  store.put(sign_key(digest, role), sign ? "1" : "0");
+}
+
+void dataset_checks::sign_for_old_schema(DefinitionJob& job, const JobFiles& files,
+                                         const DatasetCache& cache) {
+  const auto sign = [&](const JobFile& file, OldSchemaRole role) {
+    if (!file.text || !*file.text) {
+      return; // not read here (the look reads it, or fails to, on its own)
+    }
+    const bool shown = shows_old_schema(**file.text, file.path, role);
+    job.signed_files.emplace_back(file.path.native(), SignedFile{role, shown});
+    if (cache.store != nullptr && file.digest) {
+      keep_old_schema_sign(*cache.store, *file.digest, role, shown);
+    }
+  };
+  sign(files.definition, OldSchemaRole::definition);
+  for (const JobFile& solution : files.solutions) {
+    sign(solution, OldSchemaRole::solution);
+  }
+}
+
 OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store) {
   dataset_checks::RememberedDigests digests;
   DirectoryListings listings;
@@ -338,9 +371,10 @@ OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCa
 
 OldSchemaSigns dataset_checks::find_old_schema_signs(const std::filesystem::path& root,
                                                      ResultCache* store, RememberedDigests& digests,
-                                                     DirectoryListings& listings) {
+                                                     DirectoryListings& listings,
+                                                     const SignedFiles* signed_files) {
   const SignCache cache{store != nullptr && store->enabled() ? store : nullptr,
-                        dataset_checks::wall_clock_ns(), &digests};
+                        dataset_checks::wall_clock_ns(), &digests, signed_files};
   OldSchemaSigns signs;
   // Unlistable directories are the scan's to report (dataset_scan); here they only hide files.
   const detail::FilesBelow found = detail::list_files_below(root, {".json", ".jsonl"}, &listings);

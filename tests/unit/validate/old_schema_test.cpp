@@ -2,7 +2,9 @@
 // dataset.old-schema message, and validate_dataset's use of it (level, place, exit counts).
 
 #include "dataset_fixture.hpp"
+#include "validate/dataset_cache.hpp"
 
+#include <fib/util/directory_listings.hpp>
 #include <fib/validate/old_schema.hpp>
 
 #include <gtest/gtest.h>
@@ -195,6 +197,96 @@ TEST(OldSchema, SameSignsColdAndWarmFromTheCache) {
     EXPECT_TRUE(same(find_old_schema_signs(tree, &warm), uncached));
     EXPECT_FALSE(warm.used_packs().empty()) << "the warm look found the signs in the cache";
     EXPECT_TRUE(notes.items().empty());
+  }
+}
+
+// The look takes an answer given for a file (its path and role) instead of reading it, and
+// ignores one given for another role.
+TEST(OldSchema, TheLookTakesAnswersGivenForAFile) {
+  const TempDir dir;
+  dir.write("definitions/gemm/new.json", definition_json(DefSpec{}));
+  dir.write("definitions/gemm/old.json", k_old_definition);
+  dir.write("solutions/gemm/g/s.json", k_old_solution);
+  const std::string fresh = (dir.path() / "definitions/gemm/new.json").native();
+  const std::string old = (dir.path() / "definitions/gemm/old.json").native();
+  const std::string solution = (dir.path() / "solutions/gemm/g/s.json").native();
+  dataset_checks::SignedFiles given;
+  given[fresh] = {dataset_checks::OldSchemaRole::definition, true}; // not what its bytes say
+  given[old] = {dataset_checks::OldSchemaRole::definition, false};
+  given[solution] = {dataset_checks::OldSchemaRole::definition, false}; // the wrong role
+  dataset_checks::RememberedDigests digests;
+  DirectoryListings listings;
+  const OldSchemaSigns signs =
+      dataset_checks::find_old_schema_signs(dir.path(), nullptr, digests, listings, &given);
+  EXPECT_EQ(signs.definitions_with_type, 1u);
+  ASSERT_FALSE(signs.examples.empty());
+  EXPECT_EQ(signs.examples[0].native(), fresh);
+  EXPECT_EQ(signs.capitalised_languages, 1u) << "the solution's own bytes were read";
+  // Without answers, the bytes decide.
+  DirectoryListings again;
+  const OldSchemaSigns read =
+      dataset_checks::find_old_schema_signs(dir.path(), nullptr, digests, again);
+  ASSERT_FALSE(read.examples.empty());
+  EXPECT_EQ(read.examples[0].native(), old);
+}
+
+// What a job's bytes answer is the look's answer for the same bytes.
+TEST(OldSchema, BytesAnswerAsTheLookDoes) {
+  using dataset_checks::OldSchemaRole;
+  using dataset_checks::shows_old_schema;
+  EXPECT_TRUE(shows_old_schema(std::string(k_old_definition), "d.json", OldSchemaRole::definition));
+  EXPECT_FALSE(shows_old_schema(definition_json(DefSpec{}), "d.json", OldSchemaRole::definition));
+  EXPECT_TRUE(shows_old_schema(std::string(k_old_solution), "s.json", OldSchemaRole::solution));
+  EXPECT_FALSE(shows_old_schema(std::string(k_old_definition), "d.json", OldSchemaRole::solution));
+  EXPECT_FALSE(shows_old_schema("{\"type\": ", "d.json", OldSchemaRole::definition))
+      << "what does not parse shows nothing";
+  std::string huge(k_old_definition.substr(0, k_old_definition.size() - 1));
+  huge.append(std::size_t{4} << 20, ' ').push_back('}');
+  EXPECT_FALSE(shows_old_schema(huge, "d.json", OldSchemaRole::definition))
+      << "the look does not read a file over its limit";
+}
+
+// Validating every definition with nothing cached, the look after the chunks (in worker
+// processes too) gives the message the look beside the scan gives (a filter naming every
+// definition keeps it there).
+TEST(OldSchema, TheChunksAnswersGiveTheSameMessage) {
+  Dataset ds;
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    DefSpec spec;
+    spec.name = fmt::format("d{}", i);
+    ds.definition(spec);
+    names.push_back(spec.name);
+  }
+  for (const std::string name : {"g", "h", "k"}) {
+    const std::size_t at = k_old_definition.find("\"g\"");
+    ds.file(fmt::format("definitions/gemm/{}.json", name),
+            fmt::format("{}\"{}\"{}", k_old_definition.substr(0, at), name,
+                        k_old_definition.substr(at + 3)));
+    names.push_back(name);
+  }
+  ds.file("solutions/a/gemm/g/s.json", k_old_solution);
+  const auto old_schema_message_of = [](const DatasetReport& report) {
+    EXPECT_TRUE(report.dataset.has_value());
+    if (report.dataset && !report.dataset->messages.empty() &&
+        report.dataset->messages.front().code == codes::k_dataset_old_schema) {
+      return report.dataset->messages.front().message;
+    }
+    return std::string("(none)");
+  };
+  ValidateDatasetOptions every = ds.options();
+  every.definitions = names;
+  const std::string beside_scan = old_schema_message_of(ds.validate(every));
+  EXPECT_NE(beside_scan.find("3 definitions have `type`"), std::string::npos) << beside_scan;
+  EXPECT_NE(beside_scan.find("1 solution writes `spec.language` capitalised"), std::string::npos)
+      << beside_scan;
+  for (const std::size_t processes : {1u, 2u}) {
+    SCOPED_TRACE(processes);
+    ValidateDatasetOptions all = ds.options();
+    all.processes = processes;
+    const DatasetReport report = ds.validate(all);
+    EXPECT_TRUE(report.definitions.contains("g")) << "the old definitions were validated";
+    EXPECT_EQ(old_schema_message_of(report), beside_scan);
   }
 }
 
