@@ -640,6 +640,65 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
   return sink.loaded;
 }
 
+// What the walks of the tree give validate_dataset, and when it looks at the old schema.
+struct WalkedTree {
+  LookAtOldSchema look = LookAtOldSchema::beside_scan;
+  DatasetScan scan;
+  OldSchemaSigns old_schema_signs;                          // the look beside the scan's
+  std::vector<std::filesystem::path> old_schema_candidates; // for the look after the chunks
+};
+
+// Scans the tree and, on another thread, looks at (or only lists) its files for the old schema.
+// When the cache can serve no report (there is none, or it holds nothing yet), every target will
+// be checked with Python: the interpreter starts on this thread meanwhile. Otherwise it is left
+// for the first target the cache cannot serve, so that a warm run never starts it.
+WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonFrontend& python) {
+  const ValidateDatasetOptions& options = run.options;
+  const bool nothing_cached = run.cache.store == nullptr || !run.cache.store->holds_entries();
+  WalkedTree walked;
+  // The old-schema look at every file (a read of every definition and solution) runs beside the
+  // scan, both over before any worker process is forked; but when every definition is a target
+  // and none is served by the cache, the chunks read all of those files anyway: the files are
+  // then only listed beside the scan, and looked at after the chunks, with the chunks' answers
+  // (sign_for_old_schema) for the files they read.
+  walked.look = nothing_cached && every_definition_targeted(options) ? LookAtOldSchema::after_chunks
+                                                                     : LookAtOldSchema::beside_scan;
+  // Each directory is listed once between the two walks; the listings are freed after them, on
+  // the walks' thread (while this one may still be starting the interpreter).
+  auto listings = std::make_unique<DirectoryListings>();
+  std::exception_ptr scan_failure;
+  std::jthread scanner([&] { // joined on every way out of this scope
+    try {
+      parallel_for(
+          2,
+          [&](std::size_t task) {
+            if (task == 0) {
+              walked.scan = scan_dataset(root, listings.get());
+            } else if (walked.look == LookAtOldSchema::beside_scan) {
+              walked.old_schema_signs = dataset_checks::find_old_schema_signs(
+                  root, options.cache, *run.cache.digests, *listings);
+            } else {
+              walked.old_schema_candidates = list_old_schema_candidates(root, *listings);
+            }
+          },
+          2);
+      listings.reset();
+    } catch (...) {
+      scan_failure = std::current_exception();
+    }
+  });
+  if (nothing_cached) {
+    (void)python.check_expression("0");
+    run.interpreter_probed = true;
+  }
+  scanner.join();
+  listings.reset(); // when a walk failed
+  if (scan_failure) {
+    std::rethrow_exception(scan_failure);
+  }
+  return walked;
+}
+
 } // namespace
 
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
@@ -652,52 +711,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     spdlog::warn("the benchmark category is reported as skipped: no reference worker to run it");
   }
   spdlog::info("Scanning dataset at {}", root.string());
-  // When the cache can serve no report (there is none, or it holds nothing yet), every target
-  // will be checked with Python: the interpreter starts on this thread while the tree is scanned.
-  // Otherwise it is left for the first target the cache cannot serve, so that a warm run never
-  // starts it.
-  const bool nothing_cached = run.cache.store == nullptr || !run.cache.store->holds_entries();
-  // The old-schema look at every file (a read of every definition and solution) runs beside the
-  // scan, both over before any worker process is forked; but when every definition is a target
-  // and none is served by the cache, the chunks read all of those files anyway: the look then
-  // runs after them, taking their answers (sign_for_old_schema) and reading only the files no
-  // job read.
-  const LookAtOldSchema look = nothing_cached && every_definition_targeted(options)
-                                   ? LookAtOldSchema::after_chunks
-                                   : LookAtOldSchema::beside_scan;
-  OldSchemaSigns old_schema_signs;
-  DatasetScan scan;
-  // Each directory is listed once between the two walks; the listings are freed after them.
-  auto listings = std::make_unique<DirectoryListings>();
-  std::exception_ptr scan_failure;
-  std::jthread scanner([&] { // joined on every way out of this scope
-    try {
-      parallel_for(
-          2,
-          [&](std::size_t task) {
-            if (task == 0) {
-              scan = scan_dataset(root, listings.get());
-            } else if (look == LookAtOldSchema::beside_scan) {
-              old_schema_signs = dataset_checks::find_old_schema_signs(
-                  root, options.cache, *run.cache.digests, *listings);
-            }
-          },
-          look == LookAtOldSchema::beside_scan ? 2 : 1);
-    } catch (...) {
-      scan_failure = std::current_exception();
-    }
-  });
-  if (nothing_cached) {
-    (void)python.check_expression("0");
-    run.interpreter_probed = true;
-  }
-  scanner.join();
-  if (look == LookAtOldSchema::beside_scan) {
-    listings.reset();
-  }
-  if (scan_failure) {
-    std::rethrow_exception(scan_failure);
-  }
+  WalkedTree walked = walk_tree(root, run, python);
+  const DatasetScan& scan = walked.scan;
   for (const Diagnostic& unlisted : scan.unlisted) {
     environment.report(unlisted);
   }
@@ -720,16 +735,16 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   SignedFiles signed_files;
   const std::size_t loaded =
       validate_targets(targets, files, run, python, report, environment,
-                       look == LookAtOldSchema::after_chunks ? &signed_files : nullptr);
-  if (look == LookAtOldSchema::after_chunks) {
-    old_schema_signs = dataset_checks::find_old_schema_signs(
-        root, options.cache, *run.cache.digests, *listings, &signed_files);
-    listings.reset();
+                       walked.look == LookAtOldSchema::after_chunks ? &signed_files : nullptr);
+  if (walked.look == LookAtOldSchema::after_chunks) {
+    walked.old_schema_signs = look_at_old_schema(root, walked.old_schema_candidates, options.cache,
+                                                 *run.cache.digests, &signed_files);
   }
   CheckResult dataset_level = check_dataset_level(scan, root);
   // A tree of the old schema is said once, first, with counts (not once per file).
-  if (auto old_schema = old_schema_message(
-          old_schema_signs, root, loaded > 0 ? DefinitionsLoaded::some : DefinitionsLoaded::none)) {
+  if (auto old_schema =
+          old_schema_message(walked.old_schema_signs, root,
+                             loaded > 0 ? DefinitionsLoaded::some : DefinitionsLoaded::none)) {
     CheckResult first;
     first.add(std::move(*old_schema));
     for (CheckMessage& message : dataset_level.messages) {

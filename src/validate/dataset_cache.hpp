@@ -132,11 +132,20 @@ void sign_for_old_schema(DefinitionJob& job, const JobFiles& files, const Datase
 
 // find_old_schema_signs (fib/validate/old_schema.hpp) taking the memo's answers through the run's
 // `digests`, which the definitions' look-ups share, and listing directories through `listings`,
-// which the scan of the same tree shares. A file answered in `signed_files` (its path and role)
-// is not read again.
+// which the scan of the same tree shares: list_old_schema_candidates, then look_at_old_schema.
 OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCache* store,
-                                     RememberedDigests& digests, DirectoryListings& listings,
-                                     const SignedFiles* signed_files = nullptr);
+                                     RememberedDigests& digests, DirectoryListings& listings);
+
+// The files the look inspects: the .json and .jsonl files below `root` (in path order).
+std::vector<std::filesystem::path> list_old_schema_candidates(const std::filesystem::path& root,
+                                                              DirectoryListings& listings);
+
+// The signs of the old schema those `files` show. A file answered in `signed_files` (its path
+// and role) is not read again.
+OldSchemaSigns look_at_old_schema(const std::filesystem::path& root,
+                                  const std::vector<std::filesystem::path>& files,
+                                  ResultCache* store, RememberedDigests& digests,
+                                  const SignedFiles* signed_files = nullptr);
 
 // The key of a job's report: the prefix, then each file's role, path and digest (or read error),
 // and the definition's duplicate-name state.

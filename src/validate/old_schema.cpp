@@ -369,23 +369,34 @@ OldSchemaSigns find_old_schema_signs(const std::filesystem::path& root, ResultCa
   return dataset_checks::find_old_schema_signs(root, store, digests, listings);
 }
 
-OldSchemaSigns dataset_checks::find_old_schema_signs(const std::filesystem::path& root,
-                                                     ResultCache* store, RememberedDigests& digests,
-                                                     DirectoryListings& listings,
-                                                     const SignedFiles* signed_files) {
+std::vector<std::filesystem::path>
+dataset_checks::list_old_schema_candidates(const std::filesystem::path& root,
+                                           DirectoryListings& listings) {
+  // Unlistable directories are the scan's to report (dataset_scan); here they only hide files.
+  return detail::list_files_below(root, {".json", ".jsonl"}, &listings).files;
+}
+
+OldSchemaSigns dataset_checks::look_at_old_schema(const std::filesystem::path& root,
+                                                  const std::vector<std::filesystem::path>& files,
+                                                  ResultCache* store, RememberedDigests& digests,
+                                                  const SignedFiles* signed_files) {
   const SignCache cache{store != nullptr && store->enabled() ? store : nullptr,
                         dataset_checks::wall_clock_ns(), &digests, signed_files};
   OldSchemaSigns signs;
-  // Unlistable directories are the scan's to report (dataset_scan); here they only hide files.
-  const detail::FilesBelow found = detail::list_files_below(root, {".json", ".jsonl"}, &listings);
   // Looked at in parallel, added up in the listing's order (the examples are the first files).
-  std::vector<FileSigns> per_file(found.files.size());
-  detail::parallel_for(found.files.size(),
-                       [&](std::size_t i) { per_file[i] = inspect(root, found.files[i], cache); });
-  for (std::size_t i = 0; i < found.files.size(); ++i) {
-    add_signs(signs, per_file[i], found.files[i]);
+  std::vector<FileSigns> per_file(files.size());
+  detail::parallel_for(files.size(),
+                       [&](std::size_t i) { per_file[i] = inspect(root, files[i], cache); });
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    add_signs(signs, per_file[i], files[i]);
   }
   return signs;
+}
+
+OldSchemaSigns dataset_checks::find_old_schema_signs(const std::filesystem::path& root,
+                                                     ResultCache* store, RememberedDigests& digests,
+                                                     DirectoryListings& listings) {
+  return look_at_old_schema(root, list_old_schema_candidates(root, listings), store, digests);
 }
 
 std::optional<CheckMessage> old_schema_message(const OldSchemaSigns& signs,

@@ -216,8 +216,9 @@ TEST(OldSchema, TheLookTakesAnswersGivenForAFile) {
   given[solution] = {dataset_checks::OldSchemaRole::definition, false}; // the wrong role
   dataset_checks::RememberedDigests digests;
   DirectoryListings listings;
-  const OldSchemaSigns signs =
-      dataset_checks::find_old_schema_signs(dir.path(), nullptr, digests, listings, &given);
+  const OldSchemaSigns signs = dataset_checks::look_at_old_schema(
+      dir.path(), dataset_checks::list_old_schema_candidates(dir.path(), listings), nullptr,
+      digests, &given);
   EXPECT_EQ(signs.definitions_with_type, 1u);
   ASSERT_FALSE(signs.examples.empty());
   EXPECT_EQ(signs.examples[0].native(), fresh);
