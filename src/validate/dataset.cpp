@@ -9,7 +9,6 @@
 #include "validate/chunk_result.hpp"
 #include "validate/dataset_cache.hpp"
 #include "validate/dataset_job.hpp"
-#include "validate/report_codec.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/exec/worker_client.hpp>
@@ -23,7 +22,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -170,9 +168,27 @@ void prepare_chunk(const std::vector<std::string>& targets, const std::vector<Ta
   }
 }
 
+// When validate_dataset looks at every file for the old schema (see walk_tree).
+enum class LookAtOldSchema { beside_scan, after_chunks };
+
+// What the run needs across chunks.
+struct DatasetRun {
+  const ValidateDatasetOptions& options;
+  std::set<Category> enabled;
+  CategoryContext context;
+  EvaluateOptions evaluate; // the benchmark's: warm-up 2, iterations 5, as the old tool
+  bool python_failed = false;
+  bool worker_unavailable_reported = false;
+  DatasetCache cache;              // whole reports; no store when the run does not cache them
+  bool interpreter_probed = false; // the interpreter was asked to start (once per process)
+  LookAtOldSchema old_schema_look = LookAtOldSchema::beside_scan; // decided by walk_tree
+};
+
 // Phase 1 for one job: reads its files, takes its report from the cache when the cache has it,
-// else parses the files (and notes the blobs the checks will read, for storing the report).
-void load_job(DefinitionJob& job, const DatasetCache& cache, const std::filesystem::path& root) {
+// else parses the files (and notes the blobs the checks will read, for storing the report). When
+// the old-schema look runs after the chunks, it also answers the look for the files it read.
+void load_job(DefinitionJob& job, const DatasetRun& run) {
+  const DatasetCache& cache = run.cache;
   JobFiles files = probe_job_files(cache, job);
   if (cache.store != nullptr) {
     job.cache_key = job_cache_key(cache, job, files);
@@ -200,16 +216,17 @@ void load_job(DefinitionJob& job, const DatasetCache& cache, const std::filesyst
   }
   job.definition_parsed = job.definition->parsed();
   if (cache.store != nullptr) {
-    job.blobs = blob_fingerprints(cache, job, root);
+    job.blobs = blob_fingerprints(cache, job, run.context.root);
   }
-  sign_for_old_schema(job, files, cache);
+  if (run.old_schema_look == LookAtOldSchema::after_chunks) {
+    sign_for_old_schema(job, files, cache);
+  }
 }
 
 // Phase 1 (parallel, on up to `threads` threads): loads every job of the chunk.
-void load_chunk(LoadedChunk& chunk, const DatasetCache& cache, const std::filesystem::path& root,
-                std::size_t threads) {
+void load_chunk(LoadedChunk& chunk, const DatasetRun& run, std::size_t threads) {
   parallel_for(
-      chunk.jobs.size(), [&](std::size_t i) { load_job(chunk.jobs[i], cache, root); }, threads);
+      chunk.jobs.size(), [&](std::size_t i) { load_job(chunk.jobs[i], run); }, threads);
 }
 
 // Phase 2 (this thread): the Python-exact definition checks. After the first interpreter failure
@@ -238,18 +255,6 @@ void run_python_checks(LoadedChunk& chunk, PythonFrontend& python, bool& python_
   }
 }
 
-// What the run needs across chunks.
-struct DatasetRun {
-  const ValidateDatasetOptions& options;
-  std::set<Category> enabled;
-  CategoryContext context;
-  EvaluateOptions evaluate; // the benchmark's: warm-up 2, iterations 5, as the old tool
-  bool python_failed = false;
-  bool worker_unavailable_reported = false;
-  DatasetCache cache;              // whole reports; no store when the run does not cache them
-  bool interpreter_probed = false; // the interpreter was asked to start (once per process)
-};
-
 // Phase 1 of the first chunk: the loading runs on other threads while this one starts the
 // embedded interpreter (the Python checks run on this thread), so that its start-up overlaps the
 // reading. A failed start is remembered by the front-end and reported by the Python phase.
@@ -259,7 +264,7 @@ void load_chunk_starting_python(LoadedChunk& chunk, DatasetRun& run, PythonFront
   std::exception_ptr failure;
   std::thread loader([&] {
     try {
-      load_chunk(chunk, run.cache, run.context.root, threads);
+      load_chunk(chunk, run, threads);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -386,7 +391,7 @@ ChunkResult validate_chunk(const std::vector<std::string>& targets,
   LoadedChunk chunk;
   prepare_chunk(targets, files, range.begin, range.end, chunk);
   if (run.interpreter_probed) {
-    load_chunk(chunk, run.cache, run.context.root, threads);
+    load_chunk(chunk, run, threads);
   } else {
     load_chunk_starting_python(chunk, run, python, threads);
   }
@@ -467,9 +472,6 @@ struct ChunkSink {
     }
   }
 };
-
-// When validate_dataset looks at every file for the old schema (see there).
-enum class LookAtOldSchema { beside_scan, after_chunks };
 
 // Whether the options select every definition of the tree (no filter, no shard).
 bool every_definition_targeted(const ValidateDatasetOptions& options) {
@@ -640,15 +642,15 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
   return sink.loaded;
 }
 
-// What the walks of the tree give validate_dataset, and when it looks at the old schema.
+// What the walks of the tree give validate_dataset.
 struct WalkedTree {
-  LookAtOldSchema look = LookAtOldSchema::beside_scan;
   DatasetScan scan;
   OldSchemaSigns old_schema_signs;                          // the look beside the scan's
   std::vector<std::filesystem::path> old_schema_candidates; // for the look after the chunks
 };
 
-// Scans the tree and, on another thread, looks at (or only lists) its files for the old schema.
+// Scans the tree and, on another thread, looks at (or only lists) its files for the old schema,
+// as it decides for the run (run.old_schema_look).
 // When the cache can serve no report (there is none, or it holds nothing yet), every target will
 // be checked with Python: the interpreter starts on this thread meanwhile. Otherwise it is left
 // for the first target the cache cannot serve, so that a warm run never starts it.
@@ -661,8 +663,9 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
   // and none is served by the cache, the chunks read all of those files anyway: the files are
   // then only listed beside the scan, and looked at after the chunks, with the chunks' answers
   // (sign_for_old_schema) for the files they read.
-  walked.look = nothing_cached && every_definition_targeted(options) ? LookAtOldSchema::after_chunks
-                                                                     : LookAtOldSchema::beside_scan;
+  run.old_schema_look = nothing_cached && every_definition_targeted(options)
+                            ? LookAtOldSchema::after_chunks
+                            : LookAtOldSchema::beside_scan;
   // Each directory is listed once between the two walks; the listings are freed after them, on
   // the walks' thread (while this one may still be starting the interpreter).
   auto listings = std::make_unique<DirectoryListings>();
@@ -674,7 +677,7 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
           [&](std::size_t task) {
             if (task == 0) {
               walked.scan = scan_dataset(root, listings.get());
-            } else if (walked.look == LookAtOldSchema::beside_scan) {
+            } else if (run.old_schema_look == LookAtOldSchema::beside_scan) {
               walked.old_schema_signs = dataset_checks::find_old_schema_signs(
                   root, options.cache, *run.cache.digests, *listings);
             } else {
@@ -733,10 +736,10 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   }
 
   SignedFiles signed_files;
-  const std::size_t loaded =
-      validate_targets(targets, files, run, python, report, environment,
-                       walked.look == LookAtOldSchema::after_chunks ? &signed_files : nullptr);
-  if (walked.look == LookAtOldSchema::after_chunks) {
+  const std::size_t loaded = validate_targets(
+      targets, files, run, python, report, environment,
+      run.old_schema_look == LookAtOldSchema::after_chunks ? &signed_files : nullptr);
+  if (run.old_schema_look == LookAtOldSchema::after_chunks) {
     walked.old_schema_signs = look_at_old_schema(root, walked.old_schema_candidates, options.cache,
                                                  *run.cache.digests, &signed_files);
   }

@@ -78,8 +78,6 @@ struct LoadedSolution {
   LoadError error;
 };
 
-// Everything validate needs about one target definition. The pointers go into the chunk that
-// holds the loaded files.
 // What the old-schema look takes a listed .json file for: a definition when its last
 // `definitions` directory is deeper than its last `solutions` one, else a solution.
 enum class OldSchemaRole : std::uint8_t { definition, solution };
@@ -94,6 +92,8 @@ struct SignedFile {
 // takes in the same role.
 using SignedFiles = std::unordered_map<std::string, SignedFile>;
 
+// Everything validate needs about one target definition. The pointers go into the chunk that
+// holds the loaded files.
 struct DefinitionJob {
   std::string name;
   LoadedDefinition* definition = nullptr;
