@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -358,6 +359,10 @@ int run_dataset(const ValidateCommand& command, PythonFrontend& python) {
   }
   plan->options.progress = terminal_progress();
   plan->options.processes = command.jobs;
+  // The run's scan and target lists: the process ends soon, and the system frees them at once.
+  plan->options.done_with = [](std::shared_ptr<void> leftovers) {
+    keep_until_exit(std::move(leftovers));
+  };
   ResultCache cache = open_result_cache(command.cache, environment);
   CachedPythonFrontend cached_python(python, cache);
   plan->options.cache = &cache;

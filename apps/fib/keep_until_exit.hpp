@@ -30,6 +30,12 @@ template <class T> void keep_until_exit(T&& value) {
   detail::kept_until_exit().push_back(std::make_shared<std::decay_t<T>>(std::forward<T>(value)));
 }
 
+// The same for what a shared pointer owns (the library hands such structures over, e.g.
+// ValidateDatasetOptions::done_with).
+inline void keep_until_exit(std::shared_ptr<void> owned) {
+  detail::kept_until_exit().push_back(std::move(owned));
+}
+
 // The same for an object made here from `args` and used until the process exits (one that
 // cannot be moved); returns it.
 template <class T, class... Args>

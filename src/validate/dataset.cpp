@@ -625,11 +625,15 @@ void validate_in_chunks(const std::vector<std::string>& targets, std::vector<Tar
 // Validates every target: those the cache holds whole first, then the others in chunks; returns
 // how many definitions loaded. The chunks' old-schema answers go to `signed_files` unless null.
 std::size_t validate_targets(const std::vector<std::string>& targets,
-                             const std::vector<TargetFiles>& files, DatasetRun& run,
+                             std::vector<TargetFiles>& files, DatasetRun& run,
                              PythonFrontend& python, DatasetReport& report,
                              DiagnosticSink& environment, SignedFiles* signed_files) {
   ChunkSink sink{targets, run.options, report, environment, 0, 0, {}, signed_files};
   const std::vector<std::size_t> others = take_remembered_reports(targets, files, run, sink);
+  if (others.size() == targets.size()) { // the cache served none (a cold run): no copies
+    validate_in_chunks(targets, files, run, python, sink);
+    return sink.loaded;
+  }
   std::vector<std::string> other_targets;
   std::vector<TargetFiles> other_files;
   other_targets.reserve(others.size());
@@ -702,6 +706,15 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
   return walked;
 }
 
+// What a run is done with when it returns (ValidateDatasetOptions::done_with). The file lists
+// point into the scan: they go together.
+struct RunLeftovers {
+  WalkedTree walked;
+  std::vector<std::string> targets;
+  std::vector<TargetFiles> files;
+  SignedFiles signed_files;
+};
+
 } // namespace
 
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
@@ -728,9 +741,9 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
       return report;
     }
   }
-  const std::vector<std::string> targets = select_targets(options, scan);
+  std::vector<std::string> targets = select_targets(options, scan);
   spdlog::info("Target definitions: {}", targets.size());
-  const std::vector<TargetFiles> files = gather_files(targets, scan);
+  std::vector<TargetFiles> files = gather_files(targets, scan);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     report.definition_files.emplace(targets[i], files[i].definition->file.path);
   }
@@ -758,6 +771,10 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   report.dataset = std::move(dataset_level);
   if (options.shard) {
     report.shard = shard_record(*options.shard, scan);
+  }
+  if (options.done_with) {
+    options.done_with(std::make_shared<RunLeftovers>(RunLeftovers{
+        std::move(walked), std::move(targets), std::move(files), std::move(signed_files)}));
   }
   return report;
 }
