@@ -54,7 +54,9 @@ struct TargetFiles {
   const ScannedFile* workload = nullptr;
   std::vector<const ScannedFile*> solutions;
   std::vector<const ScannedFile*> traces;
-  std::uintmax_t bytes = 0; // the files' total size on disk (0 for one that cannot be stat'ed)
+  // The files' total size on disk (a file that cannot be stat'ed counts 0); nullopt until
+  // measure_bytes.
+  std::optional<std::uintmax_t> bytes;
 };
 
 std::uintmax_t file_bytes(const std::filesystem::path& path) {
@@ -63,21 +65,25 @@ std::uintmax_t file_bytes(const std::filesystem::path& path) {
   return ec ? 0 : size;
 }
 
-// Sets each target's `bytes` (what the chunk plan needs; only for the targets that are loaded), on
-// all cores (a stat() per file).
+// Sets each target's `bytes` where it is not set yet (what the chunk plan needs; only for the
+// targets that are loaded), on all cores (a stat() per file).
 void measure_bytes(std::vector<TargetFiles>& files) {
   parallel_for(files.size(), [&](std::size_t i) {
     TargetFiles& f = files[i];
-    f.bytes = file_bytes(f.definition->file.path);
+    if (f.bytes) {
+      return;
+    }
+    std::uintmax_t bytes = file_bytes(f.definition->file.path);
     if (f.workload != nullptr) {
-      f.bytes += file_bytes(f.workload->path);
+      bytes += file_bytes(f.workload->path);
     }
     for (const ScannedFile* s : f.solutions) {
-      f.bytes += file_bytes(s->path);
+      bytes += file_bytes(s->path);
     }
     for (const ScannedFile* t : f.traces) {
-      f.bytes += file_bytes(t->path);
+      bytes += file_bytes(t->path);
     }
+    f.bytes = bytes;
   });
 }
 
@@ -105,8 +111,8 @@ std::vector<ChunkRange> plan_chunks(const std::vector<TargetFiles>& files, Chunk
     std::size_t end = begin;
     std::uintmax_t bytes = 0;
     while (end < files.size() && end - begin < limits.definitions &&
-           (end == begin || bytes + files[end].bytes <= limits.bytes)) {
-      bytes += files[end].bytes;
+           (end == begin || bytes + files[end].bytes.value_or(0) <= limits.bytes)) {
+      bytes += files[end].bytes.value_or(0);
       ++end;
     }
     chunks.push_back({begin, end});
@@ -646,11 +652,21 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
   return sink.loaded;
 }
 
+// The definitions a run validates and their files (pointing into the scan).
+struct Targets {
+  std::vector<std::string> names;
+  std::vector<TargetFiles> files;
+};
+
 // What the walks of the tree give validate_dataset.
 struct WalkedTree {
   DatasetScan scan;
   OldSchemaSigns old_schema_signs;                          // the look beside the scan's
   std::vector<std::filesystem::path> old_schema_candidates; // for the look after the chunks
+  // With the look after the chunks (every definition a target, nothing cached): the targets,
+  // their files measured (measure_bytes). They point into `scan`, whose maps' nodes and
+  // vectors' buffers stay where they are when the WalkedTree moves.
+  std::optional<Targets> targets;
 };
 
 // Scans the tree and, on another thread, looks at (or only lists) its files for the old schema,
@@ -690,6 +706,14 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
           },
           2);
       listings.reset();
+      if (run.old_schema_look == LookAtOldSchema::after_chunks) {
+        // Every definition is a target: they and the sizes of their files (a stat() per file)
+        // are found here while this run's interpreter starts on the other thread.
+        Targets& targets = walked.targets.emplace();
+        targets.names = select_targets(options, walked.scan);
+        targets.files = gather_files(targets.names, walked.scan);
+        measure_bytes(targets.files);
+      }
     } catch (...) {
       scan_failure = std::current_exception();
     }
@@ -710,8 +734,6 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
 // point into the scan: they go together.
 struct RunLeftovers {
   WalkedTree walked;
-  std::vector<std::string> targets;
-  std::vector<TargetFiles> files;
   SignedFiles signed_files;
 };
 
@@ -741,9 +763,14 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
       return report;
     }
   }
-  std::vector<std::string> targets = select_targets(options, scan);
+  if (!walked.targets) {
+    Targets& found = walked.targets.emplace();
+    found.names = select_targets(options, scan);
+    found.files = gather_files(found.names, scan);
+  }
+  const std::vector<std::string>& targets = walked.targets->names;
+  std::vector<TargetFiles>& files = walked.targets->files;
   spdlog::info("Target definitions: {}", targets.size());
-  std::vector<TargetFiles> files = gather_files(targets, scan);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     report.definition_files.emplace(targets[i], files[i].definition->file.path);
   }
@@ -773,8 +800,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     report.shard = shard_record(*options.shard, scan);
   }
   if (options.done_with) {
-    options.done_with(std::make_shared<RunLeftovers>(RunLeftovers{
-        std::move(walked), std::move(targets), std::move(files), std::move(signed_files)}));
+    options.done_with(
+        std::make_shared<RunLeftovers>(RunLeftovers{std::move(walked), std::move(signed_files)}));
   }
   return report;
 }
