@@ -150,10 +150,13 @@ bool drain(Child& child, std::size_t& next, std::size_t count,
     if (child.buffer.size() - k_header_bytes < size) {
       return true;
     }
+    // The child gets its next item before this one's result is taken, so that it works while
+    // this process decodes and stores the result instead of waiting for it.
+    const bool handed_out = hand_out(child, next, count);
     on_result(static_cast<std::size_t>(item),
               std::string_view(child.buffer).substr(k_header_bytes, size));
     child.buffer.erase(0, k_header_bytes + size);
-    if (!hand_out(child, next, count)) {
+    if (!handed_out) {
       return false;
     }
   }

@@ -29,7 +29,8 @@ struct ForkedWorkOutcome {
 };
 
 // Runs work(i) for the items i in [0, count) in up to `workers` child processes made by fork(),
-// handing the items out in increasing order, one at a time to whichever child is free. Each
+// handing the items out in increasing order, one at a time to whichever child is free (a child
+// gets its next item as soon as its result has arrived, before on_result takes that result). Each
 // result reaches on_result(i, bytes) in this process, on the calling thread, in completion order;
 // on_result must not throw. A child that throws from work() exits, and its item is unfinished.
 // Children end with _exit() after their last item: no destructors, no atexit handlers and no stdio
