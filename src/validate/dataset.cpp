@@ -6,6 +6,7 @@
 
 #include "util/forked_pool.hpp"
 #include "util/parallel_for.hpp"
+#include "validate/chunk_plan.hpp"
 #include "validate/chunk_result.hpp"
 #include "validate/dataset_cache.hpp"
 #include "validate/dataset_job.hpp"
@@ -47,79 +48,6 @@ constexpr std::array<std::pair<Category, CategoryCheck>, 7> k_category_checks = 
     {Category::baseline, check_baseline},
     {Category::benchmark, check_benchmark},
 }};
-
-// The files one target definition needs (pointers into the scan).
-struct TargetFiles {
-  const DefinitionFile* definition = nullptr;
-  const ScannedFile* workload = nullptr;
-  std::vector<const ScannedFile*> solutions;
-  std::vector<const ScannedFile*> traces;
-  // The files' total size on disk (a file that cannot be stat'ed counts 0); nullopt until
-  // measure_bytes.
-  std::optional<std::uintmax_t> bytes;
-};
-
-std::uintmax_t file_bytes(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  return ec ? 0 : size;
-}
-
-// Sets each target's `bytes` where it is not set yet (what the chunk plan needs; only for the
-// targets that are loaded), on all cores (a stat() per file).
-void measure_bytes(std::vector<TargetFiles>& files) {
-  parallel_for(files.size(), [&](std::size_t i) {
-    TargetFiles& f = files[i];
-    if (f.bytes) {
-      return;
-    }
-    std::uintmax_t bytes = file_bytes(f.definition->file.path);
-    if (f.workload != nullptr) {
-      bytes += file_bytes(f.workload->path);
-    }
-    for (const ScannedFile* s : f.solutions) {
-      bytes += file_bytes(s->path);
-    }
-    for (const ScannedFile* t : f.traces) {
-      bytes += file_bytes(t->path);
-    }
-    f.bytes = bytes;
-  });
-}
-
-// Target definitions validated together (loaded, Python-checked and checked, then freed): at most
-// `definitions` of them, and no more once their files reach `bytes`, so that large trace files do
-// not pile up in one chunk. A chunk always holds at least one definition.
-struct ChunkLimits {
-  std::size_t definitions = 0;
-  std::uintmax_t bytes = 0;
-};
-// In this process: 64 definitions, 4 MiB. Handed to worker processes: smaller, so that the last
-// chunks do not leave the other processes idle.
-constexpr ChunkLimits k_chunk_in_process{64, std::uintmax_t{4} << 20};
-constexpr ChunkLimits k_chunk_forked{16, std::uintmax_t{1} << 20};
-
-struct ChunkRange {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-};
-
-// The chunks of the targets, in order.
-std::vector<ChunkRange> plan_chunks(const std::vector<TargetFiles>& files, ChunkLimits limits) {
-  std::vector<ChunkRange> chunks;
-  for (std::size_t begin = 0; begin < files.size();) {
-    std::size_t end = begin;
-    std::uintmax_t bytes = 0;
-    while (end < files.size() && end - begin < limits.definitions &&
-           (end == begin || bytes + files[end].bytes.value_or(0) <= limits.bytes)) {
-      bytes += files[end].bytes.value_or(0);
-      ++end;
-    }
-    chunks.push_back({begin, end});
-    begin = end;
-  }
-  return chunks;
-}
 
 // Hands the pages freed with a chunk back to the system. glibc keeps freed memory in the arenas of
 // the worker threads (one per thread), which would otherwise add up over the chunks.
@@ -338,34 +266,6 @@ ReportConfig report_config(const ValidateDatasetOptions& options,
   config.op_types = options.op_types;
   config.definitions = options.definitions;
   return config;
-}
-
-// Where each target's files are (pointers into `scan`), in the old tool's order: solutions by
-// path, traces by author.
-std::vector<TargetFiles> gather_files(const std::vector<std::string>& targets,
-                                      const DatasetScan& scan) {
-  std::vector<TargetFiles> files(targets.size());
-  std::map<std::string_view, std::size_t> index;
-  const auto add = [&](const std::string& name, const ScannedFile& file, auto member) {
-    if (auto it = index.find(name); it != index.end()) {
-      member(files[it->second], &file);
-    }
-  };
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    index.emplace(targets[i], i);
-    files[i].definition = &scan.definitions.at(targets[i]);
-  }
-  for (const auto& [name, file] : scan.workloads) {
-    add(name, file, [](TargetFiles& f, const ScannedFile* s) { f.workload = s; });
-  }
-  for (const ScannedFile& file : scan.solutions) {
-    add(file.definition, file,
-        [](TargetFiles& f, const ScannedFile* s) { f.solutions.push_back(s); });
-  }
-  for (const auto& [key, file] : scan.traces) {
-    add(file.name, file, [](TargetFiles& f, const ScannedFile* s) { f.traces.push_back(s); });
-  }
-  return files;
 }
 
 DatasetRun start_run(const ValidateDatasetOptions& options, const DatasetReport& report,
