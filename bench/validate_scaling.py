@@ -35,11 +35,13 @@ fib cold or the old tool, and "before" after a warm run.) Per timed run: wall ti
 os.wait4, which include the child's reaped descendants (ru_maxrss is then the largest single
 process of the tree). Timed runs are not sampled: nothing of this script runs beside them (a
 sampler reading /proc every 5 ms took 7-10% of the wall time of fib's short two-threaded warm
-runs on two cores, and next to nothing of the old tool's). Per sampled run, only the tree's total
-RSS is kept: the sum of the resident sizes (VmRSS, from /proc/PID/statm) of the child and all its
-descendants (/proc/PID/task/TID/children) every --sample-ms milliseconds, the largest sum kept.
-A peak shorter than the interval can be missed, and pages that forked processes share are
-counted once per process, so the tree figure is an upper bound of the memory in use. The runs are started by a
+runs on two cores, and next to nothing of the old tool's). Per sampled run, only the tree's totals
+are kept: every --sample-ms milliseconds the sum of the resident sizes (VmRSS, from
+/proc/PID/statm) and the sum of the proportional set sizes (Pss, from /proc/PID/smaps_rollup) of
+the child and all its descendants (/proc/PID/task/TID/children), the largest sums kept. A peak
+shorter than the interval can be missed. Pages that forked processes share count once per
+process in the RSS sum, so it is an upper bound of the memory in use; the PSS sum counts each
+page once in all (a page n processes map counts 1/n in each), the memory the tree takes. The runs are started by a
 small helper process of this script (see Spawner: a run's ru_maxrss would otherwise include this
 process's own peak). Medians (min-max); MB = 2**20 bytes.
 
@@ -103,9 +105,23 @@ def _children(pid):
     return kids
 
 
-def tree_rss_bytes(pid):
-    """Sum of VmRSS of `pid` and all its descendants now (processes that vanish count 0)."""
-    total, stack, seen = 0, [pid], set()
+def _pss_bytes(pid):
+    """The proportional set size of `pid` (Pss of /proc/PID/smaps_rollup): each page it maps
+    counted as 1/n of a page when n processes map it; 0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
+def tree_memory_bytes(pid):
+    """(sum of VmRSS, sum of Pss) of `pid` and all its descendants now (processes that vanish
+    count 0)."""
+    rss, pss, stack, seen = 0, 0, [pid], set()
     while stack:
         p = stack.pop()
         if p in seen:
@@ -113,19 +129,20 @@ def tree_rss_bytes(pid):
         seen.add(p)
         try:
             with open(f"/proc/{p}/statm", "rb") as f:
-                total += int(f.read().split()[1]) * PAGE_BYTES
+                rss += int(f.read().split()[1]) * PAGE_BYTES
         except (OSError, IndexError, ValueError):
             continue
+        pss += _pss_bytes(p)
         stack.extend(_children(p))
-    return total
+    return rss, pss
 
 
 def run_measured(argv, env, stderr_path, interval):
     """Runs argv[0] (an absolute path) with stdin and stdout on /dev/null and stderr into
-    `stderr_path`. Returns (exit status, wall s, CPU s, ru_maxrss KiB, peak tree RSS bytes): wall
-    from spawn to reap, CPU and ru_maxrss from wait4, the tree RSS sampled every `interval` s
-    while it runs (a pidfd wakes the loop as soon as the child exits); with `interval` <= 0 the
-    run is not sampled (its tree RSS reads 0)."""
+    `stderr_path`. Returns (exit status, wall s, CPU s, ru_maxrss KiB, peak tree RSS bytes, peak
+    tree PSS bytes): wall from spawn to reap, CPU and ru_maxrss from wait4, the tree's RSS and PSS
+    sampled every `interval` s while it runs (a pidfd wakes the loop as soon as the child exits);
+    with `interval` <= 0 the run is not sampled (both read 0)."""
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                (os.POSIX_SPAWN_OPEN, 2, stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
@@ -135,19 +152,20 @@ def run_measured(argv, env, stderr_path, interval):
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
-    peak = 0
+    peak, peak_pss = 0, 0
     while True:
         if interval <= 0:  # not sampled: nothing runs beside the child
             poller.poll()
             break
-        peak = max(peak, tree_rss_bytes(pid))
+        rss, pss = tree_memory_bytes(pid)
+        peak, peak_pss = max(peak, rss), max(peak_pss, pss)
         if poller.poll(interval * 1000):
             break
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - start
     os.close(pidfd)
     return (os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime,
-            usage.ru_maxrss, peak)
+            usage.ru_maxrss, peak, peak_pss)
 
 
 def spawner_loop():
@@ -222,7 +240,8 @@ class Spawner:
                                      stdout=subprocess.PIPE)
 
     def run(self, cmd, env, stderr_path, interval):
-        """dict of exit, wall s, cpu s, maxrss MB (wait4), tree MB (sampled) of one run."""
+        """dict of exit, wall s, cpu s, maxrss MB (wait4), tree and tree_pss MB (sampled) of one
+        run."""
         program = shutil.which(cmd[0], path=env.get("PATH", os.defpath))
         if program is None:
             sys.exit(f"{cmd[0]}: not found on the contender's PATH")
@@ -234,9 +253,10 @@ class Spawner:
         line = self.proc.stdout.readline()
         if not line:
             sys.exit("the spawner process ended unexpectedly")
-        code, wall, cpu, maxrss_kib, tree_bytes = line.split()
+        code, wall, cpu, maxrss_kib, tree_bytes, pss_bytes = line.split()
         return {"exit": int(code), "wall": float(wall), "cpu": float(cpu),
-                "maxrss": int(maxrss_kib) / 1024, "tree": int(tree_bytes) / MB}
+                "maxrss": int(maxrss_kib) / 1024, "tree": int(tree_bytes) / MB,
+                "tree_pss": int(pss_bytes) / MB}
 
     def high_water_mb(self):
         return high_water_mb(self.proc.pid)
@@ -325,6 +345,7 @@ class RowRecord:
     def __init__(self, contenders):
         self.samples = {c.name: [] for c in contenders}       # timed (unsampled) runs
         self.tree_samples = {c.name: [] for c in contenders}  # tree RSS peaks of sampled runs
+        self.pss_samples = {c.name: [] for c in contenders}   # tree PSS peaks of sampled runs
         self.digests = {}           # sha256 -> [contender names that produced it]
         self.fib_statuses = None
         self.old_statuses = []      # one dict per old run
@@ -355,6 +376,7 @@ def one_run(spawner, contender, copy, work, record, sample_interval, measured):
         record.samples[contender.name].append(sample)
     elif measured == "sampled":
         record.tree_samples[contender.name].append(sample["tree"])
+        record.pss_samples[contender.name].append(sample["tree_pss"])
 
 
 def balanced_orders(n):
@@ -510,16 +532,17 @@ def interpreter_start_s(python):
 
 # --- Summaries ---
 
-def summary(samples, trees):
-    """Medians (and spreads) of a contender's timed samples and sampled tree RSS peaks, in ms and
-    MB; None when it did not run."""
+def summary(samples, trees, psses):
+    """Medians (and spreads) of a contender's timed samples and sampled tree RSS and PSS peaks, in
+    ms and MB; None when it did not run."""
     if not samples or not trees:
         return None
     walls = [s["wall"] * 1000 for s in samples]
     return {"wall": statistics.median(walls), "wall_min": min(walls), "wall_max": max(walls),
             "cpu": statistics.median(s["cpu"] * 1000 for s in samples),
             "maxrss": statistics.median(s["maxrss"] for s in samples),
-            "tree": statistics.median(trees), "tree_max": max(trees)}
+            "tree": statistics.median(trees), "tree_max": max(trees),
+            "pss": statistics.median(psses), "pss_max": max(psses)}
 
 
 def ratio_text(value):
@@ -535,8 +558,9 @@ def old_over(row, name, key):
 
 def results_table(rows, contenders):
     lines = ["| row | definitions | contender | wall median (min–max) | CPU median "
-             "| peak RSS (wait4) median | tree RSS (sampled) median (max) |",
-             "|---|---|---|---|---|---|---|"]
+             "| peak RSS (wait4) median | tree RSS (sampled) median (max) "
+             "| tree PSS (sampled) median (max) |",
+             "|---|---|---|---|---|---|---|---|"]
     names = [c.name for c in contenders]
     if "fib warm" not in names:
         names.insert(names.index("fib cold") + 1, "fib warm")
@@ -545,12 +569,13 @@ def results_table(rows, contenders):
             m = row["medians"].get(name)
             if m is None:
                 lines.append(f"| {row['label']} | {row['definitions']:,} | {name} | {NO_CACHE} "
-                             "| | | |")
+                             "| | | | |")
                 continue
             lines.append(f"| {row['label']} | {row['definitions']:,} | {name} "
                          f"| {m['wall']:,.1f} ms ({m['wall_min']:,.1f}–{m['wall_max']:,.1f}) "
                          f"| {m['cpu']:,.1f} ms | {m['maxrss']:.1f} MB "
-                         f"| {m['tree']:.1f} MB ({m['tree_max']:.1f}) |")
+                         f"| {m['tree']:.1f} MB ({m['tree_max']:.1f}) "
+                         f"| {m['pss']:.1f} MB ({m['pss_max']:.1f}) |")
     return lines
 
 
@@ -605,7 +630,8 @@ def _memory_targets(row):
     for name in ("fib cold", "fib warm"):
         if name not in row["medians"]:
             continue
-        for key, what in (("maxrss", "peak RSS (wait4)"), ("tree", "tree RSS (sampled)")):
+        for key, what in (("maxrss", "peak RSS (wait4)"), ("tree", "tree RSS (sampled)"),
+                          ("pss", "tree PSS (sampled)")):
             fraction = old_over(row, name, key)
             out.append((f"{what} of {name} ≤ 1/{RSS_FRACTION_TARGET:g} of old's",
                         f"1/{fraction:.1f}", fraction >= RSS_FRACTION_TARGET))
@@ -731,7 +757,7 @@ def markdown(args, rows, contenders, states, fib_has_cache, spawner_peak):
     rounds = f"{args.runs} round{'' if args.runs == 1 else 's'}"
     sampled = f"{args.sampled_runs} round{'' if args.sampled_runs == 1 else 's'}"
     lines += ["", f"{rounds} timed after one warm-up round per row, contenders in a balanced "
-              f"order (each runs right after each other one equally often), none of them sampled; then {sampled} whose runs' tree RSS is sampled "
+              f"order (each runs right after each other one equally often), none of them sampled; then {sampled} whose runs' tree RSS and PSS are sampled "
               f"every {args.sample_ms:g} ms (their times are not used); {cores} usable cores; "
               f"runs spawned by a helper process whose own peak RSS, {spawner_peak:.1f} MB, is "
               "the lowest peak (wait4) a run can show.", ""]
@@ -770,7 +796,7 @@ def run_rows(args, spawner, contenders, work):
                              args.sample_ms / 1000)
         rows.append({"label": label, "size": size, "distinct": distinct,
                      "definitions": definitions, "floor": floor, "record": record,
-                     "medians": {n: summary(s, record.tree_samples[n])
+                     "medians": {n: summary(s, record.tree_samples[n], record.pss_samples[n])
                                  for n, s in record.samples.items()}})
         if not args.keep:
             shutil.rmtree(copy, ignore_errors=True)
