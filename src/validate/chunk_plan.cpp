@@ -48,20 +48,16 @@ std::vector<TargetFiles> gather_files(const std::vector<std::string>& targets,
 void measure_bytes(std::vector<TargetFiles>& files) {
   detail::parallel_for(files.size(), [&](std::size_t i) {
     TargetFiles& f = files[i];
-    if (f.bytes) {
-      return;
-    }
-    std::uintmax_t bytes = file_bytes(f.definition->file.path);
+    f.bytes = file_bytes(f.definition->file.path);
     if (f.workload != nullptr) {
-      bytes += file_bytes(f.workload->path);
+      f.bytes += file_bytes(f.workload->path);
     }
     for (const ScannedFile* s : f.solutions) {
-      bytes += file_bytes(s->path);
+      f.bytes += file_bytes(s->path);
     }
     for (const ScannedFile* t : f.traces) {
-      bytes += file_bytes(t->path);
+      f.bytes += file_bytes(t->path);
     }
-    f.bytes = bytes;
   });
 }
 
@@ -71,8 +67,8 @@ std::vector<ChunkRange> plan_chunks(const std::vector<TargetFiles>& files, Chunk
     std::size_t end = begin;
     std::uintmax_t bytes = 0;
     while (end < files.size() && end - begin < limits.definitions &&
-           (end == begin || bytes + files[end].bytes.value_or(0) <= limits.bytes)) {
-      bytes += files[end].bytes.value_or(0);
+           (end == begin || bytes + files[end].bytes <= limits.bytes)) {
+      bytes += files[end].bytes;
       ++end;
     }
     chunks.push_back({begin, end});

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +19,7 @@ struct TargetFiles {
   const ScannedFile* workload = nullptr;
   std::vector<const ScannedFile*> solutions;
   std::vector<const ScannedFile*> traces;
-  // The files' total size on disk (a file that cannot be stat'ed counts 0); nullopt until
-  // measure_bytes.
-  std::optional<std::uintmax_t> bytes;
+  std::uintmax_t bytes = 0; // the files' total size on disk (0 for one that cannot be stat'ed)
 };
 
 // Where each target's files are (pointers into `scan`, which must outlive the result), in the old
@@ -30,8 +27,8 @@ struct TargetFiles {
 std::vector<TargetFiles> gather_files(const std::vector<std::string>& targets,
                                       const DatasetScan& scan);
 
-// Sets each target's `bytes` where it is not set yet (what the chunk plan needs; only for the
-// targets that are loaded), on all cores (a stat() per file).
+// Sets each target's `bytes` (what the chunk plan needs; only for the targets that are loaded), on
+// all cores (a stat() per file).
 void measure_bytes(std::vector<TargetFiles>& files);
 
 // Target definitions validated together (loaded, Python-checked and checked, then freed): at most
@@ -52,7 +49,7 @@ struct ChunkRange {
   std::size_t end = 0;
 };
 
-// The chunks of the targets, in order (a target not measured counts 0 bytes).
+// The chunks of the targets, in order (their `bytes` measured).
 std::vector<ChunkRange> plan_chunks(const std::vector<TargetFiles>& files, ChunkLimits limits);
 
 } // namespace fib::dataset_checks

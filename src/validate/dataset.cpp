@@ -552,21 +552,11 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
   return sink.loaded;
 }
 
-// The definitions a run validates and their files (pointing into the scan).
-struct Targets {
-  std::vector<std::string> names;
-  std::vector<TargetFiles> files;
-};
-
 // What the walks of the tree give validate_dataset.
 struct WalkedTree {
   DatasetScan scan;
   OldSchemaSigns old_schema_signs;                          // the look beside the scan's
   std::vector<std::filesystem::path> old_schema_candidates; // for the look after the chunks
-  // With the look after the chunks (every definition a target, nothing cached): the targets,
-  // their files measured (measure_bytes). They point into `scan`, whose maps' nodes and
-  // vectors' buffers stay where they are when the WalkedTree moves.
-  std::optional<Targets> targets;
 };
 
 // Scans the tree and, on another thread, looks at (or only lists) its files for the old schema,
@@ -606,14 +596,6 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
           },
           2);
       listings.reset();
-      if (run.old_schema_look == LookAtOldSchema::after_chunks) {
-        // Every definition is a target: they and the sizes of their files (a stat() per file)
-        // are found here while this run's interpreter starts on the other thread.
-        Targets& targets = walked.targets.emplace();
-        targets.names = select_targets(options, walked.scan);
-        targets.files = gather_files(targets.names, walked.scan);
-        measure_bytes(targets.files);
-      }
     } catch (...) {
       scan_failure = std::current_exception();
     }
@@ -634,6 +616,8 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
 // point into the scan: they go together.
 struct RunLeftovers {
   WalkedTree walked;
+  std::vector<std::string> targets;
+  std::vector<TargetFiles> files;
   SignedFiles signed_files;
 };
 
@@ -663,14 +647,9 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
       return report;
     }
   }
-  if (!walked.targets) {
-    Targets& found = walked.targets.emplace();
-    found.names = select_targets(options, scan);
-    found.files = gather_files(found.names, scan);
-  }
-  const std::vector<std::string>& targets = walked.targets->names;
-  std::vector<TargetFiles>& files = walked.targets->files;
+  std::vector<std::string> targets = select_targets(options, scan);
   spdlog::info("Target definitions: {}", targets.size());
+  std::vector<TargetFiles> files = gather_files(targets, scan);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     report.definition_files.emplace(targets[i], files[i].definition->file.path);
   }
@@ -700,8 +679,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     report.shard = shard_record(*options.shard, scan);
   }
   if (options.done_with) {
-    options.done_with(
-        std::make_shared<RunLeftovers>(RunLeftovers{std::move(walked), std::move(signed_files)}));
+    options.done_with(std::make_shared<RunLeftovers>(RunLeftovers{
+        std::move(walked), std::move(targets), std::move(files), std::move(signed_files)}));
   }
   return report;
 }

@@ -114,8 +114,8 @@ struct ValidateDatasetOptions {
   // list and its file lists, the old-schema listing: tens of thousands of allocations for a
   // dataset of thousands of definitions), just before validate_dataset returns. Empty: they are
   // destroyed there. A program that exits soon after can keep them instead of freeing them one
-  // allocation at a time (`fib` does; bench/README.md, "The tail"). What it is given holds no
-  // file, lock or process: destroying it only frees memory.
+  // allocation at a time (`fib` does; docs/architecture.md, "Dataset validation"). What it is
+  // given holds no file, lock or process: destroying it only frees memory.
   std::function<void(std::shared_ptr<void>)> done_with;
 };
 
