@@ -528,8 +528,9 @@ void validate_in_chunks(const std::vector<std::string>& targets, std::vector<Tar
   }
 }
 
-// Validates every target: those the cache holds whole first, then the others in chunks; returns
-// how many definitions loaded. The chunks' old-schema answers go to `signed_files` unless null.
+// Validates every target: those the cache holds whole first, then the others in chunks (setting
+// their files' `bytes`); returns how many definitions loaded. The chunks' old-schema answers go to
+// `signed_files` unless null.
 std::size_t validate_targets(const std::vector<std::string>& targets,
                              std::vector<TargetFiles>& files, DatasetRun& run,
                              PythonFrontend& python, DatasetReport& report,
@@ -621,6 +622,13 @@ struct RunLeftovers {
   SignedFiles signed_files;
 };
 
+// Hands `leftovers` to options.done_with, if any (else they are destroyed with the argument).
+void hand_over(const ValidateDatasetOptions& options, RunLeftovers&& leftovers) {
+  if (options.done_with) {
+    options.done_with(std::make_shared<RunLeftovers>(std::move(leftovers)));
+  }
+}
+
 } // namespace
 
 DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFrontend& python,
@@ -644,6 +652,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
       environment.report(d);
     }
     if (options.unmatched_filters == UnmatchedFilters::refused) {
+      hand_over(options, RunLeftovers{std::move(walked), {}, {}, {}});
       return report;
     }
   }
@@ -678,10 +687,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   if (options.shard) {
     report.shard = shard_record(*options.shard, scan);
   }
-  if (options.done_with) {
-    options.done_with(std::make_shared<RunLeftovers>(RunLeftovers{
-        std::move(walked), std::move(targets), std::move(files), std::move(signed_files)}));
-  }
+  hand_over(options, RunLeftovers{std::move(walked), std::move(targets), std::move(files),
+                                  std::move(signed_files)});
   return report;
 }
 

@@ -112,10 +112,12 @@ struct ValidateDatasetOptions {
   std::function<void(std::size_t, std::size_t)> progress;
   // Where the run's working structures go once it is done with them (the tree's scan, the target
   // list and its file lists, the old-schema listing: tens of thousands of allocations for a
-  // dataset of thousands of definitions), just before validate_dataset returns. Empty: they are
-  // destroyed there. A program that exits soon after can keep them instead of freeing them one
-  // allocation at a time (`fib` does; docs/architecture.md, "Dataset validation"). What it is
-  // given holds no file, lock or process: destroying it only frees memory.
+  // dataset of thousands of definitions). Called once, on the calling thread, just before
+  // validate_dataset returns (also when it stops on unmatched filters); not when it throws, and
+  // what it throws propagates. Empty: they are destroyed there. A program that exits soon after
+  // can keep them instead of freeing them one allocation at a time (`fib` does;
+  // docs/architecture.md, "Dataset validation"). What it is given holds no file, lock or
+  // process: destroying it only frees memory.
   std::function<void(std::shared_ptr<void>)> done_with;
 };
 

@@ -448,27 +448,33 @@ TEST(DatasetValidate, WorkerProcessesGiveTheSameReport) {
 }
 
 // done_with is handed the run's working structures once, on the way out, and taking them changes
-// nothing in the report; the scan it holds stays usable (its file lists point into it). Without a
-// filter (the cold run that validates every file in place) and with one (targets copied apart).
+// nothing in the report: for a run of every definition, for one with a filter, and for one that a
+// filter matching nothing stops (with UnmatchedFilters::refused, before any definition is checked).
 TEST(DatasetValidate, DoneWithIsHandedTheRunsLeftoversOnce) {
   Dataset ds;
   constexpr int k_count = 40;
   write_varied(ds, k_count);
-  for (const bool filtered : {false, true}) {
-    SCOPED_TRACE(filtered ? "filtered" : "every definition");
+  const std::vector<std::vector<std::string>> filters = {{}, {"def001", "def007"}, {"nope"}};
+  for (const std::vector<std::string>& filter : filters) {
+    SCOPED_TRACE(fmt::format("--definitions {}", fmt::join(filter, " ")));
     ValidateDatasetOptions options = ds.options();
-    if (filtered) {
-      options.definitions = {"def001", "def007"};
-    }
-    const DatasetReport freed = ds.validate(options);
+    options.definitions = filter;
+    DiagnosticList freed_environment;
+    const DatasetReport freed = validate_dataset(options, testing::python(), freed_environment);
     std::vector<std::shared_ptr<void>> handed;
     options.done_with = [&](std::shared_ptr<void> leftovers) {
       handed.push_back(std::move(leftovers));
     };
-    const DatasetReport kept = ds.validate(options);
+    DiagnosticList kept_environment;
+    const DatasetReport kept = validate_dataset(options, testing::python(), kept_environment);
     ASSERT_EQ(handed.size(), 1u);
     EXPECT_NE(handed.front(), nullptr);
-    EXPECT_EQ(kept.definitions.size(), filtered ? 2u : static_cast<std::size_t>(k_count));
+    const std::size_t expected = filter.empty() ? k_count : filter.size() == 2 ? 2 : 0;
+    EXPECT_EQ(kept.definitions.size(), expected);
+    ASSERT_EQ(kept_environment.items().size(), filter.size() == 1 ? 1u : 0u);
+    if (filter.size() == 1) {
+      EXPECT_EQ(kept_environment.items().front().code, codes::k_filter_unmatched);
+    }
     EXPECT_EQ(render_report_json(kept), render_report_json(freed));
     handed.clear(); // destroyed here, after the run: nothing in it refers to the run's stack
   }
