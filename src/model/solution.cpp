@@ -6,6 +6,7 @@
 #include "util/strings.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/util/path_safety.hpp>
 
 #include <fmt/format.h>
 
@@ -112,15 +113,7 @@ SourceFile parse_source(Reader& r, const Json& object, const std::string& pointe
     const std::string path_pointer = pointer_append(pointer, k_key_path);
     if (auto text = r.string(*path, path_pointer, EmptyString::forbidden)) {
       source.path = *text;
-      bool traversal = false;
-      std::size_t start = 0;
-      while (start <= text->size()) {
-        const std::size_t end = std::min(text->find('/', start), text->size());
-        if (std::string_view(*text).substr(start, end - start) == "..") {
-          traversal = true;
-        }
-        start = end + 1;
-      }
+      const bool traversal = has_parent_segment(*text);
       if (text->front() == '/') {
         r.report(codes::k_source_absolute, path_pointer,
                  fmt::format("Invalid source path (absolute path not allowed): {}", *text));

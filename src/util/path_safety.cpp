@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace fib {
 namespace {
 
@@ -35,6 +37,17 @@ std::string unsafe_segment_reason(std::string_view segment) {
     return "it starts with '.' (a hidden file)";
   }
   return "";
+}
+
+bool has_parent_segment(std::string_view path) {
+  for (std::size_t start = 0; start <= path.size();) {
+    const std::size_t slash = std::min(path.find('/', start), path.size());
+    if (path.substr(start, slash - start) == "..") {
+      return true;
+    }
+    start = slash + 1;
+  }
+  return false;
 }
 
 } // namespace fib

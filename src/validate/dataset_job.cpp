@@ -3,6 +3,7 @@
 #include "validate/dataset_job.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/util/path_safety.hpp>
 
 #include <algorithm>
 
@@ -34,20 +35,8 @@ std::string excerpt(std::string_view text) {
 }
 
 bool points_outside(const std::string& blob_path) {
-  // On POSIX a path is absolute when it starts with '/', and its parts are what lies between
-  // slashes: the test std::filesystem::path makes, without building a path per blob.
-  if (!blob_path.empty() && blob_path.front() == '/') {
-    return true;
-  }
-  const std::string_view path(blob_path);
-  for (std::size_t start = 0; start <= path.size();) {
-    const std::size_t slash = std::min(path.find('/', start), path.size());
-    if (path.substr(start, slash - start) == "..") {
-      return true;
-    }
-    start = slash + 1;
-  }
-  return false;
+  // On POSIX a path is absolute when it starts with '/'.
+  return (!blob_path.empty() && blob_path.front() == '/') || has_parent_segment(blob_path);
 }
 
 MessageLocation location_in(const ScannedFile& file, const std::filesystem::path& root, int line,

@@ -14,4 +14,8 @@ namespace fib {
 // bytes.
 std::string unsafe_segment_reason(std::string_view segment);
 
+// Whether a '/'-separated relative path climbs: one of its segments (what lies between slashes) is
+// `..`. The test std::filesystem::path's parts make on POSIX, without building a path.
+bool has_parent_segment(std::string_view path);
+
 } // namespace fib

@@ -1,5 +1,6 @@
 // unsafe_segment_reason: which names may be one path segment below a directory fib writes into;
-// joined_path_text: the text of joining a path to a root.
+// joined_path_text: the text of joining a path to a root; has_parent_segment: whether a relative
+// path climbs.
 
 #include <fib/util/path_safety.hpp>
 
@@ -7,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -63,6 +65,28 @@ TEST(JoinedPathText, IsTheTextOfPathJoining) {
                 (std::filesystem::path(root) / relative).native())
           << "root '" << root << "', relative '" << relative << "'";
     }
+  }
+}
+
+// Every path of up to five characters over {a, ., /} gets the answer std::filesystem::path's parts
+// give: one of them is "..".
+TEST(PathSafety, HasParentSegmentAgreesWithFilesystemPathOnEveryShortPath) {
+  std::vector<std::string> paths{""};
+  for (std::size_t begin = 0, length = 1; length <= 5; ++length) {
+    const std::size_t end = paths.size();
+    for (std::size_t i = begin; i < end; ++i) {
+      for (const char c : std::string_view("a./")) {
+        paths.push_back(paths[i] + c);
+      }
+    }
+    begin = end;
+  }
+  ASSERT_EQ(paths.size(), 1u + 3u + 9u + 27u + 81u + 243u);
+  for (const std::string& text : paths) {
+    const std::filesystem::path path(text);
+    const bool climbs = std::any_of(path.begin(), path.end(),
+                                    [](const std::filesystem::path& part) { return part == ".."; });
+    EXPECT_EQ(has_parent_segment(text), climbs) << "'" << text << "'";
   }
 }
 
