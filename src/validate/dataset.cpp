@@ -13,6 +13,7 @@
 
 #include <fib/base/codes.hpp>
 #include <fib/exec/worker_client.hpp>
+#include <fib/util/huge_pages.hpp>
 #include <fib/validate/old_schema.hpp>
 
 #include <spdlog/spdlog.h>
@@ -437,7 +438,10 @@ std::vector<std::size_t> validate_chunks_forked(const std::vector<std::string>& 
     sink.take(std::move(decoded->result));
   };
   detail::ForkHooks hooks;
-  hooks.before_fork = [&] { python.prepare_fork(); };
+  hooks.before_fork = [&] {
+    python.prepare_fork();
+    end_heap_piece_before_fork();
+  };
   hooks.parent_after = [&] { python.after_fork(ForkSide::parent); };
   hooks.child_after = [&] {
     python.after_fork(ForkSide::child);

@@ -26,4 +26,14 @@ enum class HugePageHeap { ready, unavailable };
 // same either way.
 HugePageHeap prepare_huge_page_heap();
 
+// Ends the heap's current 2 MiB piece before fork(): glibc's free space at the top of the heap is
+// made to start on the next 2 MiB boundary, behind a block that is kept and never written. After
+// fork() the parent and each child then take their new memory from huge pages of their own,
+// instead of writing into the piece they share, which the kernel would split and copy to each of
+// them 4 KiB at a time (a page fault each). Call it in the parent just before fork(), with no
+// other thread allocating; calling it again before a later fork() costs at most another 2 MiB of
+// address space (never of memory). Does nothing unless prepare_huge_page_heap said `ready`, or
+// where the heap is not laid out as expected.
+void end_heap_piece_before_fork();
+
 } // namespace fib

@@ -1,10 +1,14 @@
 // prepare_huge_page_heap: in a child process (it changes the allocator of the whole process), the
 // heap is advised for huge pages where the kernel allows them, and allocation works as before.
+// end_heap_piece_before_fork: it leaves an unprepared heap alone, and on a prepared one the free
+// space at the top starts 16 bytes (glibc's chunk header) before a 2 MiB boundary.
 
 #include <fib/base/build_features.hpp>
 #include <fib/util/huge_pages.hpp>
 
 #include <gtest/gtest.h>
+
+#include <malloc.h>
 
 #include <cctype>
 #include <cstdint>
@@ -69,11 +73,30 @@ bool in_heap(const void* address) {
   return false;
 }
 
+// Where glibc's free space at the top of the heap starts: the program break less the top chunk.
+std::uintptr_t top_chunk_start() {
+  return reinterpret_cast<std::uintptr_t>(::sbrk(0)) - mallinfo2().keepcost;
+}
+
+// Whether the next block glibc carves from the top of the heap starts on a 2 MiB boundary.
+bool top_ends_a_huge_page() {
+  constexpr std::uintptr_t k_huge_page = std::uintptr_t{2} << 20;
+  constexpr std::uintptr_t k_chunk_header = 16;
+  return (top_chunk_start() + k_chunk_header) % k_huge_page == 0;
+}
+
 // Exit codes of the child: 0 all as expected, 1 the heap is not eligible though the kernel allows
 // it, 2 allocation misbehaved, 3 prepare said unavailable where it should work, 4 a thread started
 // afterwards allocated outside the heap (from an arena of its own) on a machine of at most two
-// cores, or inside it on a larger one.
+// cores, or inside it on a larger one, 5 end_heap_piece_before_fork changed a heap that was not
+// prepared, 6 it did not move a prepared heap's top to a 2 MiB boundary (or a second call did not
+// keep it on one).
 int child_checks(const std::string& mode) {
+  const std::uintptr_t top_before = top_chunk_start();
+  end_heap_piece_before_fork();
+  if (top_chunk_start() != top_before) {
+    return 5;
+  }
   const HugePageHeap prepared = prepare_huge_page_heap();
   if (mode == "madvise" || mode == "always") {
     if (prepared != HugePageHeap::ready) {
@@ -90,6 +113,16 @@ int child_checks(const std::string& mode) {
     if (shared_arena != (std::thread::hardware_concurrency() <= 2)) {
       return 4;
     }
+    end_heap_piece_before_fork();
+    if (!top_ends_a_huge_page()) {
+      return 6;
+    }
+    void* const small = std::malloc(100);
+    end_heap_piece_before_fork();
+    if (!top_ends_a_huge_page()) {
+      return 6;
+    }
+    std::free(small);
   }
   // Many small blocks and some large ones, written and checked, then freed.
   std::vector<char*> blocks;
