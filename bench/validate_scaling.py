@@ -21,7 +21,9 @@ Contenders, each run with a fresh output folder:
             --cache-dir EMPTY` with a new empty cache directory for every run;
   fib warm  the same with one cache directory per row, primed by one unmeasured run on the same
             copy before the rounds;
-  before    --fib-before, the same command as fib without cache flags.
+  before    --fib-before: like fib cold (a new empty cache directory per run) when its
+            `validate --help` mentions --cache-dir, else the command without cache flags; so an
+            earlier fib with a cache is timed cold, not warm from its default cache directory.
 A fib whose `validate --help` does not mention --cache-dir runs without cache flags, and its warm
 row reads "n/a (no cache)".
 
@@ -320,7 +322,8 @@ def make_contenders(args, fib_has_cache):
     else:
         contenders.append(Contender("fib cold", "fib", args.fib, env))
     if args.fib_before:
-        contenders.append(Contender("before", "fib", args.fib_before, env))
+        before_cache = "cold" if supports_cache(args.fib_before) else None
+        contenders.append(Contender("before", "fib", args.fib_before, env, before_cache))
     return contenders
 
 
@@ -806,7 +809,8 @@ def run_rows(args, spawner, contenders, work):
 def parse_arguments(root):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fib", default=os.path.join(root, "build", "apps", "fib", "fib"))
-    parser.add_argument("--fib-before", help="another fib binary, run without cache flags")
+    parser.add_argument("--fib-before",
+                        help="another fib binary, run cold (without cache flags if it has no cache)")
     parser.add_argument("--old-tool", default=os.environ.get("FIB_OLD_TOOL", ""),
                         help="the old tool's directory with env.sh (default $FIB_OLD_TOOL)")
     parser.add_argument("--source", default=os.path.join(root, "..", "shared", "corpus",
@@ -857,7 +861,7 @@ def main():
     work = tempfile.mkdtemp(prefix="fib-validate-scaling-", dir=parent)
     fib_has_cache = supports_cache(args.fib)
     if args.fib_before and supports_cache(args.fib_before):
-        log("note: the before binary has --cache-dir; it runs without cache flags all the same")
+        log("note: the before binary has --cache-dir; it runs cold, with a new empty one per run")
     contenders = make_contenders(args, fib_has_cache)
     binaries = [("fib", args.fib)] + ([("before", args.fib_before)] if args.fib_before else [])
     states = [machine_state(root, binaries)]
