@@ -258,43 +258,51 @@ Trace parse_trace(const JsonDocument& document, DiagnosticSink& sink) {
   return trace;
 }
 
+std::optional<TraceLine> parse_trace_line(const JsonlLine& line, const std::filesystem::path& file,
+                                          TraceFileKind kind, DiagnosticSink& sink,
+                                          LineIndex index) {
+  DiagnosticList line_sink;
+  auto document = parse_json(line.text, file, line_sink, line.line, index);
+  if (!document) {
+    sink.report(document.error());
+    return std::nullopt;
+  }
+  TraceLine parsed;
+  parsed.line = line.line;
+  std::string log = take_evaluation_log(document->root);
+  parsed.trace = parse_trace(*document, line_sink);
+  if (parsed.trace.evaluation) {
+    parsed.trace.evaluation->log = std::move(log); // what parse_trace read was its empty stand-in
+  }
+  const Trace& t = parsed.trace;
+  if (kind == TraceFileKind::workload && !t.is_workload_trace()) {
+    Reader r(*document, line_sink);
+    r.report(codes::k_workload_not_workload_only, t.solution ? "/solution" : "/evaluation",
+             t.workload.uuid.empty()
+                 ? std::string("workload entry should not have solution or evaluation")
+                 : fmt::format("{}: workload entry should not have solution or evaluation",
+                               t.workload.uuid),
+             "lines of a workloads/ file carry only `definition` and `workload`");
+  } else if (kind == TraceFileKind::trace && (!t.solution || !t.evaluation)) {
+    Reader r(*document, line_sink);
+    r.report(codes::k_trace_not_evaluated, t.solution ? "/evaluation" : "/solution",
+             fmt::format("trace entry {} missing solution or evaluation", t.workload.uuid));
+  }
+  parsed.valid = !line_sink.has_errors();
+  for (const Diagnostic& d : line_sink.items()) {
+    sink.report(d);
+  }
+  return parsed;
+}
+
 std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::filesystem::path& file,
                                          TraceFileKind kind, DiagnosticSink& sink,
                                          LineIndex index) {
   std::vector<TraceLine> out;
   for (const JsonlLine& line : split_jsonl_lines(text)) {
-    DiagnosticList line_sink;
-    auto document = parse_json(line.text, file, line_sink, line.line, index);
-    if (!document) {
-      sink.report(document.error());
-      continue;
+    if (auto parsed = parse_trace_line(line, file, kind, sink, index)) {
+      out.push_back(std::move(*parsed));
     }
-    TraceLine parsed;
-    parsed.line = line.line;
-    std::string log = take_evaluation_log(document->root);
-    parsed.trace = parse_trace(*document, line_sink);
-    if (parsed.trace.evaluation) {
-      parsed.trace.evaluation->log = std::move(log); // what parse_trace read was its empty stand-in
-    }
-    const Trace& t = parsed.trace;
-    if (kind == TraceFileKind::workload && !t.is_workload_trace()) {
-      Reader r(*document, line_sink);
-      r.report(codes::k_workload_not_workload_only, t.solution ? "/solution" : "/evaluation",
-               t.workload.uuid.empty()
-                   ? std::string("workload entry should not have solution or evaluation")
-                   : fmt::format("{}: workload entry should not have solution or evaluation",
-                                 t.workload.uuid),
-               "lines of a workloads/ file carry only `definition` and `workload`");
-    } else if (kind == TraceFileKind::trace && (!t.solution || !t.evaluation)) {
-      Reader r(*document, line_sink);
-      r.report(codes::k_trace_not_evaluated, t.solution ? "/evaluation" : "/solution",
-               fmt::format("trace entry {} missing solution or evaluation", t.workload.uuid));
-    }
-    parsed.valid = !line_sink.has_errors();
-    for (const Diagnostic& d : line_sink.items()) {
-      sink.report(d);
-    }
-    out.push_back(std::move(parsed));
   }
   return out;
 }

@@ -97,12 +97,11 @@ void load_trace_file(LoadedTraceFile& out, const Expected<std::string>& text) {
   }
   for (const JsonlLine& line : split_jsonl_lines(*text)) {
     DiagnosticList sink;
-    auto lines =
-        parse_trace_lines(line.text, out.file->path, TraceFileKind::any, sink, LineIndex::skipped);
+    // As the old tool does, each line is parsed as a document of its own: positions in its
+    // messages count from the line's start, and the file's line number follows them.
+    auto parsed = parse_trace_line(JsonlLine{1, line.text}, out.file->path, TraceFileKind::any,
+                                   sink, LineIndex::skipped);
     std::vector<Diagnostic> errors = legacy_errors(sink);
-    if (lines.empty() && errors.empty()) {
-      continue;
-    }
     if (!errors.empty()) {
       // One bad line fails the whole file, as in the old tool.
       out.error = load_error("Trace", errors);
@@ -111,8 +110,11 @@ void load_trace_file(LoadedTraceFile& out, const Expected<std::string>& text) {
       out.lines.clear();
       return;
     }
-    lines.front().line = line.line;
-    out.lines.push_back(std::move(lines.front()));
+    if (!parsed) {
+      continue;
+    }
+    parsed->line = line.line;
+    out.lines.push_back(std::move(*parsed));
   }
   out.parsed = true;
 }

@@ -114,6 +114,13 @@ std::vector<TraceLine> parse_trace_lines(std::string_view text, const std::files
                                          TraceFileKind kind, DiagnosticSink& sink,
                                          LineIndex index = LineIndex::recorded);
 
+// One line of such a file, as split_jsonl_lines gives it (its number is where positions in
+// messages count from), with the checks parse_trace_lines makes of each line; nullopt when it is
+// not JSON (the error is reported). parse_trace_lines is this over every line.
+std::optional<TraceLine> parse_trace_line(const JsonlLine& line, const std::filesystem::path& file,
+                                          TraceFileKind kind, DiagnosticSink& sink,
+                                          LineIndex index = LineIndex::recorded);
+
 // JSON in the old tool's dump order. Correctness NaN/±inf become "NaN"/"Infinity"/"-Infinity";
 // Performance +inf becomes null (as the old tool writes it). Workload traces keep explicit nulls.
 // Settings, when the evaluation has them, come last. Traces without settings dump as before.

@@ -502,6 +502,41 @@ TEST(TraceLines, BadJsonLineIsReportedWithItsLineAndOthersStillParse) {
   EXPECT_EQ(sink.items()[0].line, 3);
 }
 
+TEST(TraceLines, OneLineOnItsOwnGivesWhatTheFileParseGivesForIt) {
+  const std::string good =
+      R"({"definition": "d", "workload": {"axes": {"M": 2}, "inputs": {}, "uuid": "w2"}, "solution": "s1"})";
+  DiagnosticList sink;
+  const auto parsed =
+      parse_trace_line(JsonlLine{7, good}, "w.jsonl", TraceFileKind::workload, sink);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->line, 7);
+  EXPECT_FALSE(parsed->valid);
+  EXPECT_EQ(parsed->trace.workload.uuid, "w2");
+  EXPECT_EQ(testing::code_pointers(sink), (Pairs{{"workload.not-workload-only", "/solution"}}))
+      << describe(sink);
+  ASSERT_EQ(sink.items().size(), 1u);
+  EXPECT_EQ(sink.items()[0].line, 7);
+  // The same line inside a file, as its seventh line, gives the same trace and diagnostic.
+  DiagnosticList file_sink;
+  const auto lines =
+      parse_trace_lines("\n\n\n\n\n\n" + good, "w.jsonl", TraceFileKind::workload, file_sink);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].line, 7);
+  EXPECT_EQ(lines[0].trace.workload.uuid, parsed->trace.workload.uuid);
+  EXPECT_EQ(describe(file_sink), describe(sink));
+
+  // A line that is not JSON gives nothing, and its error counts positions from the line given.
+  DiagnosticList bad_sink;
+  EXPECT_FALSE(parse_trace_line(JsonlLine{3, R"({"definition": "d",})"}, "w.jsonl",
+                                TraceFileKind::any, bad_sink)
+                   .has_value());
+  ASSERT_EQ(bad_sink.items().size(), 1u) << describe(bad_sink);
+  EXPECT_EQ(bad_sink.items()[0].code, codes::k_json_parse);
+  EXPECT_EQ(bad_sink.items()[0].line, 3);
+  EXPECT_NE(bad_sink.items()[0].message.find("at line 3 column"), std::string::npos)
+      << bad_sink.items()[0].message;
+}
+
 TEST(TraceLines, SchemaErrorsOnALineCarryThatLine) {
   const std::string text =
       R"({"definition": "d", "workload": {"axes": {}, "inputs": {}, "uuid": "w1"}})"
