@@ -21,42 +21,59 @@ namespace fs = std::filesystem;
 class FileLister {
 public:
   FileLister(std::initializer_list<std::string_view> extensions, DirectoryListings* listings,
-             FilesBelow& out)
-      : m_extensions(extensions), m_listings(listings), m_out(out) {}
+             WalkOrder order, FilesBelow& out)
+      : m_extensions(extensions), m_listings(listings), m_order(order), m_out(out) {}
 
   // Lists `directory` and, recursively, every subdirectory that is not a symbolic link. Each
   // directory's entries are taken in byte order of their names, a subdirectory's files where it
-  // stands: depth first, that is the sorted path order (component-wise) of the files.
+  // stands: depth first, that is the sorted path order (component-wise) of the files. In
+  // WalkOrder::names_descending everything is taken in the opposite order (a directory's error
+  // after its entries), so that reversing what was found gives the same order.
   void list(const fs::path& directory) {
     const std::shared_ptr<const DirectoryListing> listing = listing_of(directory, m_listings);
     // As the entries' own parent_path() names it (a trailing slash of `directory` aside).
     const bool in_reports = (directory / "x").parent_path().filename() == "reports";
-    if (listing->error) {
-      Diagnostic d = make_diagnostic(
-          codes::k_io_read, fmt::format("cannot list the directory: {}", listing->error.message()));
-      d.file = directory;
-      m_out.errors.push_back(std::move(d));
-    }
-    // The listing is in byte order of the names; a subdirectory's files go where it stands.
-    for (const DirectoryListing::Entry& entry : listing->entries) {
-      std::error_code type_ec;
-      const fs::file_status status = listed_status(directory, entry, type_ec);
-      if (type_ec) {
-        continue; // gone since the listing
+    if (m_order == WalkOrder::names_ascending) {
+      report_error(directory, *listing);
+      for (const DirectoryListing::Entry& entry : listing->entries) {
+        take(directory, entry, in_reports);
       }
-      if (fs::is_directory(status)) {
-        list(directory / entry.name);
-      } else if (wanted(entry.name, in_reports)) {
-        fs::path path = directory / entry.name;
-        if (fs::is_regular_file(status) ||
-            (fs::is_symlink(status) && fs::is_regular_file(path, type_ec))) { // a link to one
-          m_out.files.push_back(std::move(path));
-        }
+    } else {
+      for (auto entry = listing->entries.rbegin(); entry != listing->entries.rend(); ++entry) {
+        take(directory, *entry, in_reports);
       }
+      report_error(directory, *listing);
     }
   }
 
 private:
+  void report_error(const fs::path& directory, const DirectoryListing& listing) {
+    if (listing.error) {
+      Diagnostic d = make_diagnostic(
+          codes::k_io_read, fmt::format("cannot list the directory: {}", listing.error.message()));
+      d.file = directory;
+      m_out.errors.push_back(std::move(d));
+    }
+  }
+
+  // One entry of `directory`'s listing: a subdirectory is listed, a wanted file kept.
+  void take(const fs::path& directory, const DirectoryListing::Entry& entry, bool in_reports) {
+    std::error_code type_ec;
+    const fs::file_status status = listed_status(directory, entry, type_ec);
+    if (type_ec) {
+      return; // gone since the listing
+    }
+    if (fs::is_directory(status)) {
+      list(directory / entry.name);
+    } else if (wanted(entry.name, in_reports)) {
+      fs::path path = directory / entry.name;
+      if (fs::is_regular_file(status) ||
+          (fs::is_symlink(status) && fs::is_regular_file(path, type_ec))) { // a link to one
+        m_out.files.push_back(std::move(path));
+      }
+    }
+  }
+
   // Whether the file `name` (in a directory named "reports" when `in_reports`) is listed.
   bool wanted(std::string_view name, bool in_reports) const {
     const bool is_report = in_reports && name.starts_with("report-");
@@ -79,6 +96,7 @@ private:
 
   std::initializer_list<std::string_view> m_extensions;
   DirectoryListings* m_listings;
+  WalkOrder m_order;
   FilesBelow& m_out;
 };
 
@@ -95,9 +113,13 @@ fs::file_status listed_status(const fs::path& directory, const DirectoryListing:
 
 FilesBelow list_files_below(const std::filesystem::path& directory,
                             std::initializer_list<std::string_view> extensions,
-                            DirectoryListings* listings) {
+                            DirectoryListings* listings, WalkOrder order) {
   FilesBelow result;
-  FileLister(extensions, listings, result).list(directory); // in sorted path order
+  FileLister(extensions, listings, order, result).list(directory);
+  if (order == WalkOrder::names_descending) { // found in the opposite of sorted path order
+    std::reverse(result.files.begin(), result.files.end());
+    std::reverse(result.errors.begin(), result.errors.end());
+  }
   return result;
 }
 

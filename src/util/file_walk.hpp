@@ -28,6 +28,11 @@ struct FilesBelow {
   std::vector<Diagnostic> errors;
 };
 
+// The order in which list_files_below takes each directory's entries. What it finds comes back in
+// sorted path order either way; two walks of one tree that share their DirectoryListings, one in
+// each order, split the listing between them instead of one waiting for the other's listings.
+enum class WalkOrder { names_ascending, names_descending };
+
 // Regular files below `directory` whose extension is one of `extensions` (".json", …). Symbolic
 // links to directories are not followed, and the report files `fib validate --dataset` writes
 // (`reports/report-*`) and the temporaries of atomic writes (is_atomic_write_temporary) are left
@@ -36,7 +41,8 @@ struct FilesBelow {
 // given (shared with another walk of the same tree). Never throws (but for allocation failure).
 FilesBelow list_files_below(const std::filesystem::path& directory,
                             std::initializer_list<std::string_view> extensions,
-                            DirectoryListings* listings = nullptr);
+                            DirectoryListings* listings = nullptr,
+                            WalkOrder order = WalkOrder::names_ascending);
 
 // Whether `file`, found below `directory`, matches one of the shell-style `globs` (`*`, `?`,
 // `[...]`; `*` also matches `/`): each is tried against the file name, the path relative to

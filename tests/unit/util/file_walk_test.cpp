@@ -1,4 +1,5 @@
-// list_files_below: sorted, by extension, links to directories not followed, report files left out.
+// list_files_below: sorted, by extension, links to directories not followed, report files left out;
+// the same in either walk order, also when two walks share their listings.
 
 #include "test_support.hpp"
 
@@ -10,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fib {
@@ -89,6 +91,48 @@ TEST(FileWalk, AnUnlistableSubdirectoryIsAnErrorOfItsOwnAndTheWalkGoesOn) {
   EXPECT_EQ(exit_class_of(listed.errors[0]), ExitClass::environment);
   EXPECT_NE(listed.errors[0].message.find("Permission denied"), std::string::npos)
       << listed.errors[0].message;
+  const auto descending =
+      detail::list_files_below(dir.path(), {".json"}, nullptr, detail::WalkOrder::names_descending);
+  EXPECT_EQ(descending.files, listed.files);
+  ASSERT_EQ(descending.errors.size(), 1u);
+  EXPECT_EQ(descending.errors[0].file, dir.path() / "b");
+}
+
+// Descending name order finds what ascending order finds, in the same (sorted) order, on a tree
+// whose directories hold files and subdirectories side by side; two walks in opposite orders that
+// share one DirectoryListings, on two threads at once, each find it too.
+TEST(FileWalk, EitherOrderFindsTheSameFilesInTheSameOrder) {
+  testing::TempDir dir;
+  for (const char* file : {"a.json", "b/c/d.json", "b/c.json", "b/c/e/f.jsonl", "b/z.json",
+                           "b0.json", "c/a.json", "c/b/a.json", "c/b/b.txt", "d.jsonl"}) {
+    dir.write(file, "{}");
+  }
+  // Component by component, in byte order: the directory "c" comes before the file "c.json".
+  const std::vector<std::string> expected = {"a.json",   "b/c/d.json", "b/c/e/f.jsonl",
+                                             "b/c.json", "b/z.json",   "b0.json",
+                                             "c/a.json", "c/b/a.json", "d.jsonl"};
+  const auto ascending = detail::list_files_below(dir.path(), {".json", ".jsonl"});
+  EXPECT_EQ(relative(ascending.files, dir.path()), expected);
+  const auto descending = detail::list_files_below(dir.path(), {".json", ".jsonl"}, nullptr,
+                                                   detail::WalkOrder::names_descending);
+  EXPECT_EQ(relative(descending.files, dir.path()), expected);
+  EXPECT_TRUE(descending.errors.empty());
+
+  DirectoryListings listings;
+  detail::FilesBelow up;
+  detail::FilesBelow down;
+  std::thread first([&] {
+    up = detail::list_files_below(dir.path(), {".json", ".jsonl"}, &listings,
+                                  detail::WalkOrder::names_ascending);
+  });
+  std::thread second([&] {
+    down = detail::list_files_below(dir.path(), {".json", ".jsonl"}, &listings,
+                                    detail::WalkOrder::names_descending);
+  });
+  first.join();
+  second.join();
+  EXPECT_EQ(relative(up.files, dir.path()), expected);
+  EXPECT_EQ(relative(down.files, dir.path()), expected);
 }
 
 } // namespace
