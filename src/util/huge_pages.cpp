@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #if defined(__linux__) && defined(__GLIBC__)
 #include <malloc.h>
@@ -57,33 +60,114 @@ struct Range {
   std::uintptr_t end = 0;
 };
 
+// One line of /proc/self/maps: the mapping's range, its inode (0 for memory that is not a
+// file's) and its name ("" for none; "[heap]", a file's path, ...).
+struct Mapping {
+  Range range;
+  unsigned long inode = 0;
+  std::string_view name;
+};
+
+// Calls visit(mapping) for each mapping of this process, in address order; nothing when the list
+// cannot be read.
+template <class Visit> void for_each_mapping(Visit visit) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) {
+    return;
+  }
+  char* line = nullptr;
+  std::size_t capacity = 0;
+  ssize_t length = 0;
+  while ((length = ::getline(&line, &capacity, maps)) > 0) {
+    unsigned long begin = 0;
+    unsigned long end = 0;
+    unsigned long inode = 0;
+    int name_at = 0;
+    if (std::sscanf(line, "%lx-%lx %*s %*s %*s %lu %n", &begin, &end, &inode, &name_at) < 3 ||
+        name_at <= 0 || name_at > length) {
+      continue;
+    }
+    // The name is the rest of the line, without its newline.
+    std::string_view name(line + name_at, static_cast<std::size_t>(length - name_at));
+    if (!name.empty() && name.back() == '\n') {
+      name.remove_suffix(1);
+    }
+    visit(Mapping{{begin, end}, inode, name});
+  }
+  std::free(line);
+  std::fclose(maps);
+}
+
 // The address range of the "[heap]" mappings (the program break's area; its growth can be a
 // mapping of its own, for one after fork()), or {0, 0}.
 Range heap_range() {
   Range range;
-  std::FILE* maps = std::fopen("/proc/self/maps", "re");
-  if (maps == nullptr) {
-    return range;
-  }
-  char line[512];
-  while (std::fgets(line, sizeof line, maps) != nullptr) {
-    // The pathname field is the last one: exactly "[heap]" (a file whose name contains it ends
-    // differently).
-    const std::size_t length = std::strlen(line);
-    constexpr std::string_view k_heap = " [heap]\n";
-    if (length < k_heap.size() ||
-        std::string_view(line + length - k_heap.size(), k_heap.size()) != k_heap) {
-      continue;
+  for_each_mapping([&](const Mapping& mapping) {
+    if (mapping.name != "[heap]") {
+      return;
     }
-    unsigned long begin = 0;
-    unsigned long end = 0;
-    if (std::sscanf(line, "%lx-%lx", &begin, &end) == 2) {
-      range.begin = range.begin == 0 ? begin : std::min<std::uintptr_t>(range.begin, begin);
-      range.end = std::max<std::uintptr_t>(range.end, end);
-    }
-  }
-  std::fclose(maps);
+    range.begin =
+        range.begin == 0 ? mapping.range.begin : std::min(range.begin, mapping.range.begin);
+    range.end = std::max(range.end, mapping.range.end);
+  });
   return range;
+}
+
+// glibc keeps each arena but the main one in heaps of this size, each aligned to it (its
+// HEAP_MAX_SIZE on 64-bit systems), the arena's own bookkeeping at the start of the first.
+constexpr std::uintptr_t k_arena_heap = std::uintptr_t{64} << 20;
+
+// The anonymous mappings (no file, no name) that make up `range`, or none when anything else
+// lies in it or part of a mapping sticks out of it.
+std::vector<Range> anonymous_mappings_in(Range range) {
+  std::vector<Range> found;
+  bool foreign = false;
+  for_each_mapping([&](const Mapping& mapping) {
+    if (mapping.range.end <= range.begin || mapping.range.begin >= range.end) {
+      return; // outside
+    }
+    if (mapping.inode != 0 || !mapping.name.empty() || mapping.range.begin < range.begin ||
+        mapping.range.end > range.end) {
+      foreign = true;
+      return;
+    }
+    found.push_back(mapping.range);
+  });
+  if (foreign) {
+    found.clear();
+  }
+  return found;
+}
+
+// Makes glibc's arena limit two and creates the second arena now, on a thread of its own that
+// ends at once (the arena then waits on glibc's free list for the next thread started), with its
+// heap advised as the main heap is and its first 2 MiB piece, which already holds the arena's
+// bookkeeping, collapsed. Threads started later allocate from one of the two arenas, whichever is
+// free. Where the arena cannot be told apart from the main heap or its heap is not as expected,
+// it stays unadvised: allocation works the same, in 4 KiB pages there.
+void prepare_second_arena() {
+  (void)mallopt(M_ARENA_MAX, 2);
+  const Range main_heap = heap_range();
+  const auto create_and_advise = [main_heap] {
+    void* const probe = std::malloc(k_smallest_chunk);
+    const auto at = reinterpret_cast<std::uintptr_t>(probe);
+    if (probe != nullptr && (at < main_heap.begin || at >= main_heap.end)) {
+      const std::uintptr_t base = round_down(at, k_arena_heap);
+      for (const Range& mapping : anonymous_mappings_in({base, base + k_arena_heap})) {
+        (void)::madvise(reinterpret_cast<void*>(mapping.begin), mapping.end - mapping.begin,
+                        MADV_HUGEPAGE);
+        if (mapping.begin == base && mapping.end - mapping.begin >= k_huge_page) {
+          (void)::madvise(reinterpret_cast<void*>(base), k_huge_page, k_madvise_collapse);
+        }
+      }
+    }
+    std::free(probe);
+  };
+  try {
+    std::thread(create_and_advise).join();
+  } catch (const std::system_error&) {
+    // No thread: none will be started later either, and the limit alone changes nothing.
+  }
 }
 
 #endif
@@ -138,13 +222,14 @@ HugePageHeap prepare_huge_page_heap() {
        piece + k_huge_page <= heap.end && piece < old_break + k_page; piece += k_huge_page) {
     (void)::madvise(reinterpret_cast<void*>(piece), k_huge_page, k_madvise_collapse);
   }
-  // On up to k_shared_arena_cores cores all threads allocate from the main arena, inside the
-  // advised range: a thread arena of its own would be a separate 64 MiB mapping without the
-  // advice, faulting in 4 KiB pages (a warm dataset run's lookup threads took most of their page
-  // faults there). With more cores, more threads would queue for the one arena's lock; that was
-  // not measured, so glibc's arenas stay.
+  // On up to k_shared_arena_cores cores threads allocate from two arenas, both advised: the main
+  // one and a second one made here. glibc's own arenas, one per thread, would each be a separate
+  // 64 MiB mapping without the advice, faulting in 4 KiB pages (a warm dataset run's lookup
+  // threads took most of their page faults there); one arena for all made the scan's two threads
+  // wait for its lock (docs/architecture.md, "Memory and page faults"). With more cores glibc's
+  // arenas stay: what more threads on two advised arenas would cost was not measured.
   if (detail::core_count() <= k_shared_arena_cores) {
-    (void)mallopt(M_ARENA_MAX, 1);
+    prepare_second_arena();
   }
   g_heap_prepared = true;
   return HugePageHeap::ready;

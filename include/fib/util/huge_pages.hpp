@@ -15,12 +15,12 @@ enum class HugePageHeap { ready, unavailable };
 // transparent huge pages where it can. Call it once, early, on the main thread, before other
 // threads start. glibc's main arena then grows inside that reserved range (96 MiB of address
 // space: memory becomes resident only as it is touched, in 2 MiB pieces where the kernel has
-// them), on a machine of at most two cores every thread allocates from that arena (glibc's
-// M_ARENA_MAX is set to 1 once the heap is advised, so threads started later get no arena of
-// their own), blocks up to 1 MiB come from it instead of separate mappings, and its top is not
-// handed
+// them), blocks up to 1 MiB come from it instead of separate mappings, and its top is not handed
 // back while it is below 192 MiB (handing it back and growing again would leave the new part
-// without the advice). Process-wide: the forked worker processes of the run inherit it.
+// without the advice). The 2 MiB pieces touched before the advice are collapsed into huge pages
+// (Linux 6.1 and later). On a machine of at most two cores threads started later allocate from
+// two arenas, both advised: the main one and a second one made here (glibc's M_ARENA_MAX is set
+// to 2). Process-wide: the forked worker processes of the run inherit it.
 // Does nothing and says `unavailable` where it does not apply (not glibc or Linux, an
 // AddressSanitizer build, the heap cannot be found, the kernel refuses); the program works the
 // same either way.

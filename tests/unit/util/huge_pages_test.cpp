@@ -10,12 +10,14 @@
 
 #include <malloc.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -55,6 +57,27 @@ bool heap_is_eligible() {
   return false;
 }
 
+// Whether the mapping of this process that holds `address` is eligible for huge pages (smaps'
+// THPeligible).
+bool eligible_at(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    const bool mapping = !line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+                         line.find(' ') > line.find('-');
+    if (mapping) {
+      const std::uintptr_t begin = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+      const std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+      inside = at >= begin && at < end;
+    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
+      return line.find('1') != std::string::npos;
+    }
+  }
+  return false;
+}
+
 // Whether `address` lies in a [heap] mapping of this process.
 bool in_heap(const void* address) {
   std::ifstream maps("/proc/self/maps");
@@ -86,9 +109,10 @@ bool top_ends_a_huge_page() {
 }
 
 // Exit codes of the child: 0 all as expected, 1 the heap is not eligible though the kernel allows
-// it, 2 allocation misbehaved, 3 prepare said unavailable where it should work, 4 a thread started
-// afterwards allocated outside the heap (from an arena of its own) on a machine of at most two
-// cores, or inside it on a larger one, 5 end_heap_piece_before_fork changed a heap that was not
+// it, 2 allocation misbehaved, 3 prepare said unavailable where it should work, 4 on a machine of
+// at most two cores, threads started afterwards allocated from memory not advised for huge pages
+// (an arena of glibc's own making) or from more than two arenas, and on a larger one a thread
+// allocated inside the heap, 5 end_heap_piece_before_fork changed a heap that was not
 // prepared, 6 it did not move a prepared heap's top to a 2 MiB boundary (or a second call did not
 // keep it on one).
 int child_checks(const std::string& mode) {
@@ -105,13 +129,48 @@ int child_checks(const std::string& mode) {
     if (!heap_is_eligible()) {
       return 1;
     }
-    void* from_thread = nullptr;
-    std::thread([&] { from_thread = std::malloc(4096); }).join();
-    const bool shared_arena = from_thread != nullptr && in_heap(from_thread);
-    std::free(from_thread);
-    // Threads share the advised arena on up to two cores only.
-    if (shared_arena != (std::thread::hardware_concurrency() <= 2)) {
-      return 4;
+    if (std::thread::hardware_concurrency() <= 2) {
+      // Three threads alive at once: each allocates from the main heap or the one other arena
+      // made for them, both advised for huge pages (smaps' THPeligible).
+      constexpr int k_threads = 3;
+      void* from_threads[k_threads] = {};
+      std::vector<std::thread> threads;
+      std::atomic<int> started{0};
+      for (int i = 0; i < k_threads; ++i) {
+        threads.emplace_back([&, i] {
+          from_threads[i] = std::malloc(4096);
+          ++started;
+          while (started.load() < k_threads) {
+            std::this_thread::yield();
+          }
+        });
+      }
+      for (std::thread& thread : threads) {
+        thread.join();
+      }
+      std::set<std::uintptr_t> arenas; // the 64 MiB-aligned region of each block off the heap
+      for (void* block : from_threads) {
+        if (block == nullptr || !(in_heap(block) || eligible_at(block))) {
+          return 4;
+        }
+        if (!in_heap(block)) {
+          arenas.insert(reinterpret_cast<std::uintptr_t>(block) >> 26);
+        }
+      }
+      for (void* block : from_threads) {
+        std::free(block);
+      }
+      if (arenas.size() > 1) {
+        return 4;
+      }
+    } else {
+      void* from_thread = nullptr;
+      std::thread([&] { from_thread = std::malloc(4096); }).join();
+      const bool in_main_heap = from_thread != nullptr && in_heap(from_thread);
+      std::free(from_thread);
+      if (in_main_heap) {
+        return 4; // glibc's arenas, one per thread, on larger machines
+      }
     }
     end_heap_piece_before_fork();
     if (!top_ends_a_huge_page()) {
