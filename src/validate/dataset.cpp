@@ -119,6 +119,53 @@ struct DatasetRun {
   LookAtOldSchema old_schema_look = LookAtOldSchema::beside_scan; // decided by walk_tree
 };
 
+// The old-schema look beside the scan, on a thread of its own: it may go on after the scan, while
+// the cache's reports are looked up (take_remembered_reports), which need nothing it finds.
+// finish() waits for it and hands over what it found (or rethrows what it threw); it must be
+// called before the run does anything else (a fork copies only the forking thread, and the
+// report needs the signs), and the destructor waits for a look nobody finished.
+class OldSchemaLook {
+public:
+  OldSchemaLook() = default;
+  OldSchemaLook(const OldSchemaLook&) = delete;
+  OldSchemaLook& operator=(const OldSchemaLook&) = delete;
+  ~OldSchemaLook() {
+    if (m_thread.joinable()) {
+      m_thread.join();
+    }
+  }
+
+  // Starts the look at every file below `root`, through `listings` (shared with the scan).
+  void start(const std::filesystem::path& root, const DatasetRun& run,
+             std::shared_ptr<DirectoryListings> listings) {
+    m_thread = std::thread([this, root, &run, listings = std::move(listings)]() mutable {
+      try {
+        m_signs = dataset_checks::find_old_schema_signs(root, run.options.cache, *run.cache.digests,
+                                                        *listings);
+      } catch (...) {
+        m_failure = std::current_exception();
+      }
+      listings.reset(); // on this thread, when the scan is done with them too
+    });
+  }
+
+  // What the look found; empty signs when none was started. Waits for it first.
+  OldSchemaSigns finish() {
+    if (m_thread.joinable()) {
+      m_thread.join();
+    }
+    if (m_failure) {
+      std::rethrow_exception(std::exchange(m_failure, nullptr));
+    }
+    return std::move(m_signs);
+  }
+
+private:
+  std::thread m_thread;
+  OldSchemaSigns m_signs;
+  std::exception_ptr m_failure;
+};
+
 // Phase 1 for one job: reads its files, takes its report from the cache when the cache has it,
 // else parses the files (and notes the blobs the checks will read, for storing the report). When
 // the old-schema look runs after the chunks, it also answers the look for the files it read.
@@ -534,13 +581,16 @@ void validate_in_chunks(const std::vector<std::string>& targets, std::vector<Tar
 
 // Validates every target: those the cache holds whole first, then the others in chunks (setting
 // their files' `bytes`); returns how many definitions loaded. The chunks' old-schema answers go to
-// `signed_files` unless null.
+// `signed_files` unless null. `look` is finished between the two, its signs set in `look_signs`.
 std::size_t validate_targets(const std::vector<std::string>& targets,
                              std::vector<TargetFiles>& files, DatasetRun& run,
                              PythonFrontend& python, DatasetReport& report,
-                             DiagnosticSink& environment, SignedFiles* signed_files) {
+                             DiagnosticSink& environment, SignedFiles* signed_files,
+                             OldSchemaLook& look, OldSchemaSigns& look_signs) {
   ChunkSink sink{targets, run.options, report, environment, 0, 0, {}, signed_files};
   const std::vector<std::size_t> others = take_remembered_reports(targets, files, run, sink);
+  // The look beside the scan went on during the look-ups; the chunks may fork.
+  look_signs = look.finish();
   if (others.size() == targets.size()) { // the cache served none (a cold run): no copies
     validate_in_chunks(targets, files, run, python, sink);
     return sink.loaded;
@@ -560,21 +610,23 @@ std::size_t validate_targets(const std::vector<std::string>& targets,
 // What the walks of the tree give validate_dataset.
 struct WalkedTree {
   DatasetScan scan;
-  OldSchemaSigns old_schema_signs;                          // the look beside the scan's
+  OldSchemaSigns old_schema_signs;                          // the look's, once finished
   std::vector<std::filesystem::path> old_schema_candidates; // for the look after the chunks
 };
 
 // Scans the tree and, on another thread, looks at (or only lists) its files for the old schema,
-// as it decides for the run (run.old_schema_look).
+// as it decides for the run (run.old_schema_look). The look beside the scan is started in `look`
+// and may outlast this call; its caller finishes it.
 // When the cache can serve no report (there is none, or it holds nothing yet), every target will
 // be checked with Python: the interpreter starts on this thread meanwhile. Otherwise it is left
 // for the first target the cache cannot serve, so that a warm run never starts it.
-WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonFrontend& python) {
+WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonFrontend& python,
+                     OldSchemaLook& look) {
   const ValidateDatasetOptions& options = run.options;
   const bool nothing_cached = run.cache.store == nullptr || !run.cache.store->holds_entries();
   WalkedTree walked;
   // The old-schema look at every file (a read of every definition and solution) runs beside the
-  // scan, both over before any worker process is forked; but when every definition is a target
+  // scan, and is over before any worker process is forked; but when every definition is a target
   // and none is served by the cache, the chunks read all of those files anyway: the files are
   // then only listed beside the scan, and looked at after the chunks, with the chunks' answers
   // (sign_for_old_schema) for the files they read.
@@ -582,24 +634,28 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
                             ? LookAtOldSchema::after_chunks
                             : LookAtOldSchema::beside_scan;
   // Each directory is listed once between the two walks; the listings are freed after them, on
-  // the walks' thread (while this one may still be starting the interpreter).
-  auto listings = std::make_unique<DirectoryListings>();
+  // the thread of the walk that ends last (while this one may still be starting the interpreter).
+  auto listings = std::make_shared<DirectoryListings>();
+  if (run.old_schema_look == LookAtOldSchema::beside_scan) {
+    look.start(root, run, listings);
+  }
   std::exception_ptr scan_failure;
   std::jthread scanner([&] { // joined on every way out of this scope
     try {
-      parallel_for(
-          2,
-          [&](std::size_t task) {
-            if (task == 0) {
-              walked.scan = scan_dataset(root, listings.get());
-            } else if (run.old_schema_look == LookAtOldSchema::beside_scan) {
-              walked.old_schema_signs = dataset_checks::find_old_schema_signs(
-                  root, options.cache, *run.cache.digests, *listings);
-            } else {
-              walked.old_schema_candidates = list_old_schema_candidates(root, *listings);
-            }
-          },
-          2);
+      if (run.old_schema_look == LookAtOldSchema::beside_scan) {
+        walked.scan = scan_dataset(root, listings.get());
+      } else {
+        parallel_for(
+            2,
+            [&](std::size_t task) {
+              if (task == 0) {
+                walked.scan = scan_dataset(root, listings.get());
+              } else {
+                walked.old_schema_candidates = list_old_schema_candidates(root, *listings);
+              }
+            },
+            2);
+      }
       listings.reset();
     } catch (...) {
       scan_failure = std::current_exception();
@@ -645,7 +701,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
     spdlog::warn("the benchmark category is reported as skipped: no reference worker to run it");
   }
   spdlog::info("Scanning dataset at {}", root.string());
-  WalkedTree walked = walk_tree(root, run, python);
+  OldSchemaLook look; // finished before anything but the cache's look-ups (validate_targets)
+  WalkedTree walked = walk_tree(root, run, python, look);
   const DatasetScan& scan = walked.scan;
   for (const Diagnostic& unlisted : scan.unlisted) {
     environment.report(unlisted);
@@ -656,6 +713,7 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
       environment.report(d);
     }
     if (options.unmatched_filters == UnmatchedFilters::refused) {
+      walked.old_schema_signs = look.finish();
       hand_over(options, RunLeftovers{std::move(walked), {}, {}, {}});
       return report;
     }
@@ -670,7 +728,8 @@ DatasetReport validate_dataset(const ValidateDatasetOptions& options, PythonFron
   SignedFiles signed_files;
   const std::size_t loaded = validate_targets(
       targets, files, run, python, report, environment,
-      run.old_schema_look == LookAtOldSchema::after_chunks ? &signed_files : nullptr);
+      run.old_schema_look == LookAtOldSchema::after_chunks ? &signed_files : nullptr, look,
+      walked.old_schema_signs);
   if (run.old_schema_look == LookAtOldSchema::after_chunks) {
     walked.old_schema_signs = look_at_old_schema(root, walked.old_schema_candidates, options.cache,
                                                  *run.cache.digests, &signed_files);
