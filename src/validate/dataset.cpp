@@ -642,20 +642,19 @@ WalkedTree walk_tree(const std::filesystem::path& root, DatasetRun& run, PythonF
   std::exception_ptr scan_failure;
   std::jthread scanner([&] { // joined on every way out of this scope
     try {
-      if (run.old_schema_look == LookAtOldSchema::beside_scan) {
-        walked.scan = scan_dataset(root, listings.get());
-      } else {
-        parallel_for(
-            2,
-            [&](std::size_t task) {
-              if (task == 0) {
-                walked.scan = scan_dataset(root, listings.get());
-              } else {
-                walked.old_schema_candidates = list_old_schema_candidates(root, *listings);
-              }
-            },
-            2);
-      }
+      // The scan, and the listing of the files for the look after the chunks when that is when
+      // it runs (the look beside the scan lists them itself).
+      const std::size_t walks = run.old_schema_look == LookAtOldSchema::after_chunks ? 2 : 1;
+      parallel_for(
+          walks,
+          [&](std::size_t task) {
+            if (task == 0) {
+              walked.scan = scan_dataset(root, listings.get());
+            } else {
+              walked.old_schema_candidates = list_old_schema_candidates(root, *listings);
+            }
+          },
+          walks);
       listings.reset();
     } catch (...) {
       scan_failure = std::current_exception();
