@@ -198,8 +198,12 @@ HugePageHeap prepare_huge_page_heap() {
   const void* const start = ::sbrk(0);
   const std::uintptr_t old_break = reinterpret_cast<std::uintptr_t>(start);
   std::size_t count = 0;
-  while (count < k_most_blocks && ::sbrk(0) == start && mallinfo2().keepcost < k_reserved_heap) {
-    blocks[count] = std::malloc(mallinfo2().keepcost + k_smallest_chunk);
+  while (count < k_most_blocks && ::sbrk(0) == start) {
+    const std::size_t free_top = mallinfo2().keepcost;
+    if (free_top >= k_reserved_heap) {
+      break;
+    }
+    blocks[count] = std::malloc(free_top + k_smallest_chunk);
     if (blocks[count] == nullptr) {
       break;
     }
