@@ -2,6 +2,7 @@
 // and the solution in separate sandboxed workers, their outputs compared by fib, fib's clock.
 
 #include "evaluation_steps.hpp"
+#include "timed_calls.hpp"
 
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
@@ -393,6 +394,19 @@ Json EvaluationSteps::correctness_of(const OutputComparison& compared) const {
               {"extra", std::move(extra)}};
 }
 
+namespace {
+
+// The seeds of a reference run's timed calls, for the solution's calls on the same inputs.
+Json seeds_json(const std::vector<std::optional<std::uint64_t>>& seeds) {
+  Json out = Json::array();
+  for (const auto& seed : seeds) {
+    out.push_back(seed ? Json(*seed) : Json());
+  }
+  return out;
+}
+
+} // namespace
+
 Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const ReferenceRun& reference,
                                       const JudgingPlace& judging, Json solution_json, int warmup,
                                       int iterations) const {
@@ -410,7 +424,7 @@ Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const Refer
               {"iterations", iterations},
               {"cold_cache", m_options.cold_cache == ColdCache::yes},
               {"fresh_inputs", reference.fresh_inputs},
-              {"keep_a_timed_call", true}};
+              {"timed_seeds", seeds_json(reference.seeds)}};
 }
 
 // The evaluation of a solution job that did not give results: its end (timeout, crash,
@@ -503,21 +517,32 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
     }
     return out;
   }
-  if (auto timed_problem = check_timed_call(worker, reference, judging, result, kinds)) {
-    return std::move(*timed_problem);
-  }
   if (auto disagreement = timing_disagreement(result.timing, calls)) {
     out.evaluation = by_fib("RUNTIME_ERROR",
                             "[fib] the solution's timings cannot be believed: " + *disagreement);
     return out;
   }
-  const double latency = median(result.timing.fib_ms);
-  std::vector<double> overheads;
-  for (std::size_t i = 0; i < result.timing.fib_ms.size(); ++i) {
-    overheads.push_back(std::max(result.timing.fib_ms[i] - result.timing.reported_ms[i], 0.0));
+  std::vector<std::uint64_t> output_bytes;
+  if (auto timed_problem =
+          check_timed_calls(worker, reference, judging, result, kinds, output_bytes)) {
+    return std::move(*timed_problem);
   }
-  out.timing_overhead_ms = median(std::move(overheads));
-  out.evaluation = by_fib("PASSED", text("log"));
+  const double speed = worker.info() ? worker.info()->commit_bytes_per_second : 0.0;
+  const detail::CallLatencies latencies =
+      detail::call_latencies(result.timing, output_bytes, speed, &reference.prep_ms);
+  const double latency = median(latencies.ms);
+  out.timing_overhead_ms = latencies.overhead_ms;
+  std::string log = text("log");
+  if (latencies.charged_calls > 0) {
+    // Work before fib's "go" on inputs already known (the call's seed arrives with its
+    // preparation) is timed all the same.
+    const std::string note = fmt::format(
+        "[fib] the solution's worker took {:.3f} ms longer than the reference's to prepare {} of "
+        "its {} timed calls (the same inputs); that time was added to those calls' latencies",
+        latencies.prep_excess_ms, latencies.charged_calls, latencies.ms.size());
+    log = log.empty() ? note : log + "\n" + note;
+  }
+  out.evaluation = by_fib("PASSED", log);
   (*out.evaluation)["correctness"] = correctness;
   (*out.evaluation)["performance"] =
       Json{{"latency_ms", latency},

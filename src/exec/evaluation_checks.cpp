@@ -3,6 +3,7 @@
 // outputs follow the inputs (other values in the same tensors, then in new ones).
 
 #include "evaluation_steps.hpp"
+#include "timed_calls.hpp"
 
 #include <fib/base/codes.hpp>
 
@@ -16,128 +17,69 @@ namespace fib {
 using detail::names_of_vector;
 using detail::RemovedAtExit;
 
-// The reference's outputs on the inputs of the timed call fib drew: the workload's own when the
-// timed calls ran on copies of them, else the reference run on the inputs that call was given
-// (timed_inputs.safetensors, saved by the worker with its result). A failure is the evaluation's
-// answer: RUNTIME_ERROR when those inputs cannot be read back (the solution's process wrote
-// them), a `run.reference` diagnostic when the reference fails on them.
-Expected<std::filesystem::path>
-EvaluationSteps::expected_of_timed_call(detail::WorkerProcess& worker,
-                                        const ReferenceRun& reference, const JudgingPlace& judging,
-                                        SolutionEvaluation& out) {
-  if (reference.fresh_inputs.empty()) {
-    return reference.expected;
-  }
-  const std::filesystem::path inputs =
-      judging.directory / (judging.job + "-timed-inputs.safetensors");
-  const RemovedAtExit removed{inputs};
-  auto taken = detail::take_file(worker.scratch(), judging.job, "timed_inputs.safetensors", inputs);
-  if (!taken) {
-    out.evaluation =
-        by_fib("RUNTIME_ERROR", "[fib] the inputs of the timed call: " + taken.error().message);
-    return unexpected(taken.error());
-  }
-  auto place = m_impl.judging_place();
-  if (!place) {
-    out.diagnostics.push_back(place.error());
-    return unexpected(place.error());
-  }
-  EvaluateOptions once = m_options;
-  once.warmup = 0;
-  once.iterations = 1;
-  once.cold_cache = ColdCache::no;
-  std::vector<Diagnostic> problems;
-  auto ran = detail::run_reference(m_impl.workload_reference(m_options.dataset_root), m_definition,
-                                   reference.plan, once, *place, problems,
-                                   detail::ReferenceJob{0, detail::VaryTimedInputs::no, &inputs});
-  if (ran) {
-    std::error_code ignored;
-    std::filesystem::remove(ran->inputs, ignored);
-    return ran->expected;
-  }
-  const auto unreadable = std::find_if(problems.begin(), problems.end(), [](const Diagnostic& d) {
-    return d.code == codes::k_run_inputs;
-  });
-  if (unreadable != problems.end()) {
-    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] the inputs the solution's worker saved for the "
-                                             "timed call cannot be read back: " +
-                                                 unreadable->message);
-  } else {
-    for (Diagnostic& d : problems) {
-      d.message = "on the inputs of a timed call (new values of the workload's random inputs): " +
-                  d.message;
-      out.diagnostics.push_back(std::move(d));
-    }
-  }
-  return unexpected(ran.error());
-}
-
-// The result of the timed call fib drew (kept by the worker after it returned), compared with
-// the reference's outputs on that call's inputs: a solution that computes only when it is not
-// timed, or answers a timed call from a memo of an earlier one, fails here. nullopt when it
-// matches.
-std::optional<SolutionEvaluation> EvaluationSteps::check_timed_call(detail::WorkerProcess& worker,
-                                                                    const ReferenceRun& reference,
-                                                                    const JudgingPlace& judging,
-                                                                    const detail::JobResult& result,
-                                                                    const Json& kinds) {
+std::optional<SolutionEvaluation>
+EvaluationSteps::check_timed_calls(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                                   const JudgingPlace& judging, const detail::JobResult& result,
+                                   const Json& kinds, std::vector<std::uint64_t>& output_bytes) {
   SolutionEvaluation out;
-  if (!result.timing.kept_call) {
-    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] no timed call was kept for the comparison");
+  // Whether the reference's timed calls ran on new values (a seed each), or on its inputs.
+  const bool varied = std::any_of(reference.seeds.begin(), reference.seeds.end(),
+                                  [](const auto& seed) { return seed.has_value(); });
+  const std::size_t calls = result.timing.fib_ms.size();
+  if (reference.timed_outputs.size() < calls ||
+      (m_sampling && varied && reference.timed_inputs.size() < calls)) {
+    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] the reference made fewer timed calls than the "
+                                             "solution's job");
     return out;
   }
-  const std::filesystem::path copy = judging.directory / (judging.job + "-timed.safetensors");
-  const RemovedAtExit removed{copy};
-  auto timed = detail::take_file(worker.scratch(), judging.job, "timed.safetensors", copy);
-  if (!timed) {
-    out.evaluation =
-        by_fib("RUNTIME_ERROR", "[fib] the solution's timed outputs: " + timed.error().message);
-    return out;
-  }
-  OutputComparison compared;
-  if (m_sampling) {
-    // Samples cannot be compared with the reference's: they must be inside the support of the
-    // inputs that call was given.
-    const std::filesystem::path inputs =
-        judging.directory / (judging.job + "-timed-inputs.safetensors");
-    const RemovedAtExit removed_inputs{inputs};
-    if (!reference.fresh_inputs.empty()) {
-      auto taken =
-          detail::take_file(worker.scratch(), judging.job, "timed_inputs.safetensors", inputs);
-      if (!taken) {
-        out.evaluation =
-            by_fib("RUNTIME_ERROR", "[fib] the inputs of the timed call: " + taken.error().message);
-        return out;
-      }
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] == "tensor") {
+      keys.push_back(std::to_string(i));
     }
-    compared = compare_call(reference, reference.fresh_inputs.empty() ? reference.inputs : inputs,
-                            *timed, kinds);
-  } else {
-    auto expected = expected_of_timed_call(worker, reference, judging, out);
-    if (!expected) {
+  }
+  for (std::size_t call = 0; call < calls; ++call) {
+    const std::filesystem::path copy =
+        judging.directory / fmt::format("{}-timed-{}.safetensors", judging.job, call);
+    const RemovedAtExit removed{copy};
+    auto timed = detail::take_file(worker.scratch(), judging.job,
+                                   fmt::format("timed_{}.safetensors", call), copy);
+    if (!timed) {
+      out.evaluation =
+          by_fib("RUNTIME_ERROR", "[fib] the solution's timed outputs: " + timed.error().message);
       return out;
     }
-    const RemovedAtExit removed_expected{*expected == reference.expected ? std::filesystem::path()
-                                                                         : *expected};
-    compared = compare_outputs(*expected, names_of_vector(m_definition.outputs), *timed,
-                               kinds.get<std::vector<std::string>>(), compare_policy());
+    std::uint64_t bytes = 0;
+    if (auto problem = detail::commitment_problem(result.timing, call, *timed, keys, bytes)) {
+      out.evaluation =
+          by_fib("RUNTIME_ERROR", "[fib] the solution's timings cannot be believed: " + *problem);
+      return out;
+    }
+    output_bytes.push_back(bytes);
+    // Samples cannot be compared with the reference's: they must be inside the support of the
+    // inputs that call was given.
+    const OutputComparison compared =
+        m_sampling
+            ? compare_call(reference, varied ? reference.timed_inputs[call] : reference.inputs,
+                           *timed, kinds)
+            : compare_outputs(reference.timed_outputs[call], names_of_vector(m_definition.outputs),
+                              *timed, kinds.get<std::vector<std::string>>(), compare_policy());
+    if (compared.unreadable) {
+      out.evaluation = by_fib("RUNTIME_ERROR", "[fib] timed call: " + *compared.unreadable);
+      return out;
+    }
+    if (!compared.status.empty()) {
+      out.evaluation =
+          by_fib(compared.status,
+                 fmt::format("timed call {}{}: {}", call,
+                             varied ? " (the random inputs given new values)" : "", compared.log));
+      if (compared.status == "INCORRECT_NUMERICAL" && !m_sampling) {
+        (*out.evaluation)["correctness"] = correctness_of(compared);
+      }
+      return out;
+    }
   }
-  if (compared.unreadable) {
-    out.evaluation = by_fib("RUNTIME_ERROR", "[fib] timed call: " + *compared.unreadable);
-    return out;
-  }
-  if (compared.status.empty()) {
-    return std::nullopt;
-  }
-  out.evaluation = by_fib(
-      compared.status,
-      fmt::format("timed call {}{}: {}", *result.timing.kept_call,
-                  reference.fresh_inputs.empty() ? "" : " (the random inputs given new values)",
-                  compared.log));
-  if (compared.status == "INCORRECT_NUMERICAL" && !m_sampling) {
-    (*out.evaluation)["correctness"] = correctness_of(compared);
-  }
-  return out;
+  return std::nullopt;
 }
 
 // The call the worker made after the timed ones, on the same input tensors with the perturbed

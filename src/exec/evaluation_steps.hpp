@@ -31,9 +31,6 @@ std::optional<std::string> timing_disagreement(const TimedCalls& timing,
 // in a new order), {name: "rows"} for probabilities (their last dimension in a new order).
 Json fresh_inputs_of(const SmokePlan& plan);
 
-// `plan` with every tensor input read from `file` (the tensor of the input's name).
-SmokePlan with_inputs_from(const SmokePlan& plan, const std::string& file);
-
 // Whether another seed changes some input of the plan (random values or random indices); inputs
 // read from files, scalars and the fixed index patterns stay as they are.
 bool has_random_input(const SmokePlan& plan);
@@ -41,12 +38,11 @@ bool has_random_input(const SmokePlan& plan);
 // no: the reference's timed calls all run on copies of the same inputs.
 enum class VaryTimedInputs { no, yes };
 
-// What one reference job runs on: the plan's inputs drawn with `seed`, or, with `given_inputs`,
-// the tensors of that file of fib's (copied into the worker's job directory).
+// What one reference job runs on: the plan's inputs drawn with `seed`; with `vary`, its timed
+// calls on new values of the random ones, from seeds fib draws (ReferenceRun::seeds).
 struct ReferenceJob {
   std::uint64_t seed = 0;
   VaryTimedInputs vary = VaryTimedInputs::yes;
-  const std::filesystem::path* given_inputs = nullptr;
 };
 
 // The reference on a workload, in the dataset-reading worker: its inputs and outputs copied into
@@ -127,13 +123,14 @@ private:
   // evaluator or a required matched ratio).
   Json correctness_of(const OutputComparison& compared) const;
   std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
-  Expected<std::filesystem::path> expected_of_timed_call(detail::WorkerProcess& worker,
-                                                         const ReferenceRun& reference,
-                                                         const JudgingPlace& judging,
-                                                         SolutionEvaluation& out);
+  // Every timed call of the solution's job: the commitment its "done" carried must match the
+  // outputs it kept (else they were not complete when fib's clock stopped), and those outputs
+  // must match the reference's call on the same seed (the same inputs). `output_bytes` receives
+  // each call's output size. nullopt when all hold.
   std::optional<SolutionEvaluation>
-  check_timed_call(detail::WorkerProcess& worker, const ReferenceRun& reference,
-                   const JudgingPlace& judging, const detail::JobResult& result, const Json& kinds);
+  check_timed_calls(detail::WorkerProcess& worker, const ReferenceRun& reference,
+                    const JudgingPlace& judging, const detail::JobResult& result, const Json& kinds,
+                    std::vector<std::uint64_t>& output_bytes);
   SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
                            const JudgingPlace& judging, const detail::JobResult& result,
                            std::size_t calls);

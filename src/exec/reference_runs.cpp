@@ -2,6 +2,7 @@
 // dataset-reading worker, the check of its timings, and the copies of its files fib keeps.
 
 #include "evaluation_steps.hpp"
+#include "timed_calls.hpp"
 
 #include <fib/base/codes.hpp>
 
@@ -48,18 +49,6 @@ Json fresh_inputs_of(const SmokePlan& plan) {
   return out;
 }
 
-SmokePlan with_inputs_from(const SmokePlan& plan, const std::string& file) {
-  SmokePlan out = plan;
-  for (PlannedInput& input : out.inputs) {
-    if (!input.scalar) {
-      input.fill = InputFill::safetensors;
-      input.file = file;
-      input.key = input.name;
-    }
-  }
-  return out;
-}
-
 Expected<ReferenceRun> run_reference(WorkerProcess& worker, const Definition& definition,
                                      const SmokePlan& workload_plan, const EvaluateOptions& options,
                                      const JudgingPlace& judging,
@@ -75,17 +64,7 @@ Expected<ReferenceRun> run_reference(WorkerProcess& worker, const Definition& de
     diagnostics.push_back(made.error());
     return unexpected(made.error());
   }
-  SmokePlan plan = workload_plan;
-  if (job.given_inputs != nullptr) {
-    if (auto put =
-            put_file(*job.given_inputs, worker.scratch(), directory, "given_inputs.safetensors");
-        !put) {
-      diagnostics.push_back(put.error());
-      return unexpected(put.error());
-    }
-    plan = with_inputs_from(
-        workload_plan, (worker.scratch_inside() / directory / "given_inputs.safetensors").string());
-  }
+  const SmokePlan& plan = workload_plan;
   const Json fresh = job.vary == VaryTimedInputs::yes ? fresh_inputs_of(plan) : Json::object();
   Json request{{"job", "reference_outputs"},
                {"name", definition.name},
@@ -98,6 +77,7 @@ Expected<ReferenceRun> run_reference(WorkerProcess& worker, const Definition& de
                {"iterations", options.iterations},
                {"cold_cache", options.cold_cache == ColdCache::yes},
                {"fresh_inputs", fresh},
+               {"keep_timed_inputs", options.evaluator == Evaluator::sampling && !fresh.empty()},
                {"seed", job.seed}};
   JobResult result = worker.run_job(std::move(request), worker.options().job_timeout);
   if (result.outcome.verdict != ReferenceVerdict::ok) {
@@ -121,22 +101,44 @@ Expected<ReferenceRun> run_reference(WorkerProcess& worker, const Definition& de
     return unexpected(diagnostics.back());
   }
   ReferenceRun run;
-  for (auto [name, into] : {std::pair{"inputs.safetensors", &run.inputs},
-                            std::pair{"expected.safetensors", &run.expected}}) {
+  const auto take = [&](const std::string& name) -> Expected<std::filesystem::path> {
     // Named by the job: the runs of a definition's workloads are kept side by side until
     // another definition comes, and each solution must be judged on its own workload's files.
     auto taken = take_file(worker.scratch(), directory, name,
                            judging.directory / (judging.job + "-" + name));
     if (!taken) {
       diagnostics.push_back(taken.error());
-      return unexpected(taken.error());
     }
-    *into = *taken;
+    return taken;
+  };
+  FIB_TRY_ASSIGN(run.inputs, take("inputs.safetensors"));
+  FIB_TRY_ASSIGN(run.expected, take("expected.safetensors"));
+  const bool keep_inputs = options.evaluator == Evaluator::sampling && !fresh.empty();
+  std::vector<std::uint64_t> output_bytes;
+  for (std::size_t call = 0; call < calls; ++call) {
+    FIB_TRY_ASSIGN(auto outputs, take(fmt::format("timed_{}.safetensors", call)));
+    run.timed_outputs.push_back(outputs);
+    if (keep_inputs) {
+      FIB_TRY_ASSIGN(auto inputs, take(fmt::format("timed_inputs_{}.safetensors", call)));
+      run.timed_inputs.push_back(inputs);
+    }
+    std::uint64_t bytes = 0;
+    if (auto problem = commitment_problem(result.timing, call, outputs,
+                                          names_of_vector(definition.outputs), bytes)) {
+      diagnostics.push_back(make_diagnostic(
+          codes::k_run_reference,
+          "the reference's timings cannot be believed, so nothing was compared: " + *problem));
+      return unexpected(diagnostics.back());
+    }
+    output_bytes.push_back(bytes);
   }
   run.plan = workload_plan;
   run.fresh_inputs = fresh_inputs_of(workload_plan);
   run.scalars = field(result.reply, "scalars");
-  run.latency_ms = median(result.timing.fib_ms);
+  run.seeds = result.timing.seeds;
+  run.prep_ms = result.timing.prep_ms;
+  const double speed = worker.info() ? worker.info()->commit_bytes_per_second : 0.0;
+  run.latency_ms = median(call_latencies(result.timing, output_bytes, speed, nullptr).ms);
   if (!run.scalars.is_object()) {
     diagnostics.push_back(make_diagnostic(
         codes::k_worker_protocol, "the reference worker sent scalars that are not an object"));

@@ -32,6 +32,8 @@ struct JudgingPlace {
 
 // What the reference's run on one workload left for the solution's: copies of its inputs and
 // outputs in fib's own judging directory, the scalar inputs, and its latency by fib's clock.
+// Its timed calls ran on inputs fib chose (their seeds), and the outputs of each (with the
+// sampling evaluator its inputs too) are what a solution's call on the same seed is compared with.
 struct ReferenceRun {
   std::filesystem::path inputs;
   std::filesystem::path expected;
@@ -39,6 +41,17 @@ struct ReferenceRun {
   double latency_ms = 0.0;
   SmokePlan plan;    // the workload's plan the run was made from
   Json fresh_inputs; // fresh_inputs_of(plan): the inputs the timed calls give new values
+  std::vector<std::optional<std::uint64_t>> seeds; // per timed call (none: nothing varied)
+  std::vector<double> prep_ms;                     // per timed call, by fib's clock
+  std::vector<std::filesystem::path> timed_outputs;
+  std::vector<std::filesystem::path> timed_inputs; // sampling evaluator only
+
+  std::vector<std::filesystem::path> files() const {
+    std::vector<std::filesystem::path> out{inputs, expected};
+    out.insert(out.end(), timed_outputs.begin(), timed_outputs.end());
+    out.insert(out.end(), timed_inputs.begin(), timed_inputs.end());
+    return out;
+  }
 };
 
 // The reference on one workload, as remembered for the rest of the definition: its run, or why
@@ -178,9 +191,10 @@ public:
     if (definition != m_reference_definition) {
       for (const auto& [uuid, cached] : m_reference_runs) {
         for (const ReferenceRun* run : cached.kept_runs()) {
-          std::error_code ec;
-          std::filesystem::remove(run->inputs, ec);
-          std::filesystem::remove(run->expected, ec);
+          for (const auto& file : run->files()) {
+            std::error_code ec;
+            std::filesystem::remove(file, ec);
+          }
         }
       }
       m_reference_runs.clear();
@@ -193,7 +207,7 @@ public:
   const CachedReference& remember_reference(const std::string& workload, CachedReference cached) {
     for (const ReferenceRun* run : cached.kept_runs()) {
       std::error_code ec;
-      for (const auto& file : {run->inputs, run->expected}) {
+      for (const auto& file : run->files()) {
         const auto size = std::filesystem::file_size(file, ec);
         m_reference_bytes += ec ? 0 : size;
       }

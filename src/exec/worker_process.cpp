@@ -1,11 +1,15 @@
 #include "worker_process.hpp"
 
+#include "timed_calls.hpp"
+
 #include <fib/base/codes.hpp>
 #include <fib/base/expected.hpp>
 #include <fib/util/subprocess.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -204,9 +208,14 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
     return d;
   }
   const Json& root = document->root;
-  m_info = WorkerInfo{string_field(root, "torch"),       string_field(root, "python"),
-                      bool_field(root, "cuda"),          bool_field(root, "float8"),
-                      string_field(root, "device_name"), string_field(root, "cuda_version")};
+  const Json speed = field(root, "commit_bytes_per_second");
+  m_info = WorkerInfo{string_field(root, "torch"),
+                      string_field(root, "python"),
+                      bool_field(root, "cuda"),
+                      bool_field(root, "float8"),
+                      string_field(root, "device_name"),
+                      string_field(root, "cuda_version"),
+                      speed.is_number() && speed.get<double>() > 0 ? speed.get<double>() : 0.0};
   return std::nullopt;
 }
 
@@ -570,33 +579,45 @@ std::optional<ReferenceOutcome> WorkerProcess::send_timing_answer(const Json& an
   return failure(codes::k_worker_protocol, role() + " closed the channel during its timed calls");
 }
 
-// A timing message of the worker during a job: "ready" is answered with "go", "done" is
-// recorded. A protocol error outcome when it is out of order, malformed, beyond the job's
-// `max_calls`, or when the worker said more after "ready" without waiting for fib's "go".
+// A timing message of the worker during a job. Each call goes "prepare" (answered with its seed;
+// the preparation's clock starts), "ready" (answered with "go" and a fresh key; fib's clock
+// starts), "done" with the worker's own measurement and the commitment to the outputs (fib's
+// clock stops; answered with "keep"). A protocol error outcome when a message is out of order,
+// malformed, beyond the job's `max_calls`, or comes while fib's answer is still unread.
 std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message, std::uint64_t id,
                                                              const TimingRound& round,
-                                                             TimedCalls& timing,
-                                                             Clock::time_point& go) {
+                                                             TimedCalls& timing, CallState& call) {
   const std::string step = string_field(message, "timing");
   const Json iteration = field(message, "iteration");
   const Json reported = field(message, "ms");
   const bool in_order = iteration.is_number_integer() && iteration.get<std::int64_t>() >= 0 &&
                         iteration.get<std::uint64_t>() == timing.fib_ms.size() &&
-                        timing.fib_ms.size() < round.max_calls;
-  if (step == "ready" && in_order && go == Clock::time_point{} && m_buffer.empty()) {
-    go = Clock::now();
-    return send_timing_answer(Json{{"go", iteration}, {"id", id}}, round.deadline);
+                        timing.fib_ms.size() < round.max_calls && m_buffer.empty();
+  const std::size_t index = timing.fib_ms.size();
+  if (step == "prepare" && in_order && call.phase == CallPhase::none) {
+    call = {CallPhase::preparing, Clock::now()};
+    const std::optional<std::uint64_t> seed =
+        index < round.seeds.size() ? round.seeds[index] : std::nullopt;
+    timing.seeds.push_back(seed);
+    Json answer{{"id", id}, {"seed", seed ? Json(*seed) : Json()}};
+    return send_timing_answer(answer, round.deadline);
   }
-  if (step == "done" && in_order && go != Clock::time_point{} && reported.is_number() &&
-      reported.get<double>() >= 0.0) {
-    const auto elapsed = Clock::now() - go;
+  if (step == "ready" && in_order && call.phase == CallPhase::preparing) {
+    timing.prep_ms.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - call.since).count());
+    timing.keys.push_back(secret_key_hex());
+    Json answer{{"go", iteration}, {"id", id}, {"key", timing.keys.back()}};
+    call = {CallPhase::timing, Clock::now()};
+    return send_timing_answer(answer, round.deadline);
+  }
+  if (step == "done" && in_order && call.phase == CallPhase::timing && reported.is_number() &&
+      reported.get<double>() >= 0.0 && is_commitment(field(message, "commit"))) {
+    const auto elapsed = Clock::now() - call.since;
     timing.fib_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
     timing.reported_ms.push_back(reported.get<double>());
-    go = Clock::time_point{};
-    // Which call's result fib keeps is said only now, after the call returned.
-    const bool keep = round.kept_call && *round.kept_call == timing.fib_ms.size() - 1;
-    timing.kept_call = keep ? round.kept_call : timing.kept_call;
-    return send_timing_answer(Json{{"id", id}, {"keep", keep}}, round.deadline);
+    timing.commits.push_back(field(message, "commit").get<std::string>());
+    call = {};
+    return send_timing_answer(Json{{"id", id}, {"keep", true}}, round.deadline);
   }
   kill_tree();
   return failure(codes::k_worker_protocol,
@@ -658,10 +679,20 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
       iterations.is_number_integer()
           ? static_cast<std::size_t>(std::max<std::int64_t>(iterations.get<std::int64_t>(), 1))
           : 0;
-  if (bool_field(request, "keep_a_timed_call") && round.max_calls > 0) {
-    round.kept_call = fresh_job_id() % round.max_calls;
+  const Json given_seeds = field(request, "timed_seeds");
+  const Json fresh = field(request, "fresh_inputs");
+  for (std::size_t i = 0; i < round.max_calls; ++i) {
+    if (given_seeds.is_array()) {
+      const bool usable = i < given_seeds.size() && given_seeds[i].is_number_unsigned();
+      round.seeds.push_back(usable ? std::optional(given_seeds[i].get<std::uint64_t>())
+                                   : std::nullopt);
+    } else if (fresh.is_object() && !fresh.empty()) {
+      round.seeds.push_back(secret_seed());
+    } else {
+      round.seeds.push_back(std::nullopt);
+    }
   }
-  request.erase("keep_a_timed_call");
+  request.erase("timed_seeds");
   switch (send_all(request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", deadline)) {
   case SendEnd::sent:
     break;
@@ -676,7 +707,7 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
     result.outcome = crashed(request);
     return result;
   }
-  Clock::time_point go{};
+  CallState call;
   while (true) {
     std::string line;
     switch (read_line(deadline, line)) {
@@ -715,7 +746,7 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
     }
     Json root = std::move(document->root);
     if (root.contains("timing")) {
-      if (auto problem = answer_timing(root, id, round, result.timing, go)) {
+      if (auto problem = answer_timing(root, id, round, result.timing, call)) {
         result.outcome = std::move(*problem);
         return result;
       }

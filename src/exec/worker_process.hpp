@@ -38,12 +38,19 @@ struct WorkerProcessOptions {
   std::string role = "the reference worker";
 };
 
-// The timed calls of a job, as fib's clock saw them (between its "go" and the worker's "done")
-// and as the worker reported them, in milliseconds.
+// The timed calls of a job (docs/execution.md, "Trust model"), one entry per call: fib's
+// interval between its "go" and the worker's "done", what the worker reported for the call
+// alone, the preparation (from the worker's "prepare" to its "ready"), all in milliseconds; the
+// seed fib sent for the call's fresh input values (none when the job varies no input), the key
+// it sent with "go" and the commitment the worker sent with "done". The worker keeps every
+// call's outputs (timed_<i>.safetensors).
 struct TimedCalls {
   std::vector<double> fib_ms;
   std::vector<double> reported_ms;
-  std::optional<std::size_t> kept_call; // the call whose result the worker was told to keep
+  std::vector<double> prep_ms;
+  std::vector<std::optional<std::uint64_t>> seeds;
+  std::vector<std::string> keys;
+  std::vector<std::string> commits;
 };
 
 struct JobResult {
@@ -60,9 +67,10 @@ public:
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   // Sends `request` (its "id" is set here: a fresh random number per job) and waits up to
-  // `timeout` for the reply, answering the worker's timed calls on the way: "go" before each, and
-  // after each whether to keep its result (yes for one call drawn at random when the request has
-  // "keep_a_timed_call": true, a field fib removes before sending). Starts the worker
+  // `timeout` for the reply, answering the worker's timed calls on the way: each call's seed
+  // when its preparation starts (those of the request's "timed_seeds", a field fib removes
+  // before sending; else fresh secret ones when the request has "fresh_inputs" to vary; else
+  // none), "go" with a fresh secret key, and after "done" that the call is kept. Starts the worker
   // first when none runs. Errors in the outcome: `smoke.timeout` (killed at the deadline),
   // `worker.crashed` (it died), `worker.protocol` (a malformed, oversized or unexpected message:
   // killed), `worker.unavailable` / `sandbox.unavailable` (it cannot be started).
@@ -91,7 +99,13 @@ private:
   struct TimingRound {
     std::chrono::steady_clock::time_point deadline;
     std::size_t max_calls = 0;
-    std::optional<std::size_t> kept_call; // drawn by fib, said after the call
+    std::vector<std::optional<std::uint64_t>> seeds; // one per call, said when it is prepared
+  };
+  // Where the timed call in progress stands: none, prepared since `since`, or timed since it.
+  enum class CallPhase { none, preparing, timing };
+  struct CallState {
+    CallPhase phase = CallPhase::none;
+    std::chrono::steady_clock::time_point since;
   };
   std::optional<Diagnostic> ensure_started();
   std::optional<Diagnostic> spawn();
@@ -113,7 +127,7 @@ private:
   ReferenceOutcome crashed(const Json& request);
   std::optional<ReferenceOutcome> answer_timing(const Json& message, std::uint64_t id,
                                                 const TimingRound& round, TimedCalls& timing,
-                                                std::chrono::steady_clock::time_point& go);
+                                                CallState& call);
   ReferenceOutcome read_outcome(const Json& root);
 
   WorkerProcessOptions m_options;

@@ -62,6 +62,7 @@ struct SandboxInterpreter {
   pyb::object reference_outputs;
   pyb::object solution_outputs;
   pyb::object solution_samples;
+  pyb::object commitment_speed;
   pyb::object channel;
   pyb::object json_loads;
   std::string python_version;
@@ -83,6 +84,7 @@ Sandbox::~Sandbox() {
     m_impl->reference_outputs = pyb::object();
     m_impl->solution_outputs = pyb::object();
     m_impl->solution_samples = pyb::object();
+    m_impl->commitment_speed = pyb::object();
     m_impl->channel = pyb::object();
     m_impl->json_loads = pyb::object();
   }
@@ -118,6 +120,7 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     m_impl->reference_outputs = scope["reference_outputs"];
     m_impl->solution_outputs = scope["solution_outputs"];
     m_impl->solution_samples = scope["solution_samples"];
+    m_impl->commitment_speed = scope["commitment_speed"];
     m_impl->channel = scope["Channel"];
     m_impl->json_loads = pyb::module_::import("json").attr("loads");
     m_impl->python_version =
@@ -135,7 +138,8 @@ Json Sandbox::hello(DeviceName device_name) const {
            {"python", m_impl->python_version},
            {"cuda", m_impl->torch.cuda},
            {"float8", m_impl->torch.float8}};
-  if (device_name == DeviceName::included && m_impl->torch.cuda) {
+  const bool on_cuda = device_name == DeviceName::included && m_impl->torch.cuda;
+  if (on_cuda) {
     try {
       out["device_name"] =
           pyb::str(pyb::module_::import("torch").attr("cuda").attr("get_device_name")(0))
@@ -143,6 +147,14 @@ Json Sandbox::hello(DeviceName device_name) const {
     } catch (const std::exception&) {
       out["device_name"] = "CUDA device";
     }
+  }
+  // Measured here, before any untrusted code runs: fib subtracts the commitment's cost from
+  // each timed call by this figure (docs/execution.md, "Trust model").
+  try {
+    out["commit_bytes_per_second"] =
+        m_impl->commitment_speed(on_cuda ? "cuda" : "cpu").cast<double>();
+  } catch (const std::exception&) {
+    out["commit_bytes_per_second"] = 0.0;
   }
   return out;
 }
@@ -345,13 +357,15 @@ Json run_reference_outputs(SandboxInterpreter& impl, Job& job) {
   }
   const pyb::list args = steal_into_list(objects);
   const Json& r = job.request;
-  const auto text = impl.reference_outputs(job.module, args, job.inputs, job.outputs,
-                                           r.at("directory").get<std::string>(), job.device(),
-                                           r.value("warmup", 3), r.value("iterations", 10),
-                                           impl.channel(job.channel, python_value(impl, r, "id")),
-                                           pyb::arg("cold_cache") = r.value("cold_cache", false),
-                                           pyb::arg("fresh_inputs") = fresh_inputs(impl, r))
-                        .cast<std::string>();
+  const auto text =
+      impl.reference_outputs(job.module, args, job.inputs, job.outputs,
+                             r.at("directory").get<std::string>(), job.device(),
+                             r.value("warmup", 3), r.value("iterations", 10),
+                             impl.channel(job.channel, python_value(impl, r, "id")),
+                             pyb::arg("cold_cache") = r.value("cold_cache", false),
+                             pyb::arg("fresh_inputs") = fresh_inputs(impl, r),
+                             pyb::arg("keep_inputs") = r.value("keep_timed_inputs", false))
+          .cast<std::string>();
   Json result = Json::parse(text);
   if (result.contains("reference_error")) {
     return job.failed(codes::k_run_reference,

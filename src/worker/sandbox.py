@@ -364,9 +364,11 @@ def load_tensors(path, device):
         out[key] = tensor.to(device)
     return out
 
-# The timed calls. fib holds the clock that counts: before each timed call this side says
-# "ready", waits for fib's "go", calls, synchronizes, and says "done" with its own measurement,
-# which fib checks against the time it saw between "go" and "done".
+# The timed calls. fib holds the clock that counts and treats this whole process as the
+# solution's (docs/execution.md, "Trust model"): it chooses each call's fresh input values (the
+# seed it sends when the call's preparation starts), and "done" must carry a commitment to the
+# call's complete outputs, keyed by a secret fib sends with "go", which fib checks against the
+# outputs kept after the call.
 class Channel:
     def __init__(self, fd, job_id):
         self.fd, self.job_id, self.buffer = fd, job_id, b""
@@ -386,6 +388,33 @@ class Channel:
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line
+
+def commitment(key, tensors):
+    """SHA-256 of the 16 bytes of `key` (hex), then of each tensor's length (8 bytes, little
+    endian) and contiguous bytes: what fib computes over the safetensors file of the kept call.
+    It cannot be computed before the outputs are complete."""
+    import hashlib
+    digest = hashlib.sha256(bytes.fromhex(key))
+    for tensor in tensors:
+        if not isinstance(tensor, torch.Tensor):
+            continue
+        tensor = tensor.detach().contiguous().cpu()
+        data = tensor.reshape(-1).view(torch.uint8).numpy() if tensor.numel() else b""
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
+
+def commitment_speed(device):
+    """Bytes per second this worker commits to outputs on `device` (the best of three 8 MiB
+    runs), measured before any untrusted code runs: fib subtracts that cost from each call."""
+    tensor = torch.ones(8 << 20, dtype=torch.uint8, device=device)
+    best = None
+    for _ in range(3):
+        start = time.perf_counter()
+        commitment("00" * 16, [tensor])
+        elapsed = time.perf_counter() - start
+        best = elapsed if best is None else min(best, elapsed)
+    return (8 << 20) / best if best else 0.0
 
 def _last_level_cache_bytes():
     """The largest CPU cache of this machine in bytes, from /sys; 32 MiB when it does not say."""
@@ -427,24 +456,24 @@ class _FreshValues:
     """New values for the random inputs of each timed call, so that no call can be answered from
     a memo of an earlier one: `modes` maps an argument's position to "values" (its values in a
     new random order: the same distribution) or "rows" (its last dimension in a new random
-    order: rows of probabilities still sum to 1). The order comes from a generator seeded from
-    the operating system, not from torch's global one."""
+    order: rows of probabilities still sum to 1). The order comes from the seed fib sends for
+    the call, so the reference's worker derives the same inputs for it."""
     def __init__(self, modes):
         self.modes = modes
-        self.generator = torch.Generator()
-        self.generator.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
 
-    def __call__(self, inputs):
+    def __call__(self, inputs, seed):
+        generator = torch.Generator()
+        generator.manual_seed(int(seed))
         out = list(inputs)
-        for index, mode in self.modes.items():
+        for index, mode in sorted(self.modes.items()):
             tensor = out[index]
             if not isinstance(tensor, torch.Tensor) or tensor.numel() < 2:
                 continue
             if mode == "rows":
-                order = torch.randperm(tensor.shape[-1], generator=self.generator)
+                order = torch.randperm(tensor.shape[-1], generator=generator)
                 out[index] = tensor.index_select(-1, order.to(tensor.device))
             else:
-                order = torch.randperm(tensor.numel(), generator=self.generator)
+                order = torch.randperm(tensor.numel(), generator=generator)
                 out[index] = tensor.reshape(-1)[order.to(tensor.device)].reshape(tensor.shape)
         return out
 
@@ -455,11 +484,14 @@ def _fresh_values(input_names, fresh_inputs):
 
 def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
           vary=None):
-    """Runs `run(inputs, outs)` `warmup` times untimed, then `iterations` times under fib's clock.
-    After each timed call fib says whether it wants that call's result, which `keep(result,
-    inputs)` then saves: fib picks the call, after the fact, to compare it too. With `vary`
-    (_FreshValues), each timed call's inputs get new values first. With `cold_cache`, the caches
-    are flushed before each timed call (_CacheFlush). Both happen outside the timed region."""
+    """Runs `run(inputs, outs)` (a list of outputs) `warmup` times untimed, then `iterations`
+    times under fib's clock. Each timed call: "prepare" (fib answers with the call's seed),
+    its inputs made (with `vary`, _FreshValues, their random ones given new values from that
+    seed) and the caches flushed (`cold_cache`, _CacheFlush), "ready" (fib answers "go" with the
+    call's key and starts its clock), the call, the device synchronized, "done" with the
+    commitment to its outputs (fib stops its clock), and, when fib answers that it keeps the
+    call, `keep(index, result, inputs)` saves them."""
+    import json
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     flush = _CacheFlush(device) if cold_cache else None
     with torch.no_grad():
@@ -467,14 +499,16 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
             run(*prepare())
         sync()
         for index in range(max(iterations, 1)):
+            channel.send({"timing": "prepare", "iteration": index})
+            seed = json.loads(channel.wait_go()).get("seed")
             inputs, outs = prepare()
-            if vary is not None:
-                inputs = vary(inputs)
+            if vary is not None and seed is not None:
+                inputs = vary(inputs, seed)
             if flush is not None:
                 flush()
             sync()
             channel.send({"timing": "ready", "iteration": index})
-            channel.wait_go()
+            key = json.loads(channel.wait_go())["key"]
             if device == "cuda":  # CUDA events on a GPU, a steady clock on the CPU
                 begin = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
@@ -487,10 +521,10 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
                 start = time.perf_counter()
                 result = run(inputs, outs)
                 milliseconds = (time.perf_counter() - start) * 1000.0
-            channel.send({"timing": "done", "iteration": index, "ms": milliseconds})
-            import json
+            channel.send({"timing": "done", "iteration": index, "ms": milliseconds,
+                          "commit": commitment(key, result)})
             if json.loads(channel.wait_go()).get("keep") and keep is not None:
-                keep(result, inputs)
+                keep(index, result, inputs)
 
 def _forget_earlier_jobs(directory):
     """Removes the other job directories beside `directory` (this worker's scratch, in the
@@ -505,9 +539,11 @@ def _fresh(args):
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in args]
 
 def reference_outputs(reference, args, input_names, output_names, directory, device, warmup,
-                      iterations, channel, cold_cache=False, fresh_inputs=None):
+                      iterations, channel, cold_cache=False, fresh_inputs=None, keep_inputs=False):
     """The reference on `args`: inputs.safetensors and expected.safetensors in `directory`, then
-    its timed calls. JSON text: {"scalars": {...}} or {"reference_error": text}."""
+    its timed calls, each kept call's outputs in timed_<i>.safetensors (with `keep_inputs` its
+    inputs in timed_inputs_<i>.safetensors too): what the solutions' calls on the same seeds are
+    compared with. JSON text: {"scalars": {...}} or {"reference_error": text}."""
     import json
     _forget_earlier_jobs(directory)
     try:
@@ -522,9 +558,16 @@ def reference_outputs(reference, args, input_names, output_names, directory, dev
                      [(n, v) for n, v in zip(input_names, args) if isinstance(v, torch.Tensor)])
         save_tensors(os.path.join(directory, "expected.safetensors"), list(zip(output_names, expected)))
         scalars = {n: v for n, v in zip(input_names, args) if not isinstance(v, torch.Tensor)}
-        timed(channel, lambda inputs, outs: reference.run(*inputs),
-              lambda: (_fresh(args), None), warmup, iterations, device, cold_cache=cold_cache,
-              vary=_fresh_values(input_names, fresh_inputs))
+        def keep(index, result, inputs):
+            save_tensors(os.path.join(directory, "timed_%d.safetensors" % index),
+                         list(zip(output_names, result)))
+            if keep_inputs:
+                save_tensors(os.path.join(directory, "timed_inputs_%d.safetensors" % index),
+                             [(n, v) for n, v in zip(input_names, inputs)
+                              if isinstance(v, torch.Tensor)])
+        timed(channel, lambda inputs, outs: _as_list(reference.run(*inputs), len(output_names)),
+              lambda: (_fresh(args), None), warmup, iterations, device, keep,
+              cold_cache=cold_cache, vary=_fresh_values(input_names, fresh_inputs))
     except BaseException as error:
         return json.dumps({"reference_error": clip("Traceback (most recent call last):\n"
                                                    + _reference_trace(error))})
@@ -534,7 +577,7 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
                      warmup, iterations, channel, perturbed=False, cold_cache=False,
                      fresh_inputs=None):
     """The solution on the inputs in directory/inputs.safetensors: got.safetensors (its values
-    under "0", "1", ...), then its timed calls (the one fib asks for saved as timed.safetensors).
+    under "0", "1", ...), then its timed calls (those fib keeps saved as timed_<i>.safetensors).
     With `perturbed`, then once more on one fresh copy of the inputs, and again on the same
     tensors after the values of directory/perturbed.safetensors were copied into them (the same
     addresses, other values): that call's outputs go to perturbed_got.safetensors.
@@ -565,16 +608,11 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
         kinds = ["tensor" if isinstance(v, torch.Tensor) else type(v).__name__ for v in got]
         save_tensors(os.path.join(directory, "got.safetensors"),
                      [(str(i), v) for i, v in enumerate(got) if isinstance(v, torch.Tensor)])
-        vary = _fresh_values(input_names, fresh_inputs)
-        def keep(result, inputs):
-            save_tensors(os.path.join(directory, "timed.safetensors"),
+        def keep(index, result, inputs):
+            save_tensors(os.path.join(directory, "timed_%d.safetensors" % index),
                          [(str(i), v) for i, v in enumerate(result) if isinstance(v, torch.Tensor)])
-            if vary is not None:
-                save_tensors(os.path.join(directory, "timed_inputs.safetensors"),
-                             [(n, v) for n, v in zip(input_names, inputs)
-                              if isinstance(v, torch.Tensor)])
         timed(channel, call, prepare, warmup, iterations, device, keep, cold_cache=cold_cache,
-              vary=vary)
+              vary=_fresh_values(input_names, fresh_inputs))
         if perturbed:
             other = load_tensors(os.path.join(directory, "perturbed.safetensors"), device)
             inputs, outs = prepare()

@@ -233,11 +233,13 @@ class Safetensors(unittest.TestCase):
 
 
 class FakeFib:
-    """fib's side of the timed calls, on a socket pair: answers every "ready" with "go"."""
+    """fib's side of the timed calls, on a socket pair: a seed (`seed + call`, or none) for each
+    "prepare", "go" with a key for each "ready", "keep" for each "done"."""
 
-    def __init__(self, keep=None):
+    def __init__(self, seed=None):
         import socket, threading
-        self.keep = keep  # the timed call whose result to keep
+        self.seed = seed
+        self.keys = []
         self.ours, self.theirs = socket.socketpair()
         self.messages = []
         self.thread = threading.Thread(target=self.serve, daemon=True)
@@ -255,11 +257,15 @@ class FakeFib:
                 line, buffer = buffer.split(b"\n", 1)
                 message = json.loads(line)
                 self.messages.append(message)
-                if message.get("timing") == "ready":
-                    self.ours.sendall(b'{"go": %d}\n' % message["iteration"])
-                elif message.get("timing") == "done":
-                    keep = message["iteration"] == self.keep
-                    self.ours.sendall(b'{"keep": %s}\n' % (b"true" if keep else b"false"))
+                step, i = message.get("timing"), message.get("iteration")
+                if step == "prepare":
+                    seed = None if self.seed is None else self.seed + i
+                    self.ours.sendall((json.dumps({"seed": seed}) + "\n").encode())
+                elif step == "ready":
+                    self.keys.append(os.urandom(16).hex())
+                    self.ours.sendall((json.dumps({"go": i, "key": self.keys[-1]}) + "\n").encode())
+                elif step == "done":
+                    self.ours.sendall(b'{"keep": true}\n')
 
     def channel(self, job_id):
         return sandbox.Channel(self.theirs.fileno(), job_id)
@@ -309,8 +315,38 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         inputs = sandbox.load_tensors(os.path.join(self.directory, "inputs.safetensors"), "cpu")
         self.assertEqual(sorted(inputs), ["x"])
         steps = [(m["timing"], m["iteration"], m["id"]) for m in self.fib.messages]
-        self.assertEqual(steps, [("ready", 0, 41), ("done", 0, 41), ("ready", 1, 41),
-                                 ("done", 1, 41), ("ready", 2, 41), ("done", 2, 41)])
+        self.assertEqual(steps, [(step, i, 41) for i in range(3)
+                                 for step in ("prepare", "ready", "done")])
+        # Every call's outputs are kept, and "done" carried the commitment to them.
+        for i, message in enumerate(m for m in self.fib.messages if m["timing"] == "done"):
+            kept = sandbox.load_tensors(os.path.join(self.directory, "timed_%d.safetensors" % i),
+                                        "cpu")
+            self.assertTrue(torch.equal(kept["y"], torch.full((3,), 2.0)))
+            self.assertEqual(message["commit"], sandbox.commitment(self.fib.keys[i], [kept["y"]]))
+
+    def test_the_seed_fib_sends_decides_the_fresh_values_in_both_workers(self):
+        self.fib.close()
+        self.fib = FakeFib(seed=1000)
+        module = self.reference("def run(x, k):\n    return x * k\n")
+        x = torch.arange(16, dtype=torch.float32)
+        sandbox.reference_outputs(module, [x, 1], ["x", "k"], ["y"], self.directory, "cpu", 0, 2,
+                                  self.fib.channel(7), fresh_inputs={"x": "values"},
+                                  keep_inputs=True)
+        vary = sandbox._FreshValues({0: "values"})
+        for i in range(2):
+            inputs = sandbox.load_tensors(
+                os.path.join(self.directory, "timed_inputs_%d.safetensors" % i), "cpu")
+            self.assertTrue(torch.equal(inputs["x"], vary([x, 1], 1000 + i)[0]))
+            self.assertFalse(torch.equal(inputs["x"], x))  # a new order of the same values
+            self.assertTrue(torch.equal(inputs["x"].sort().values, x))
+
+    def test_a_commitment_changes_with_the_key_and_every_byte(self):
+        y = torch.zeros(4)
+        first = sandbox.commitment("00" * 16, [y])
+        self.assertNotEqual(first, sandbox.commitment("01" + "00" * 15, [y]))
+        y[3] = 1e-30
+        self.assertNotEqual(first, sandbox.commitment("00" * 16, [y]))
+        self.assertEqual(len(first), 64)
 
     def test_a_reference_that_raises_shows_only_its_own_frames(self):
         import json
@@ -345,10 +381,8 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(cache, "solutions",
                                                     self.solution("def run(x, k):\n    return x * k, 5\n")["key"], ".lock")))
 
-    def test_the_timed_call_fib_asks_for_is_kept_after_it_returned(self):
+    def test_every_timed_call_is_kept_after_it_returned(self):
         import json
-        self.fib.close()
-        self.fib = FakeFib(keep=1)
         sandbox.save_tensors(os.path.join(self.directory, "inputs.safetensors"),
                              [("x", torch.ones(2))])
         source = ("calls = [0]\n\ndef run(x, k):\n    calls[0] += 1\n"
@@ -356,9 +390,11 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         json.loads(sandbox.solution_outputs(
             os.path.join(self.scratch, "cache"), self.solution(source), self.directory,
             ["x", "k"], {"k": 1}, [[[2], "F32"]], "cpu", 0, 3, self.fib.channel(6)))
-        kept = sandbox.load_tensors(os.path.join(self.directory, "timed.safetensors"), "cpu")
-        # Call 1 is the first call, 2 and 3 the timed ones: timed call 1 is the third call.
-        self.assertTrue(torch.equal(kept["0"], torch.full((2,), 3.0)))
+        # Call 1 is the first call, 2, 3 and 4 the timed ones: timed call i is call i + 2.
+        for i in range(3):
+            kept = sandbox.load_tensors(os.path.join(self.directory, "timed_%d.safetensors" % i),
+                                        "cpu")
+            self.assertTrue(torch.equal(kept["0"], torch.full((2,), float(i + 2))))
 
     def test_a_destination_passing_solution_gets_outputs_of_the_expected_shapes(self):
         import json

@@ -94,6 +94,9 @@ struct WorkerInfo {
   bool float8 = false;
   std::string device_name;  // CUDA device 0, when the worker was started for --device cuda
   std::string cuda_version; // torch.version.cuda, likewise
+  // How fast it commits to a call's outputs on its device (bytes per second, measured before any
+  // untrusted code ran; 0 when it did not say): the cost fib subtracts from each timed call.
+  double commit_bytes_per_second = 0.0;
 };
 
 enum class ReferenceVerdict { ok, failed, skipped, unavailable };

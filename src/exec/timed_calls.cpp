@@ -1,0 +1,163 @@
+#include "timed_calls.hpp"
+
+#include "evaluation_steps.hpp"
+
+#include <fib/base/codes.hpp>
+#include <fib/io/safetensors.hpp>
+#include <fib/util/sha256.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <sys/random.h>
+
+namespace fib::detail {
+namespace {
+
+std::optional<std::array<char, 16>> key_bytes(const std::string& hex) {
+  if (hex.size() != 32) {
+    return std::nullopt;
+  }
+  std::array<char, 16> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    unsigned value = 0;
+    for (char c : {hex[2 * i], hex[2 * i + 1]}) {
+      value <<= 4U;
+      if (c >= '0' && c <= '9') {
+        value |= static_cast<unsigned>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        value |= static_cast<unsigned>(c - 'a' + 10);
+      } else {
+        return std::nullopt;
+      }
+    }
+    out[i] = static_cast<char>(value);
+  }
+  return out;
+}
+
+// Bytes from the kernel's random source, which nothing in a worker can predict from what it
+// saw before (unlike a seeded generator's later outputs).
+void secret_bytes(void* out, std::size_t size) {
+  auto* bytes = static_cast<unsigned char*>(out);
+  while (size > 0) {
+    const ssize_t n = ::getrandom(bytes, size, 0);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      std::abort(); // getrandom(2) cannot fail otherwise on Linux >= 3.17
+    }
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+} // namespace
+
+std::uint64_t secret_seed() {
+  std::uint32_t value = 0;
+  secret_bytes(&value, sizeof value);
+  return value;
+}
+
+std::string secret_key_hex() {
+  std::array<unsigned char, 16> key{};
+  secret_bytes(key.data(), key.size());
+  std::string out;
+  for (unsigned char byte : key) {
+    out += fmt::format("{:02x}", byte);
+  }
+  return out;
+}
+
+bool is_commitment(const Json& value) {
+  if (!value.is_string()) {
+    return false;
+  }
+  const auto& text = value.get_ref<const std::string&>();
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+Expected<std::string> commitment_of(const std::filesystem::path& file,
+                                    const std::vector<std::string>& keys,
+                                    const std::string& key_hex, std::uint64_t* bytes) {
+  const auto key = key_bytes(key_hex);
+  if (!key) {
+    return unexpected(make_diagnostic(codes::k_worker_protocol, "a commitment key is malformed"));
+  }
+  FIB_TRY_ASSIGN(SafetensorsHeader header, read_safetensors_header(file));
+  Sha256 digest;
+  digest.update(std::string_view(key->data(), key->size()));
+  std::uint64_t total = 0;
+  for (const std::string& name : keys) {
+    FIB_TRY_ASSIGN(std::string data,
+                   read_tensor_bytes(file, header, name, std::nullopt, std::uint64_t{16} << 30));
+    std::array<char, 8> length{};
+    for (std::size_t i = 0; i < length.size(); ++i) {
+      length[i] = static_cast<char>((data.size() >> (8 * i)) & 0xffU);
+    }
+    digest.update(std::string_view(length.data(), length.size())).update(data);
+    total += data.size();
+  }
+  if (bytes != nullptr) {
+    *bytes = total;
+  }
+  return to_hex(digest.finish());
+}
+
+std::optional<std::string> commitment_problem(const TimedCalls& timing, std::size_t call,
+                                              const std::filesystem::path& file,
+                                              const std::vector<std::string>& keys,
+                                              std::uint64_t& bytes) {
+  if (call >= timing.commits.size() || call >= timing.keys.size()) {
+    return fmt::format("timed call {} has no commitment", call);
+  }
+  auto commitment = commitment_of(file, keys, timing.keys[call], &bytes);
+  if (!commitment) {
+    return fmt::format("the outputs kept of timed call {} cannot be read: {}", call,
+                       commitment.error().message);
+  }
+  if (*commitment != timing.commits[call]) {
+    return fmt::format("timed call {} said \"done\" with a commitment that does not match the "
+                       "outputs it kept: they were not complete when fib's clock stopped",
+                       call);
+  }
+  return std::nullopt;
+}
+
+CallLatencies call_latencies(const TimedCalls& timing,
+                             const std::vector<std::uint64_t>& output_bytes,
+                             double commit_bytes_per_second,
+                             const std::vector<double>* reference_prep_ms) {
+  CallLatencies out;
+  std::vector<double> overheads;
+  for (std::size_t i = 0; i < timing.fib_ms.size(); ++i) {
+    const double fib = timing.fib_ms[i];
+    const double beyond_call = std::max(fib - timing.reported_ms[i], 0.0);
+    const double cost = commit_bytes_per_second > 0 && i < output_bytes.size()
+                            ? static_cast<double>(output_bytes[i]) / commit_bytes_per_second * 1e3
+                            : 0.0;
+    const double subtracted = std::min(cost, beyond_call);
+    double excess = 0.0;
+    if (reference_prep_ms != nullptr && i < reference_prep_ms->size() &&
+        i < timing.prep_ms.size()) {
+      excess = std::max(timing.prep_ms[i] - (1.5 * (*reference_prep_ms)[i] + 0.25), 0.0);
+    }
+    if (excess > 0) {
+      out.prep_excess_ms += excess;
+      ++out.charged_calls;
+    }
+    out.ms.push_back(fib - subtracted + excess);
+    overheads.push_back(beyond_call - subtracted);
+  }
+  out.overhead_ms = overheads.empty() ? 0.0 : median(std::move(overheads));
+  return out;
+}
+
+} // namespace fib::detail

@@ -1,0 +1,66 @@
+#pragma once
+// fib's judging of a job's timed calls (internal to the exec layer; docs/execution.md, "Trust
+// model"). The worker that made them is the untrusted code's process, harness included, so
+// nothing here takes its word: a call counts only when the commitment it sent with "done" matches
+// the outputs it kept, and its latency is fib's interval less what fib itself knows the
+// commitment costs, plus whatever the call's preparation took beyond the reference's.
+
+#include "worker_process.hpp"
+
+#include <fib/base/expected.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fib::detail {
+
+// A secret seed for one timed call's fresh input values, from the kernel's random source (which
+// nothing in a worker can predict from what it saw before); below 2^32, since torch's CPU
+// generator keeps only the low 32 bits of a seed.
+std::uint64_t secret_seed();
+
+// A secret 128-bit key for one timed call's commitment, as 32 lowercase hexadecimal digits.
+std::string secret_key_hex();
+
+// Whether `value` is a commitment as a worker sends it: 64 lowercase hexadecimal digits.
+bool is_commitment(const Json& value);
+
+// The commitment to the tensors `keys` (in that order) of the safetensors file `file` under
+// `key_hex` (32 hexadecimal digits): SHA-256 of the key's 16 bytes, then of each tensor's byte
+// length (8 bytes, little endian) and bytes. What the worker's "done" must carry for the call
+// whose outputs the file holds; `bytes`, when given, receives the tensors' total size. Errors:
+// the file's own (unreadable, malformed, a key missing).
+Expected<std::string> commitment_of(const std::filesystem::path& file,
+                                    const std::vector<std::string>& keys,
+                                    const std::string& key_hex, std::uint64_t* bytes = nullptr);
+
+// Why a kept call's commitment does not hold, or nullopt: its file (from the worker's job
+// directory, copied by fib) and the keys of its tensors in order.
+std::optional<std::string> commitment_problem(const TimedCalls& timing, std::size_t call,
+                                              const std::filesystem::path& file,
+                                              const std::vector<std::string>& keys,
+                                              std::uint64_t& bytes);
+
+// The latencies fib records for a job's timed calls, in milliseconds.
+struct CallLatencies {
+  std::vector<double> ms;    // per call: see call_latencies
+  double overhead_ms = 0.0;  // median of what fib's interval had beyond the call and commitment
+  double prep_excess_ms = 0; // the preparation time added, summed over the calls
+  std::size_t charged_calls = 0;
+};
+
+// Per call: fib's interval, less the commitment's cost (the call's output bytes at the worker's
+// greeting speed `commit_bytes_per_second`, and never more than fib's interval beyond what the
+// worker reported for the call alone), plus, when `reference_prep_ms` is given (the reference's
+// preparations of the same calls: the same seeds, the same inputs), the time the call's
+// preparation took beyond 1.5 times the reference's + 0.25 ms: work done before fib's "go" on
+// inputs already known. `output_bytes` has one entry per call.
+CallLatencies call_latencies(const TimedCalls& timing,
+                             const std::vector<std::uint64_t>& output_bytes,
+                             double commit_bytes_per_second,
+                             const std::vector<double>* reference_prep_ms);
+
+} // namespace fib::detail

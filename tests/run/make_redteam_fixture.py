@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Writes the red-team dataset of `fib run`: the fixture's definition and workloads (y = x * w,
+tests/run/make_fixture.py) with one solution per attack on fib's judging, each written as someone
+who has read fib's worker harness (src/worker/sandbox.py) would write it. Every kernel sleeps
+50 ms per call, so a latency under 45 ms means the clock was fooled.
+
+    python3 tests/run/make_redteam_fixture.py DIR
+
+Solutions (author `redteam`) and what fib must make of them (docs/execution.md, "Trust model"):
+  rt_honest          sleeps, returns x * w                         → PASSED, latency >= 45 ms
+  rt_clock_stop      replaces the harness's timing loop: "done" right after "go", the call made
+                     afterwards                                     → RUNTIME_ERROR (commitment)
+  rt_precompute      replaces the loop: each call computed while it is prepared, before "ready",
+                     "done" with a true commitment at once           → PASSED, latency >= 45 ms
+                     (the preparation beyond the reference's is timed)
+  rt_writer_forged   fast wrong outputs while timed, the harness's output writer replaced to save
+                     right ones afterwards                           → RUNTIME_ERROR (commitment)
+  rt_skip_fresh      the fresh-values step replaced by one that changes nothing, and a memo on
+                     the inputs' bytes                               → INCORRECT_NUMERICAL
+  rt_keep_faked      zeros while timed, committed and kept as they are → INCORRECT_NUMERICAL
+  rt_deferred        returns its output tensor at once and fills it from a thread → not PASSED
+  rt_snoop           looks for other solutions' entries, the dataset, fib's files and the host's
+                     home; returns wrong values if it finds any      → PASSED (contained)
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_fixture  # noqa: E402
+
+# Finds the harness's globals from the solution's first call: the caller's frame is the
+# harness's (solution_outputs' `call`), so its f_globals is the namespace of sandbox.py.
+HARNESS = '''import sys, time
+import torch
+
+def harness():
+    frame = sys._getframe(2)
+    while frame is not None and "timed" not in frame.f_globals:
+        frame = frame.f_back
+    return frame.f_globals
+
+def slow(x, w):
+    time.sleep(0.05)
+    return x * w
+'''
+
+CLOCK_STOP = HARNESS + '''
+_patched = False
+
+def fake_timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
+               vary=None):
+    import json, os
+    for index in range(max(iterations, 1)):
+        channel.send({"timing": "prepare", "iteration": index})
+        seed = json.loads(channel.wait_go()).get("seed")
+        inputs, outs = prepare()
+        if vary is not None and seed is not None:
+            inputs = vary(inputs, seed)
+        channel.send({"timing": "ready", "iteration": index})
+        json.loads(channel.wait_go())
+        channel.send({"timing": "done", "iteration": index, "ms": 0.01,
+                      "commit": os.urandom(32).hex()})
+        result = run(inputs, outs)  # after fib's clock stopped
+        if json.loads(channel.wait_go()).get("keep") and keep is not None:
+            keep(index, result, inputs)
+
+def run(x, w):
+    global _patched
+    if not _patched:
+        harness()["timed"] = fake_timed
+        _patched = True
+    return slow(x, w)
+'''
+
+PRECOMPUTE = HARNESS + '''
+_patched = False
+
+def fake_timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
+               vary=None):
+    import json
+    commitment = harness_globals["commitment"]
+    for index in range(max(iterations, 1)):
+        channel.send({"timing": "prepare", "iteration": index})
+        seed = json.loads(channel.wait_go()).get("seed")
+        inputs, outs = prepare()
+        if vary is not None and seed is not None:
+            inputs = vary(inputs, seed)
+        result = run(inputs, outs)  # before "ready": fib's clock has not started
+        channel.send({"timing": "ready", "iteration": index})
+        key = json.loads(channel.wait_go())["key"]
+        channel.send({"timing": "done", "iteration": index, "ms": 0.01,
+                      "commit": commitment(key, result)})
+        if json.loads(channel.wait_go()).get("keep") and keep is not None:
+            keep(index, result, inputs)
+
+harness_globals = None
+
+def run(x, w):
+    global _patched, harness_globals
+    if not _patched:
+        harness_globals = harness()
+        harness_globals["timed"] = fake_timed
+        _patched = True
+    return slow(x, w)
+'''
+
+WRITER_FORGED = HARNESS + '''
+_patched = False
+
+def run(x, w):
+    global _patched
+    if not _patched:
+        g = harness()
+        real_save = g["save_tensors"]
+        def forged_save(path, named):
+            if "timed_" in path:
+                # The right outputs of the call's inputs, computed after fib's clock stopped.
+                inputs = sys._getframe(1).f_locals.get("inputs")
+                if inputs is not None:
+                    named = [("0", slow(inputs[0], inputs[1]))]
+            return real_save(path, named)
+        g["save_tensors"] = forged_save
+        _patched = True
+        return slow(x, w)
+    caller = sys._getframe(2).f_code.co_name
+    if caller == "timed":
+        return torch.zeros_like(x)  # fast and wrong while timed
+    return slow(x, w)
+'''
+
+SKIP_FRESH = HARNESS + '''
+_patched = False
+_memo = {}
+
+def run(x, w):
+    global _patched
+    if not _patched:
+        g = harness()
+        g["_FreshValues"].__call__ = lambda self, inputs, seed: list(inputs)
+        _patched = True
+    key = (x.numpy().tobytes(), w.numpy().tobytes())
+    if key not in _memo:
+        _memo[key] = slow(x, w)
+    return _memo[key].clone()
+'''
+
+KEEP_FAKED = HARNESS + '''
+def run(x, w):
+    if sys._getframe(2).f_code.co_name == "timed":
+        return torch.zeros_like(x)
+    return slow(x, w)
+'''
+
+DEFERRED = HARNESS + '''
+import threading
+
+def run(x, w):
+    y = torch.zeros_like(x)
+    def fill():
+        time.sleep(0.05)
+        y.copy_(x * w)
+    threading.Thread(target=fill).start()
+    return y
+'''
+
+
+
+SNOOP = HARNESS + '''
+import glob, os
+
+def found_anything():
+    here = os.path.dirname(os.path.abspath(__file__))
+    entry = os.path.dirname(here)
+    places = [p for p in glob.glob(os.path.join(os.path.dirname(entry), "*")) if p != entry]
+    for pattern in ("/root/*", "/home/*", "/*/definitions", "/*/*/definitions",
+                    "/*/*/*/definitions", "/*/traces", "/*/*/traces", "/tmp/*/*.safetensors"):
+        places += glob.glob(pattern)
+    return [p for p in places if os.path.exists(p) and not p.startswith("/tmp/job-")]
+
+_found = None
+
+def run(x, w):
+    global _found
+    if _found is None:
+        _found = found_anything()
+    y = slow(x, w)
+    return y + 1 if _found else y
+'''
+
+SOLUTIONS = {
+    "rt_honest": HARNESS + "\ndef run(x, w):\n    return slow(x, w)\n",
+    "rt_clock_stop": CLOCK_STOP,
+    "rt_precompute": PRECOMPUTE,
+    "rt_writer_forged": WRITER_FORGED,
+    "rt_skip_fresh": SKIP_FRESH,
+    "rt_keep_faked": KEEP_FAKED,
+    "rt_deferred": DEFERRED,
+    "rt_snoop": SNOOP,
+}
+
+
+def main():
+    root = sys.argv[1]
+    make_fixture.write(os.path.join(root, "definitions", "scale", "scale_h64.json"),
+                       json.dumps(make_fixture.DEFINITION, indent=2) + "\n")
+    make_fixture.write(os.path.join(root, "workloads", "scale", "scale_h64.jsonl"),
+                       "".join(json.dumps(w) + "\n" for w in make_fixture.WORKLOADS))
+    blob = os.path.join(root, "blob", "workloads", "scale", "scale_h64", "w.safetensors")
+    os.makedirs(os.path.dirname(blob), exist_ok=True)
+    with open(blob, "wb") as f:
+        f.write(make_fixture.safetensors_bytes("w", [0.5 + i / 64 for i in range(64)]))
+    for name, source in SOLUTIONS.items():
+        solution = {
+            "name": name, "definition": "scale_h64", "author": "redteam",
+            "spec": {"language": "python", "target_hardware": ["cpu"],
+                     "entry_point": "main.py::run", "destination_passing_style": False},
+            "sources": [{"path": "main.py", "content": source}],
+        }
+        make_fixture.write(os.path.join(root, "solutions", "redteam", "scale", "scale_h64",
+                                        name + ".json"), json.dumps(solution, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
