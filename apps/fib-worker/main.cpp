@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -76,6 +77,32 @@ int connect_channel(const char* path) {
     return -1;
   }
   return fd;
+}
+
+// Hands fib a descriptor of the scratch directory (the sandbox's own /tmp, which fib cannot reach
+// by a path) with one byte on the channel, before any untrusted code runs: fib puts the inputs
+// there and takes the outputs through it.
+bool send_scratch_descriptor(int channel, const char* scratch) {
+  const int directory = ::open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (directory < 0) {
+    return false;
+  }
+  char byte = 'S';
+  iovec data{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(header), &directory, sizeof(int));
+  const bool sent = ::sendmsg(channel, &message, MSG_NOSIGNAL) == 1;
+  ::close(directory);
+  return sent;
 }
 
 // The limits fib asks for on the command line (0: not set).
@@ -154,6 +181,10 @@ int main(int argc, char** argv) {
                                             : ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
   if (channel < 0) {
     std::perror("fib-worker: no protocol channel");
+    return 2;
+  }
+  if (connect_to != nullptr && scratch != nullptr && !send_scratch_descriptor(channel, scratch)) {
+    std::perror("fib-worker: cannot hand fib its scratch directory");
     return 2;
   }
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

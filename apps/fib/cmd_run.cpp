@@ -41,6 +41,7 @@ struct RunCommand {
   bool cold_cache = false;
   double timeout_seconds = 300;
   std::uintmax_t memory_limit = k_default_worker_address_space;
+  std::uint64_t scratch_limit = k_default_scratch_bytes;
   bool dry_run = false;
   bool resume = false;
   std::string shard;
@@ -257,6 +258,10 @@ Subcommand register_run(CLI::App& app) {
   sub->add_option("--memory-limit", command->memory_limit,
                   "Address-space limit of the worker in bytes (default 8 GiB; none with cuda)")
       ->check(positive_number("number of bytes"));
+  sub->add_option("--scratch-limit", command->scratch_limit,
+                  "Bytes a worker may write in all, into its private /tmp: inputs, kept outputs "
+                  "and what the code writes (default 4 GiB; past it: RUNTIME_ERROR)")
+      ->check(positive_number("number of bytes"));
   sub->add_flag("--dry-run", command->dry_run, "Evaluate and print; write no trace");
   sub->add_flag("--resume", command->resume,
                 "Skip the evaluations already traced with the same settings");
@@ -294,6 +299,7 @@ int run_run(const RunCommand& command) {
   }
   runner_options.device = devices->device;
   runner_options.address_space = command.memory_limit;
+  runner_options.scratch_bytes = command.scratch_limit;
   if (runner_options.device == SmokeDevice::cuda &&
       command.subcommand->count("--memory-limit") == 0) {
     runner_options.address_space = 0;

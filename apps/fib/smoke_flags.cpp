@@ -31,6 +31,9 @@ void add_smoke_flags(CLI::App* sub, SmokeFlags& flags, const std::string& smoke_
   sub->add_option("--memory-limit", flags.memory_limit,
                   "Address-space limit of the worker in bytes (default 8 GiB)")
       ->check(positive_number("number of bytes"));
+  sub->add_option("--scratch-limit", flags.scratch_limit,
+                  "Bytes a worker may write in all, into its private /tmp (default 4 GiB)")
+      ->check(positive_number("number of bytes"));
   sub->add_flag("--unsafe-no-sandbox", flags.unsafe_no_sandbox,
                 "Run references and solutions without the sandbox, with your full rights");
 }
@@ -42,7 +45,8 @@ std::optional<Diagnostic> check_smoke_flags(const CLI::App* sub, const SmokeFlag
   }
   for (const std::string_view option :
        {std::string_view("--device"), timeout_flag_name(timeout), std::string_view("--max-bytes"),
-        std::string_view("--memory-limit"), std::string_view("--unsafe-no-sandbox")}) {
+        std::string_view("--memory-limit"), std::string_view("--scratch-limit"),
+        std::string_view("--unsafe-no-sandbox")}) {
     if (sub->count(std::string(option)) > 0) {
       return make_diagnostic(codes::k_usage, fmt::format("{} needs --smoke", option));
     }
@@ -57,6 +61,7 @@ ReferenceRunnerOptions smoke_runner_options(const CLI::App* sub, const SmokeFlag
   options.device = flags.device == "cuda" ? SmokeDevice::cuda : SmokeDevice::cpu;
   options.max_bytes = flags.max_bytes;
   options.address_space = flags.memory_limit;
+  options.scratch_bytes = flags.scratch_limit;
   // CUDA reserves far more address space than memory (its unified address range): an
   // RLIMIT_AS sized for the CPU makes its start-up fail, so cuda runs without one unless asked.
   if (options.device == SmokeDevice::cuda && sub->count("--memory-limit") == 0) {

@@ -25,6 +25,7 @@ struct SmokeFlags {
   double timeout_seconds = 60;
   std::uintmax_t max_bytes = k_default_smoke_max_bytes;
   std::uintmax_t memory_limit = k_default_worker_address_space;
+  std::uint64_t scratch_limit = k_default_scratch_bytes;
   bool unsafe_no_sandbox = false;
 };
 

@@ -480,6 +480,18 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
                                           const ReferenceRun& reference,
                                           const JudgingPlace& judging,
                                           const detail::JobResult& result, std::size_t calls) {
+  if (worker.scratch_full()) {
+    // Whatever the job said: the code wrote all the sandbox lets it. Its worker (and with it
+    // everything it wrote) goes; the next job starts a new one.
+    worker.stop();
+    SolutionEvaluation out;
+    out.evaluation =
+        by_fib("RUNTIME_ERROR",
+               fmt::format("[fib] the solution filled its scratch directory to the limit of {} "
+                           "(--scratch-limit); its worker was stopped",
+                           detail::human_bytes(m_impl.options().scratch_bytes)));
+    return out;
+  }
   if (auto failed = failed_job(result)) {
     return std::move(*failed);
   }
@@ -527,9 +539,8 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
           check_timed_calls(worker, reference, judging, result, kinds, output_bytes)) {
     return std::move(*timed_problem);
   }
-  const double speed = worker.info() ? worker.info()->commit_bytes_per_second : 0.0;
-  const detail::CallLatencies latencies =
-      detail::call_latencies(result.timing, output_bytes, speed, &reference.prep_ms);
+  const detail::CallLatencies latencies = detail::call_latencies(
+      result.timing, output_bytes, detail::commitment_cost_of(worker.info()), &reference.prep_ms);
   const double latency = median(latencies.ms);
   out.timing_overhead_ms = latencies.overhead_ms;
   std::string log = text("log");

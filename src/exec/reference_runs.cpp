@@ -137,8 +137,8 @@ Expected<ReferenceRun> run_reference(WorkerProcess& worker, const Definition& de
   run.scalars = field(result.reply, "scalars");
   run.seeds = result.timing.seeds;
   run.prep_ms = result.timing.prep_ms;
-  const double speed = worker.info() ? worker.info()->commit_bytes_per_second : 0.0;
-  run.latency_ms = median(call_latencies(result.timing, output_bytes, speed, nullptr).ms);
+  run.latency_ms = median(
+      call_latencies(result.timing, output_bytes, commitment_cost_of(worker.info()), nullptr).ms);
   if (!run.scalars.is_object()) {
     diagnostics.push_back(make_diagnostic(
         codes::k_worker_protocol, "the reference worker sent scalars that are not an object"));

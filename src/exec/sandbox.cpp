@@ -104,7 +104,7 @@ std::string environment_value(std::string_view name) {
 
 // Whether bwrap with the options fib uses can start a program here; the reason when not.
 std::optional<std::string> bwrap_problem(const std::filesystem::path& bwrap) {
-  const SandboxLayout layout; // no scratch: /tmp is a tmpfs, nothing of the host is writable
+  const SandboxLayout layout; // nothing of the host is writable
   const std::vector<std::string> argv = sandbox_command(bwrap, layout, {}, {"/usr/bin/true"});
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -253,11 +253,16 @@ sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
       "--unshare-user", "--disable-userns",  "--cap-drop",    "ALL",
       "--hostname",     "fib-sandbox",       "--clearenv"};
   add_system_binds(argv);
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev"});
-  if (layout.scratch.empty()) {
-    argv.insert(argv.end(), {"--tmpfs", "/tmp"});
-  } else {
-    argv.insert(argv.end(), {"--bind", layout.scratch.string(), "/tmp"});
+  // bwrap's /dev/shm is a tmpfs of half the memory: a small one instead (POSIX semaphores and
+  // shared memory need a little), so that /tmp is the one place of any size to write.
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--size",
+                           std::to_string(k_sandbox_shm_bytes), "--tmpfs", "/dev/shm"});
+  if (layout.scratch_bytes > 0) {
+    argv.insert(argv.end(), {"--size", std::to_string(layout.scratch_bytes)});
+  }
+  argv.insert(argv.end(), {"--tmpfs", "/tmp"});
+  if (!layout.channel_directory.empty()) {
+    argv.insert(argv.end(), {"--ro-bind", layout.channel_directory.string(), "/run/fib"});
   }
   for (const auto& path : layout.programs) {
     if (!under_system_directory(path)) {
@@ -287,7 +292,9 @@ sandbox_command(const std::filesystem::path& bwrap, const SandboxLayout& layout,
   for (const auto& [name, value] : environment) {
     argv.insert(argv.end(), {"--setenv", name, value});
   }
-  argv.insert(argv.end(), {"--chdir", "/tmp", "--"});
+  // bwrap builds the root and /dev as tmpfs of half the memory, writable: read-only once built,
+  // so that /tmp and /dev/shm, of bounded sizes, are all the code can write.
+  argv.insert(argv.end(), {"--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--"});
   argv.insert(argv.end(), program.begin(), program.end());
   return argv;
 }

@@ -36,4 +36,14 @@ Expected<std::filesystem::path> put_file(const std::filesystem::path& source,
                                          const std::filesystem::path& scratch,
                                          const std::string& directory, const std::string& name);
 
+// What a worker's scratch directory must be: a directory, and in the sandbox a tmpfs (its own
+// /tmp, of a bounded size).
+enum class ScratchKind { directory, tmpfs };
+
+// Receives, on the worker's channel `socket` (readable now), the one byte 'S' with the descriptor
+// of the worker's scratch directory (SCM_RIGHTS), which the worker sends before any untrusted code
+// runs: fib reaches the sandbox's own /tmp through it (as /proc/self/fd/N). -1 when the message
+// is anything else, or the descriptor is not of `kind`.
+int receive_scratch_descriptor(int socket, ScratchKind kind);
+
 } // namespace fib::detail

@@ -131,18 +131,24 @@ std::optional<std::string> commitment_problem(const TimedCalls& timing, std::siz
   return std::nullopt;
 }
 
+CommitmentCost commitment_cost_of(const std::optional<WorkerInfo>& info) {
+  return info ? CommitmentCost{info->commit_seconds_per_call, info->commit_bytes_per_second}
+              : CommitmentCost{};
+}
+
 CallLatencies call_latencies(const TimedCalls& timing,
                              const std::vector<std::uint64_t>& output_bytes,
-                             double commit_bytes_per_second,
+                             CommitmentCost commitment,
                              const std::vector<double>* reference_prep_ms) {
   CallLatencies out;
   std::vector<double> overheads;
   for (std::size_t i = 0; i < timing.fib_ms.size(); ++i) {
     const double fib = timing.fib_ms[i];
     const double beyond_call = std::max(fib - timing.reported_ms[i], 0.0);
-    const double cost = commit_bytes_per_second > 0 && i < output_bytes.size()
-                            ? static_cast<double>(output_bytes[i]) / commit_bytes_per_second * 1e3
-                            : 0.0;
+    double cost = commitment.seconds_per_call * 1e3;
+    if (commitment.bytes_per_second > 0 && i < output_bytes.size()) {
+      cost += static_cast<double>(output_bytes[i]) / commitment.bytes_per_second * 1e3;
+    }
     const double subtracted = std::min(cost, beyond_call);
     double excess = 0.0;
     if (reference_prep_ms != nullptr && i < reference_prep_ms->size() &&

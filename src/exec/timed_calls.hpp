@@ -52,15 +52,22 @@ struct CallLatencies {
   std::size_t charged_calls = 0;
 };
 
-// Per call: fib's interval, less the commitment's cost (the call's output bytes at the worker's
-// greeting speed `commit_bytes_per_second`, and never more than fib's interval beyond what the
-// worker reported for the call alone), plus, when `reference_prep_ms` is given (the reference's
-// preparations of the same calls: the same seeds, the same inputs), the time the call's
-// preparation took beyond 1.5 times the reference's + 0.25 ms: work done before fib's "go" on
-// inputs already known. `output_bytes` has one entry per call.
+// What the worker's commitment to one call's outputs costs, as its greeting said (measured before
+// any untrusted code ran): a part whatever the size, and bytes per second beyond it (0: unknown).
+struct CommitmentCost {
+  double seconds_per_call = 0.0;
+  double bytes_per_second = 0.0;
+};
+CommitmentCost commitment_cost_of(const std::optional<WorkerInfo>& info);
+
+// Per call: fib's interval, less the commitment's cost (`cost` for the call's output bytes, and
+// never more than fib's interval beyond what the worker reported for the call alone), plus, when
+// `reference_prep_ms` is given (the reference's preparations of the same calls: the same seeds,
+// the same inputs), the time the call's preparation took beyond 1.5 times the reference's +
+// 0.25 ms: work done before fib's "go" on inputs already known. `output_bytes` has one entry per
+// call.
 CallLatencies call_latencies(const TimedCalls& timing,
-                             const std::vector<std::uint64_t>& output_bytes,
-                             double commit_bytes_per_second,
+                             const std::vector<std::uint64_t>& output_bytes, CommitmentCost cost,
                              const std::vector<double>* reference_prep_ms);
 
 } // namespace fib::detail

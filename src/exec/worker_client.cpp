@@ -125,4 +125,26 @@ std::filesystem::path default_build_cache() {
   return std::filesystem::path(home != nullptr ? home : "/tmp") / ".cache" / "fib";
 }
 
+namespace detail {
+
+// The worker executable to start (`configured`, else found), or why there is none.
+Expected<std::filesystem::path> worker_executable(const std::filesystem::path& configured) {
+  auto worker = configured.empty() ? find_worker_executable()
+                                   : std::optional<std::filesystem::path>(configured);
+  if (!worker) {
+    Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
+                                   "the reference worker fib-worker was not found");
+    d.hint = "build fib with torch (FIB_WITH_TORCH=ON), or point FIB_WORKER at fib-worker";
+    return unexpected(std::move(d));
+  }
+  if (::access(worker->c_str(), X_OK) != 0) {
+    return unexpected(make_diagnostic(codes::k_worker_unavailable,
+                                      fmt::format("cannot start the reference worker {}: {}",
+                                                  worker->string(), std::strerror(errno))));
+  }
+  return *worker;
+}
+
+} // namespace detail
+
 } // namespace fib

@@ -1,5 +1,6 @@
 #include "worker_process.hpp"
 
+#include "scratch_files.hpp"
 #include "timed_calls.hpp"
 
 #include <fib/base/codes.hpp>
@@ -18,6 +19,7 @@
 #include <poll.h>
 #include <random>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -163,7 +165,16 @@ WorkerProcess::~WorkerProcess() {
 
 const std::filesystem::path& WorkerProcess::scratch() const {
   static const std::filesystem::path none;
-  return m_scratch ? m_scratch->path() : none;
+  return m_scratch_descriptor >= 0 ? m_scratch_view : none;
+}
+
+bool WorkerProcess::scratch_full() const {
+  struct statvfs info {};
+  if (m_scratch_descriptor < 0 || !m_sandboxed || ::fstatvfs(m_scratch_descriptor, &info) != 0) {
+    return false;
+  }
+  // tmpfs counts in pages: less than 64 KiB left means a write was refused or nearly was.
+  return static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize < (std::uint64_t{64} << 10);
 }
 
 std::filesystem::path WorkerProcess::scratch_inside() const {
@@ -209,30 +220,23 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
   }
   const Json& root = document->root;
   const Json speed = field(root, "commit_bytes_per_second");
+  const Json fixed = field(root, "commit_seconds_per_call");
   m_info = WorkerInfo{string_field(root, "torch"),
                       string_field(root, "python"),
                       bool_field(root, "cuda"),
                       bool_field(root, "float8"),
                       string_field(root, "device_name"),
                       string_field(root, "cuda_version"),
-                      speed.is_number() && speed.get<double>() > 0 ? speed.get<double>() : 0.0};
+                      speed.is_number() && speed.get<double>() > 0 ? speed.get<double>() : 0.0,
+                      fixed.is_number() && fixed.get<double>() > 0 ? fixed.get<double>() : 0.0};
   return std::nullopt;
 }
 
 std::optional<Diagnostic> WorkerProcess::spawn() {
   const ReferenceRunnerOptions& o = options();
-  auto worker =
-      o.worker.empty() ? find_worker_executable() : std::optional<std::filesystem::path>(o.worker);
+  auto worker = worker_executable(o.worker);
   if (!worker) {
-    Diagnostic d = make_diagnostic(codes::k_worker_unavailable,
-                                   "the reference worker fib-worker was not found");
-    d.hint = "build fib with torch (FIB_WITH_TORCH=ON), or point FIB_WORKER at fib-worker";
-    return d;
-  }
-  if (::access(worker->c_str(), X_OK) != 0) {
-    return make_diagnostic(codes::k_worker_unavailable,
-                           fmt::format("cannot start the reference worker {}: {}", worker->string(),
-                                       std::strerror(errno)));
+    return worker.error();
   }
   const SandboxSupport& support = sandbox_support();
   m_sandboxed = o.sandbox == SandboxMode::enforced;
@@ -264,7 +268,7 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
                                    "--device",
                                    std::string(to_string(o.device)),
                                    "--scratch",
-                                   scratch_inside().string()};
+                                   m_sandboxed ? std::string("/tmp") : m_scratch->path().string()};
   SpawnOptions spawn;
   if (support.process_limit == ProcessLimitKind::cgroup) {
     auto cgroup = ProcessCgroup::create(support, o.max_processes);
@@ -282,7 +286,8 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
     return listening.error();
   }
   const int listener = *listening;
-  program.insert(program.end(), {"--connect", (scratch_inside() / "channel.sock").string()});
+  program.insert(program.end(), {"--connect", m_sandboxed ? std::string("/run/fib/channel.sock")
+                                                          : socket_path.string()});
   spawn.argv = command_line(support, executable, program);
   spawn.environment = device_environment();
   int output[2];
@@ -309,11 +314,15 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
   m_output = output[0];
   m_socket = accept_channel(listener);
   ::close(listener);
-  if (m_socket >= 0) {
-    ::fcntl(m_socket, F_SETFL, ::fcntl(m_socket, F_GETFL) | O_NONBLOCK);
-  }
   std::error_code ec_unlink;
   std::filesystem::remove(socket_path, ec_unlink);
+  if (m_socket >= 0) {
+    ::fcntl(m_socket, F_SETFL, ::fcntl(m_socket, F_GETFL) | O_NONBLOCK);
+    if (!adopt_scratch()) {
+      return make_diagnostic(codes::k_worker_unavailable,
+                             role() + " did not hand over its scratch directory");
+    }
+  }
   m_output_passed = 0;
   m_buffer.clear();
   ++m_starts;
@@ -328,7 +337,8 @@ WorkerProcess::command_line(const SandboxSupport& support, const std::filesystem
     return program;
   }
   SandboxLayout layout;
-  layout.scratch = m_scratch->path();
+  layout.channel_directory = m_scratch->path();
+  layout.scratch_bytes = options().scratch_bytes;
   layout.read_only = m_options.read_only;
   layout.writable = m_options.writable;
   layout.programs = interpreter_prefixes();
@@ -358,6 +368,22 @@ std::vector<std::pair<std::string, std::string>> WorkerProcess::device_environme
     }
   }
   return {{"CUDA_VISIBLE_DEVICES", visible}};
+}
+
+// Takes the descriptor of the worker's scratch directory (receive_scratch_descriptor), which it
+// sends right after it connects, before Python starts; false when none comes within the start-up
+// timeout.
+bool WorkerProcess::adopt_scratch() {
+  if (!poll_with_output(POLLIN, Clock::now() + options().startup_timeout)) {
+    return false;
+  }
+  m_scratch_descriptor = receive_scratch_descriptor(m_socket, m_sandboxed ? ScratchKind::tmpfs
+                                                                          : ScratchKind::directory);
+  if (m_scratch_descriptor < 0) {
+    return false;
+  }
+  m_scratch_view = fmt::format("/proc/self/fd/{}", m_scratch_descriptor);
+  return true;
 }
 
 // The worker's connection, within the start-up timeout (-1 when it ended or did not connect:
@@ -489,6 +515,10 @@ WorkerProcess::ReadEnd WorkerProcess::read_line(Clock::time_point deadline, std:
 }
 
 void WorkerProcess::kill_tree() {
+  if (m_scratch_descriptor >= 0) {
+    ::close(m_scratch_descriptor);
+    m_scratch_descriptor = -1;
+  }
   if (m_socket >= 0) {
     ::close(m_socket);
     m_socket = -1;

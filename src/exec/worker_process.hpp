@@ -27,6 +27,10 @@ namespace fib::detail {
 
 inline constexpr std::size_t k_max_reply_bytes = std::size_t{64} << 20;
 inline constexpr std::chrono::milliseconds k_exit_grace{1000};
+// The worker executable to start (`configured`, else find_worker_executable()), or why there is
+// none (`worker.unavailable`).
+Expected<std::filesystem::path> worker_executable(const std::filesystem::path& configured);
+
 // The longest message of a worker's diagnostic fib keeps (head and tail around a marker).
 inline constexpr std::size_t k_max_worker_message_bytes = std::size_t{64} << 10;
 
@@ -83,6 +87,9 @@ public:
   // (/tmp inside the sandbox); empty before a start.
   const std::filesystem::path& scratch() const;
   std::filesystem::path scratch_inside() const;
+  // Whether the sandboxed worker's scratch (its /tmp, of ReferenceRunnerOptions::scratch_bytes)
+  // is full: something it ran tried to write past the limit.
+  bool scratch_full() const;
 
   const std::optional<WorkerInfo>& info() const { return m_info; }
   std::size_t starts() const { return m_starts; }
@@ -110,6 +117,7 @@ private:
   std::optional<Diagnostic> ensure_started();
   std::optional<Diagnostic> spawn();
   int accept_channel(int listener);
+  bool adopt_scratch();
   std::vector<std::string> command_line(const SandboxSupport& support,
                                         const std::filesystem::path& executable,
                                         const std::vector<std::string>& program) const;
@@ -136,7 +144,9 @@ private:
   int m_output = -1;
   std::size_t m_output_passed = 0;
   std::string m_buffer;
-  std::optional<ScratchDirectory> m_scratch;
+  std::optional<ScratchDirectory> m_scratch; // fib's: the channel's socket, bound read-only
+  int m_scratch_descriptor = -1;             // the worker's /tmp, which it handed over
+  std::filesystem::path m_scratch_view;      // /proc/self/fd/N: that directory, by a path
   std::optional<ProcessCgroup> m_cgroup;
   bool m_sandboxed = false;
   std::size_t m_starts = 0;

@@ -62,7 +62,7 @@ struct SandboxInterpreter {
   pyb::object reference_outputs;
   pyb::object solution_outputs;
   pyb::object solution_samples;
-  pyb::object commitment_speed;
+  pyb::object commitment_cost;
   pyb::object channel;
   pyb::object json_loads;
   std::string python_version;
@@ -84,7 +84,7 @@ Sandbox::~Sandbox() {
     m_impl->reference_outputs = pyb::object();
     m_impl->solution_outputs = pyb::object();
     m_impl->solution_samples = pyb::object();
-    m_impl->commitment_speed = pyb::object();
+    m_impl->commitment_cost = pyb::object();
     m_impl->channel = pyb::object();
     m_impl->json_loads = pyb::object();
   }
@@ -120,7 +120,7 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     m_impl->reference_outputs = scope["reference_outputs"];
     m_impl->solution_outputs = scope["solution_outputs"];
     m_impl->solution_samples = scope["solution_samples"];
-    m_impl->commitment_speed = scope["commitment_speed"];
+    m_impl->commitment_cost = scope["commitment_cost"];
     m_impl->channel = scope["Channel"];
     m_impl->json_loads = pyb::module_::import("json").attr("loads");
     m_impl->python_version =
@@ -151,9 +151,11 @@ Json Sandbox::hello(DeviceName device_name) const {
   // Measured here, before any untrusted code runs: fib subtracts the commitment's cost from
   // each timed call by this figure (docs/execution.md, "Trust model").
   try {
-    out["commit_bytes_per_second"] =
-        m_impl->commitment_speed(on_cuda ? "cuda" : "cpu").cast<double>();
+    const pyb::tuple cost = m_impl->commitment_cost(on_cuda ? "cuda" : "cpu");
+    out["commit_seconds_per_call"] = cost[0].cast<double>();
+    out["commit_bytes_per_second"] = cost[1].cast<double>();
   } catch (const std::exception&) {
+    out["commit_seconds_per_call"] = 0.0;
     out["commit_bytes_per_second"] = 0.0;
   }
   return out;

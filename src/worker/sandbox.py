@@ -404,17 +404,26 @@ def commitment(key, tensors):
         digest.update(data)
     return digest.hexdigest()
 
-def commitment_speed(device):
-    """Bytes per second this worker commits to outputs on `device` (the best of three 8 MiB
-    runs), measured before any untrusted code runs: fib subtracts that cost from each call."""
-    tensor = torch.ones(8 << 20, dtype=torch.uint8, device=device)
-    best = None
-    for _ in range(3):
-        start = time.perf_counter()
-        commitment("00" * 16, [tensor])
-        elapsed = time.perf_counter() - start
-        best = elapsed if best is None else min(best, elapsed)
-    return (8 << 20) / best if best else 0.0
+def commitment_cost(device):
+    """What this worker's commitment to a call's outputs costs on `device`, measured before any
+    untrusted code runs: (seconds for one call whatever its size, bytes per second beyond that),
+    the best of five runs on one element and of three on 8 MiB, each right after a small matrix
+    product (on the CPU a call's commitment follows its kernel, while torch's threads still spin
+    and share the cores). fib subtracts that cost from each timed call."""
+    busy = torch.ones(256, 256)
+    def best(tensor, runs):
+        out = None
+        for _ in range(runs):
+            if device != "cuda":
+                busy @ busy  # as after a kernel: torch's other threads still spinning
+            start = time.perf_counter()
+            commitment("00" * 16, [tensor])
+            elapsed = time.perf_counter() - start
+            out = elapsed if out is None else min(out, elapsed)
+        return out
+    fixed = best(torch.ones(1, dtype=torch.uint8, device=device), 5)
+    large = best(torch.ones(8 << 20, dtype=torch.uint8, device=device), 3)
+    return (fixed, (8 << 20) / (large - fixed) if large > fixed else 0.0)
 
 def _last_level_cache_bytes():
     """The largest CPU cache of this machine in bytes, from /sys; 32 MiB when it does not say."""

@@ -19,6 +19,8 @@ Solutions (author `redteam`) and what fib must make of them (docs/execution.md, 
                      the inputs' bytes                               → INCORRECT_NUMERICAL
   rt_keep_faked      zeros while timed, committed and kept as they are → INCORRECT_NUMERICAL
   rt_deferred        returns its output tensor at once and fills it from a thread → not PASSED
+  rt_disk_fill       writes until refused into every place it can: HOME, the working directory,
+                     /dev/shm, /var/tmp, /            → RUNTIME_ERROR naming the scratch limit
   rt_snoop           looks for other solutions' entries, the dataset, fib's files and the host's
                      home; returns wrong values if it finds any      → PASSED (contained)
 """
@@ -188,6 +190,26 @@ def run(x, w):
     return y + 1 if _found else y
 '''
 
+DISK_FILL = HARNESS + '''
+import os
+
+_done = False
+
+def run(x, w):
+    global _done
+    if not _done:
+        _done = True
+        block = b"\\0" * (1 << 20)
+        for place in (os.environ.get("HOME", "/tmp"), os.getcwd(), "/dev/shm", "/var/tmp", "/"):
+            try:  # each place until it refuses (its size, or no write access at all)
+                with open(os.path.join(place, "fib-redteam-fill"), "wb") as f:
+                    for _ in range(1 << 14):
+                        f.write(block)
+            except OSError:
+                pass
+    return slow(x, w)
+'''
+
 SOLUTIONS = {
     "rt_honest": HARNESS + "\ndef run(x, w):\n    return slow(x, w)\n",
     "rt_clock_stop": CLOCK_STOP,
@@ -197,6 +219,7 @@ SOLUTIONS = {
     "rt_keep_faked": KEEP_FAKED,
     "rt_deferred": DEFERRED,
     "rt_snoop": SNOOP,
+    "rt_disk_fill": DISK_FILL,
 }
 
 

@@ -5,9 +5,10 @@
 //   - the system read-only: /usr (with /bin, /lib, ... as on the host), /opt, and a short list
 //     of /etc files programs need (the dynamic linker's cache, alternatives, passwd/group, time
 //     zone, Python's config); no /etc/shadow, no /home, no /root, no /srv, no /var;
-//   - a private, writable /tmp that is a fresh scratch directory of fib's (HOME and TMPDIR point
-//     there), and the paths the caller binds: read-only (a dataset) or writable (one entry of the
-//     build cache);
+//   - a private, writable /tmp of a bounded size, a tmpfs of its own (HOME and TMPDIR point
+//     there; fib reaches it through a descriptor the worker hands over), fib's channel directory
+//     read-only at /run/fib, and the paths the caller binds: read-only (a dataset) or writable
+//     (one entry of the build cache);
 //   - its own /proc and a minimal /dev (null, zero, random, urandom, tty, shm), plus the NVIDIA
 //     device nodes and /sys read-only when the job needs the GPU;
 //   - no network (an empty network namespace: only a loopback of its own), its own PID, IPC, UTS
@@ -66,9 +67,17 @@ SandboxSupport probe_sandbox(std::string_view path_variable);
 
 enum class DeviceAccess { none, gpu };
 
+// The size of the sandbox's /dev/shm (a tmpfs of its own, like /tmp).
+inline constexpr std::uint64_t k_sandbox_shm_bytes = std::uint64_t{64} << 20;
+
 // What the sandbox holds besides the system (all paths absolute and existing).
 struct SandboxLayout {
-  std::filesystem::path scratch; // the sandbox's /tmp, read-write (empty: a tmpfs of its own)
+  // The sandbox's /tmp (HOME, TMPDIR and the working directory) is a tmpfs of its own, of
+  // `scratch_bytes` (0: bwrap's default, half the memory): what the code can write in all, and
+  // gone when the sandbox ends. `channel_directory` (fib's, holding the channel's socket) is
+  // bound read-only at /run/fib (empty: not bound).
+  std::uint64_t scratch_bytes = 0;
+  std::filesystem::path channel_directory;
   std::vector<std::filesystem::path> read_only; // bound at the same path, read-only
   std::vector<std::filesystem::path> writable;  // bound at the same path, read-write
   // Executables and interpreter prefixes outside the system directories (a build tree's

@@ -50,6 +50,9 @@ namespace fib {
 
 inline constexpr std::uintmax_t k_default_smoke_max_bytes = std::uintmax_t{256} << 20;
 inline constexpr std::uintmax_t k_default_worker_address_space = std::uintmax_t{8} << 30;
+// The default of --scratch-limit: what one sandboxed worker may write in all (its inputs, kept
+// outputs and anything the code under test writes), in memory (a tmpfs).
+inline constexpr std::uint64_t k_default_scratch_bytes = std::uint64_t{4} << 30;
 
 enum class SmokeDevice { cpu, cuda };
 
@@ -83,6 +86,8 @@ struct ReferenceRunnerOptions {
   std::uint64_t max_processes = 1024;                     // tasks: processes and threads
   std::uint64_t max_file_bytes = std::uint64_t{16} << 30; // RLIMIT_FSIZE of one file
   std::uint64_t max_open_files = 4096;                    // RLIMIT_NOFILE
+  // All a sandboxed worker may write: the size of its /tmp, a tmpfs of its own (--scratch-limit).
+  std::uint64_t scratch_bytes = k_default_scratch_bytes;
   std::size_t output_cap = std::size_t{1} << 20; // worker stdout+stderr bytes passed to fib's
 };
 
@@ -97,6 +102,7 @@ struct WorkerInfo {
   // How fast it commits to a call's outputs on its device (bytes per second, measured before any
   // untrusted code ran; 0 when it did not say): the cost fib subtracts from each timed call.
   double commit_bytes_per_second = 0.0;
+  double commit_seconds_per_call = 0.0; // and what a commitment costs whatever its size
 };
 
 enum class ReferenceVerdict { ok, failed, skipped, unavailable };

@@ -38,7 +38,8 @@ bool mentions(const std::vector<std::string>& argv, std::string_view text) {
 
 TEST(SandboxCommand, UnsharesEverythingDropsCapabilitiesAndClearsTheEnvironment) {
   SandboxLayout layout;
-  layout.scratch = "/var/tmp/fib-sandbox-x";
+  layout.channel_directory = "/var/tmp/fib-scratch-x";
+  layout.scratch_bytes = 1 << 20;
   const auto argv = sandbox_command("/usr/bin/bwrap", layout, {}, {"/opt/fib-worker", "--a"});
   ASSERT_GE(argv.size(), 3u);
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
@@ -47,11 +48,19 @@ TEST(SandboxCommand, UnsharesEverythingDropsCapabilitiesAndClearsTheEnvironment)
     EXPECT_TRUE(has_sequence(argv, {flag})) << flag;
   }
   EXPECT_TRUE(has_sequence(argv, {"--cap-drop", "ALL"}));
-  // The scratch directory is /tmp, and HOME and TMPDIR point there.
-  EXPECT_TRUE(has_sequence(argv, {"--bind", "/var/tmp/fib-sandbox-x", "/tmp"}));
+  // /tmp is a tmpfs of the scratch's size, HOME and TMPDIR point there; fib's channel directory
+  // is read-only.
+  EXPECT_TRUE(has_sequence(argv, {"--size", "1048576", "--tmpfs", "/tmp"}));
+  EXPECT_TRUE(has_sequence(argv, {"--ro-bind", "/var/tmp/fib-scratch-x", "/run/fib"}));
+  EXPECT_FALSE(has_sequence(argv, {"--bind", "/var/tmp/fib-scratch-x", "/tmp"}));
   EXPECT_TRUE(has_sequence(argv, {"--setenv", "HOME", "/tmp"}));
   EXPECT_TRUE(has_sequence(argv, {"--setenv", "TMPDIR", "/tmp"}));
   EXPECT_TRUE(has_sequence(argv, {"--proc", "/proc", "--dev", "/dev"}));
+  EXPECT_TRUE(
+      has_sequence(argv, {"--size", std::to_string(k_sandbox_shm_bytes), "--tmpfs", "/dev/shm"}));
+  // The root and /dev bwrap builds are made read-only once built: only /tmp and /dev/shm, of
+  // bounded sizes, are writable.
+  EXPECT_TRUE(has_sequence(argv, {"--remount-ro", "/dev", "--remount-ro", "/", "--chdir"}));
   // The program comes last, after "--".
   EXPECT_TRUE(has_sequence(argv, {"--", "/opt/fib-worker", "--a"}));
   EXPECT_EQ(argv.back(), "--a");
@@ -59,7 +68,7 @@ TEST(SandboxCommand, UnsharesEverythingDropsCapabilitiesAndClearsTheEnvironment)
 
 TEST(SandboxCommand, BindsOnlyTheSystemAndWhatTheCallerNames) {
   SandboxLayout layout;
-  layout.scratch = "/var/tmp/s";
+  layout.channel_directory = "/var/tmp/s";
   layout.read_only = {"/data/ds"};
   layout.writable = {"/home/u/.cache/fib/solutions/abc"};
   layout.programs = {"/home/u/build/fib-worker", "/usr/lib/python3"};

@@ -108,7 +108,7 @@ TEST(TimedCalls, TheLatencyLosesTheCommitmentsCostAndGainsExtraPreparation) {
   // 1 MB at 1 GB/s: 1 ms of commitment per call.
   const std::vector<std::uint64_t> bytes{1000000, 1000000, 1000000};
   const std::vector<double> reference_prep{1.0, 1.0, 1.0};
-  auto got = detail::call_latencies(timing, bytes, 1e9, &reference_prep);
+  auto got = detail::call_latencies(timing, bytes, {0.0, 1e9}, &reference_prep);
   ASSERT_EQ(got.ms.size(), 3U);
   EXPECT_DOUBLE_EQ(got.ms[0], 9.0); // the commitment's 1 ms off
   EXPECT_DOUBLE_EQ(got.ms[1], 9.9); // never more than fib saw beyond the reported call
@@ -117,7 +117,9 @@ TEST(TimedCalls, TheLatencyLosesTheCommitmentsCostAndGainsExtraPreparation) {
   EXPECT_DOUBLE_EQ(got.prep_excess_ms, 3.25);
   EXPECT_EQ(got.charged_calls, 1U);
   // No speed from the greeting: nothing is subtracted; no reference: nothing added.
-  auto plain = detail::call_latencies(timing, bytes, 0.0, nullptr);
+  auto plain = detail::call_latencies(timing, bytes, {}, nullptr);
+  // A part whatever the size: 0.5 ms more off the first call.
+  EXPECT_DOUBLE_EQ(detail::call_latencies(timing, bytes, {0.5e-3, 1e9}, nullptr).ms[0], 8.5);
   EXPECT_EQ(plain.ms, (std::vector<double>{10.0, 10.0, 10.0}));
   EXPECT_EQ(plain.charged_calls, 0U);
 }
