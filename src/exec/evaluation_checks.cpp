@@ -1,6 +1,7 @@
 // The checks of an evaluation that a solution's results are its own work
-// (src/exec/evaluation_steps.hpp): the timed call fib drew computes like the first, and the
-// outputs follow the inputs (other values in the same tensors, then in new ones).
+// (src/exec/evaluation_steps.hpp): every timed call's kept outputs match its commitment and the
+// reference's call on the same seed, and the outputs follow the inputs (other values in the same
+// tensors, then in new ones).
 
 #include "evaluation_steps.hpp"
 #include "timed_calls.hpp"

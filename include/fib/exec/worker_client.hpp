@@ -14,8 +14,10 @@
 //                  "reference_outputs" | "solution_outputs", "name": "...", "reference": "...",
 //                  "inputs": ["x", ...], "outputs": ["y", ...], "device": "cpu", "seed": 0, ...}
 //   worker → fib, during reference_outputs / solution_outputs, per timed call:
-//                 {"id", "timing": "ready", "iteration": i}; fib answers {"id", "go": i} and
-//                 holds the clock until {"id", "timing": "done", "iteration": i, "ms": ...}
+//                 {"id", "timing": "prepare", "iteration": i}; fib answers {"id", "seed": S};
+//                 {"id", "timing": "ready", "iteration": i}; fib answers {"id", "go": i, "key"}
+//                 and holds the clock until {"id", "timing": "done", "iteration": i, "ms": ...,
+//                 "commit": SHA-256 of the key and the outputs}; fib answers {"id", "keep": true}
 //   worker → fib: {"id": <the same>, "outcome": "ok" | "failed" | "skipped",
 //                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}], ...}
 //
