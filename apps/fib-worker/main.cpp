@@ -6,7 +6,9 @@
 #include <sandbox.hpp>
 
 #include <fib/base/build_features.hpp>
+#include <fib/exec/worker_client.hpp>
 #include <fib/io/json_io.hpp>
+#include <fib/util/subprocess.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,7 +22,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -87,20 +88,7 @@ bool send_scratch_descriptor(int channel, const char* scratch) {
   if (directory < 0) {
     return false;
   }
-  char byte = 'S';
-  iovec data{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  cmsghdr* header = CMSG_FIRSTHDR(&message);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(header), &directory, sizeof(int));
-  const bool sent = ::sendmsg(channel, &message, MSG_NOSIGNAL) == 1;
+  const bool sent = fib::send_descriptor(channel, directory, fib::k_scratch_descriptor_tag);
   ::close(directory);
   return sent;
 }

@@ -1,6 +1,8 @@
 #include "scratch_files.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/exec/worker_client.hpp>
+#include <fib/util/subprocess.hpp>
 
 #include <fmt/format.h>
 
@@ -8,10 +10,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 namespace fib::detail {
@@ -169,24 +169,10 @@ Expected<std::filesystem::path> put_file(const std::filesystem::path& source,
 }
 
 int receive_scratch_descriptor(int socket, ScratchKind kind) {
-  char byte = 0;
-  iovec data{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  if (::recvmsg(socket, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) != 1 || byte != 'S') {
+  const int descriptor = receive_descriptor(socket, k_scratch_descriptor_tag);
+  if (descriptor < 0) {
     return -1;
   }
-  const cmsghdr* header = CMSG_FIRSTHDR(&message);
-  if (header == nullptr || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
-      header->cmsg_len != CMSG_LEN(sizeof(int))) {
-    return -1;
-  }
-  int descriptor = -1;
-  std::memcpy(&descriptor, CMSG_DATA(header), sizeof(int));
   struct stat info {};
   struct statfs where {};
   const bool directory = ::fstat(descriptor, &info) == 0 && S_ISDIR(info.st_mode);

@@ -9,8 +9,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -219,16 +217,18 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
     return d;
   }
   const Json& root = document->root;
-  const Json speed = field(root, "commit_bytes_per_second");
-  const Json fixed = field(root, "commit_seconds_per_call");
+  const auto positive = [&](const char* key) {
+    const Json value = field(root, key);
+    return value.is_number() && value.get<double>() > 0 ? value.get<double>() : 0.0;
+  };
   m_info = WorkerInfo{string_field(root, "torch"),
                       string_field(root, "python"),
                       bool_field(root, "cuda"),
                       bool_field(root, "float8"),
                       string_field(root, "device_name"),
                       string_field(root, "cuda_version"),
-                      speed.is_number() && speed.get<double>() > 0 ? speed.get<double>() : 0.0,
-                      fixed.is_number() && fixed.get<double>() > 0 ? fixed.get<double>() : 0.0};
+                      positive("commit_bytes_per_second"),
+                      positive("commit_seconds_per_call")};
   return std::nullopt;
 }
 
@@ -268,7 +268,7 @@ std::optional<Diagnostic> WorkerProcess::spawn() {
                                    "--device",
                                    std::string(to_string(o.device)),
                                    "--scratch",
-                                   m_sandboxed ? std::string("/tmp") : m_scratch->path().string()};
+                                   scratch_inside().string()};
   SpawnOptions spawn;
   if (support.process_limit == ProcessLimitKind::cgroup) {
     auto cgroup = ProcessCgroup::create(support, o.max_processes);

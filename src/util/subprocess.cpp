@@ -13,6 +13,8 @@
 #include <linux/close_range.h>
 #include <string_view>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -358,6 +360,54 @@ std::string describe_outcome(const ChildOutcome& outcome) {
         fmt::format(" (fib received {} and passed it on)", signal_name(*outcome.interrupted_by));
   }
   return text;
+}
+
+namespace {
+
+// A message of one byte with room for one descriptor: `control` is the caller's buffer.
+msghdr one_byte_message(iovec& data, char (&control)[CMSG_SPACE(sizeof(int))]) {
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  return message;
+}
+
+} // namespace
+
+bool send_descriptor(int socket, int descriptor, char tag) {
+  iovec data{&tag, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message = one_byte_message(data, control);
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
+  return ::sendmsg(socket, &message, MSG_NOSIGNAL) == 1;
+}
+
+int receive_descriptor(int socket, char tag) {
+  char byte = 0;
+  iovec data{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message = one_byte_message(data, control);
+  if (::recvmsg(socket, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) != 1) {
+    return -1;
+  }
+  const cmsghdr* header = CMSG_FIRSTHDR(&message);
+  if (header == nullptr || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
+      header->cmsg_len != CMSG_LEN(sizeof(int))) {
+    return -1;
+  }
+  int descriptor = -1;
+  std::memcpy(&descriptor, CMSG_DATA(header), sizeof(int));
+  if (byte != tag) {
+    ::close(descriptor);
+    return -1;
+  }
+  return descriptor;
 }
 
 } // namespace fib

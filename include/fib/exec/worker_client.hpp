@@ -51,6 +51,10 @@ namespace fib {
 // --- Interface ---
 
 inline constexpr std::uintmax_t k_default_smoke_max_bytes = std::uintmax_t{256} << 20;
+// The byte with which fib-worker hands fib its scratch directory's descriptor (send_descriptor,
+// include/fib/util/subprocess.hpp), right after it connects and before Python starts.
+inline constexpr char k_scratch_descriptor_tag = 'S';
+
 inline constexpr std::uintmax_t k_default_worker_address_space = std::uintmax_t{8} << 30;
 // The default of --scratch-limit: what one sandboxed worker may write in all (its inputs, kept
 // outputs and anything the code under test writes), in memory (a tmpfs).

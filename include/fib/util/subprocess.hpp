@@ -139,4 +139,11 @@ ChildOutcome run_child_process(const ChildOptions& options);
 // "exit status 3", "signal 6 (SIGABRT)", "killed at the 30 s timeout", …
 std::string describe_outcome(const ChildOutcome& outcome);
 
+// Passing a descriptor between processes over a Unix socket: one byte `tag` carrying `descriptor`
+// (SCM_RIGHTS). send_descriptor says whether it went; receive_descriptor reads one byte (without
+// blocking) and returns the descriptor it carried, close-on-exec, or -1 when the byte is not
+// `tag` or carried no single descriptor.
+bool send_descriptor(int socket, int descriptor, char tag);
+int receive_descriptor(int socket, char tag);
+
 } // namespace fib

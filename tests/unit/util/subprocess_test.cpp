@@ -12,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -163,6 +164,33 @@ TEST(Subprocess, AWaitStatusSaysHowItEnded) {
   const WaitResult waited = wait_for_exit(child.pid, std::nullopt);
   ASSERT_TRUE(waited.status.has_value());
   EXPECT_EQ(describe_wait_status(*waited.status), "signal 11 (Segmentation fault)");
+}
+
+// A descriptor handed over with its tag arrives usable and close-on-exec; one under another tag,
+// or a byte without a descriptor, is refused (and the passed descriptor is not leaked open).
+TEST(PassedDescriptor, ArrivesWithItsTagAndNothingElseIsTaken) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ASSERT_TRUE(send_descriptor(pair[0], pipe_fds[1], 'S'));
+  const int got = receive_descriptor(pair[1], 'S');
+  ASSERT_GE(got, 0);
+  EXPECT_NE(::fcntl(got, F_GETFD) & FD_CLOEXEC, 0);
+  ASSERT_EQ(::write(got, "x", 1), 1);
+  char byte = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &byte, 1), 1);
+  EXPECT_EQ(byte, 'x');
+  ::close(got);
+
+  ASSERT_TRUE(send_descriptor(pair[0], pipe_fds[1], 'T'));
+  EXPECT_EQ(receive_descriptor(pair[1], 'S'), -1);
+  ASSERT_EQ(::write(pair[0], "S", 1), 1); // the tag alone, no descriptor
+  EXPECT_EQ(receive_descriptor(pair[1], 'S'), -1);
+  EXPECT_EQ(receive_descriptor(pair[1], 'S'), -1); // nothing left to read: no wait
+  for (int fd : {pair[0], pair[1], pipe_fds[0], pipe_fds[1]}) {
+    ::close(fd);
+  }
 }
 
 } // namespace
