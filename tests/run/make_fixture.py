@@ -201,12 +201,8 @@ def write(path, text):
         f.write(text)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("root")
-    parser.add_argument("--only", nargs="*", default=None)
-    args = parser.parse_args()
-    root = args.root
+def write_definition_and_workloads(root):
+    """The definition, its workloads and the blob one of them reads, below `root`."""
     write(os.path.join(root, "definitions", "scale", "scale_h64.json"),
           json.dumps(DEFINITION, indent=2) + "\n")
     write(os.path.join(root, "workloads", "scale", "scale_h64.jsonl"),
@@ -215,6 +211,15 @@ def main():
     os.makedirs(os.path.dirname(blob), exist_ok=True)
     with open(blob, "wb") as f:
         f.write(safetensors_bytes("w", [0.5 + i / 64 for i in range(64)]))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("root")
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    root = args.root
+    write_definition_and_workloads(root)
     for name, (language, binding, dps, files) in SOLUTIONS.items():
         if args.only is not None and name not in args.only:
             continue

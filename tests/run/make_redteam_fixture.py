@@ -47,40 +47,15 @@ def slow(x, w):
     return x * w
 '''
 
-CLOCK_STOP = HARNESS + '''
+# The harness's timing loop as an attacker rewrites it: each call's outputs computed while it is
+# prepared, before "ready", with a true commitment at once (@PRECOMPUTE@ True), or after "done",
+# which is sent at once with a made-up commitment (False).
+FAKE_TIMED = HARNESS + '''
 _patched = False
 
 def fake_timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
                vary=None):
     import json, os
-    for index in range(max(iterations, 1)):
-        channel.send({"timing": "prepare", "iteration": index})
-        seed = json.loads(channel.wait_go()).get("seed")
-        inputs, outs = prepare()
-        if vary is not None and seed is not None:
-            inputs = vary(inputs, seed)
-        channel.send({"timing": "ready", "iteration": index})
-        json.loads(channel.wait_go())
-        channel.send({"timing": "done", "iteration": index, "ms": 0.01,
-                      "commit": os.urandom(32).hex()})
-        result = run(inputs, outs)  # after fib's clock stopped
-        if json.loads(channel.wait_go()).get("keep") and keep is not None:
-            keep(index, result, inputs)
-
-def run(x, w):
-    global _patched
-    if not _patched:
-        harness()["timed"] = fake_timed
-        _patched = True
-    return slow(x, w)
-'''
-
-PRECOMPUTE = HARNESS + '''
-_patched = False
-
-def fake_timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
-               vary=None):
-    import json
     commitment = harness_globals["commitment"]
     for index in range(max(iterations, 1)):
         channel.send({"timing": "prepare", "iteration": index})
@@ -88,11 +63,14 @@ def fake_timed(channel, run, prepare, warmup, iterations, device, keep=None, col
         inputs, outs = prepare()
         if vary is not None and seed is not None:
             inputs = vary(inputs, seed)
-        result = run(inputs, outs)  # before "ready": fib's clock has not started
+        if @PRECOMPUTE@:
+            result = run(inputs, outs)  # fib's clock has not started
         channel.send({"timing": "ready", "iteration": index})
         key = json.loads(channel.wait_go())["key"]
-        channel.send({"timing": "done", "iteration": index, "ms": 0.01,
-                      "commit": commitment(key, result)})
+        commit = commitment(key, result) if @PRECOMPUTE@ else os.urandom(32).hex()
+        channel.send({"timing": "done", "iteration": index, "ms": 0.01, "commit": commit})
+        if not @PRECOMPUTE@:
+            result = run(inputs, outs)  # fib's clock has stopped
         if json.loads(channel.wait_go()).get("keep") and keep is not None:
             keep(index, result, inputs)
 
@@ -212,8 +190,8 @@ def run(x, w):
 
 SOLUTIONS = {
     "rt_honest": HARNESS + "\ndef run(x, w):\n    return slow(x, w)\n",
-    "rt_clock_stop": CLOCK_STOP,
-    "rt_precompute": PRECOMPUTE,
+    "rt_clock_stop": FAKE_TIMED.replace("@PRECOMPUTE@", "False"),
+    "rt_precompute": FAKE_TIMED.replace("@PRECOMPUTE@", "True"),
     "rt_writer_forged": WRITER_FORGED,
     "rt_skip_fresh": SKIP_FRESH,
     "rt_keep_faked": KEEP_FAKED,
@@ -225,14 +203,7 @@ SOLUTIONS = {
 
 def main():
     root = sys.argv[1]
-    make_fixture.write(os.path.join(root, "definitions", "scale", "scale_h64.json"),
-                       json.dumps(make_fixture.DEFINITION, indent=2) + "\n")
-    make_fixture.write(os.path.join(root, "workloads", "scale", "scale_h64.jsonl"),
-                       "".join(json.dumps(w) + "\n" for w in make_fixture.WORKLOADS))
-    blob = os.path.join(root, "blob", "workloads", "scale", "scale_h64", "w.safetensors")
-    os.makedirs(os.path.dirname(blob), exist_ok=True)
-    with open(blob, "wb") as f:
-        f.write(make_fixture.safetensors_bytes("w", [0.5 + i / 64 for i in range(64)]))
+    make_fixture.write_definition_and_workloads(root)
     for name, source in SOLUTIONS.items():
         solution = {
             "name": name, "definition": "scale_h64", "author": "redteam",
