@@ -39,6 +39,7 @@ struct RunCommand {
   double sampling_tvd_threshold = 0.2;
   std::string config;
   bool cold_cache = false;
+  double stop_at_ci = 0.0;
   double timeout_seconds = 300;
   std::uintmax_t memory_limit = k_default_worker_address_space;
   std::uint64_t scratch_limit = k_default_scratch_bytes;
@@ -61,7 +62,8 @@ package where it has one; builds are cached under $FIB_CACHE_PATH (default
 ~/.cache/fib) by content hash, with a file lock. The reference runs on the same
 inputs in another worker; fib compares the outputs itself (count, shape, dtype,
 values within --atol/--rtol, or the per-dtype table of --tolerance-table) and
-times both with its own clock (--warmup, then the median of --iterations; with
+times both with its own clock (--warmup, then the median of --iterations, or
+fewer with --stop-at-ci; the quartiles go into performance.extra; with
 --num-trials N, N trials on inputs drawn with their own seeds, all of which
 must pass, and the mean of their medians). Quantized kernels (op_type moe, a
 quant: tag, float8/float4 tensors) get the low-bit evaluator: 95% of each
@@ -71,7 +73,7 @@ get the sampling evaluator: every sample inside its row's top-k/top-p/min-p
 support, and the frequencies of --sampling-samples draws per row within a
 total variation distance of 0.2 (--sampling-tvd-threshold) of the expected
 distribution, beyond what sampling noise gives. --config FILE sets these per
-op_type and per definition.
+op_type and per definition (and, at its top, scratch_limit in bytes).
 Each timed call gets new values for the random inputs (reordered), and the call
 fib draws is judged against the reference on that call's own inputs.
 A PASSED solution is also run on other random inputs, in the same tensors and in
@@ -81,7 +83,9 @@ fallbacks in kernels, the reference, try/except) get run.red-flag warnings.
 Compile errors, exceptions, crashes and timeouts become COMPILE_ERROR,
 RUNTIME_ERROR and TIMEOUT evaluations; the run goes on. Every worker runs in a
 sandbox (bubblewrap): the dataset read-only, no network, no home directory, a
-private /tmp; without one nothing runs unless --unsafe-no-sandbox.
+private /tmp of --scratch-limit bytes in memory; a solution is built by a worker
+of its own and runs with its cache entry read-only, so nothing it writes
+outlives its worker. Without bubblewrap nothing runs unless --unsafe-no-sandbox.
 Each trace is written to DATASET/traces/<author>/<op_type>/<definition>.jsonl as
 soon as its evaluation ends (atomically, under a lock), with the settings it was
 made with; it replaces an older trace of the same solution, workload and
@@ -136,6 +140,9 @@ EvaluationOverrides settings_flags(const RunCommand& command) {
   }
   if (given("--cold-cache")) {
     out.cold_cache = command.cold_cache ? ColdCache::yes : ColdCache::no;
+  }
+  if (given("--stop-at-ci")) {
+    out.stop_at_ci = command.stop_at_ci;
   }
   if (given("--evaluator")) {
     out.evaluator = parse_enum<EvaluatorChoice>(command.evaluator);
@@ -247,6 +254,10 @@ Subcommand register_run(CLI::App& app) {
   sub->add_flag("--cold-cache", command->cold_cache,
                 "Flush the caches before each timed call (the GPU's L2 on cuda, the CPU's "
                 "last-level cache on cpu), outside the timed region");
+  sub->add_option("--stop-at-ci", command->stop_at_ci,
+                  "Stop a solution's timed calls early (after at least 5) once the 95% confidence "
+                  "interval of their median is within this share of it, e.g. 0.02")
+      ->check(CLI::Range(1e-9, 0.999999));
   sub->add_option("--config", command->config,
                   "Settings per op_type and definition (JSON, or TOML by the .toml extension); "
                   "the flags given override it")
@@ -288,6 +299,18 @@ int run_run(const RunCommand& command) {
     }
     shard = *parsed;
   }
+  RunOptions options;
+  if (!command.config.empty()) {
+    DiagnosticList problems;
+    auto config = load_run_config(command.config, problems);
+    for (const auto& d : problems.items()) {
+      write_diagnostic(stderr, d);
+    }
+    if (!config) {
+      return k_exit_usage;
+    }
+    options.config = std::move(*config);
+  }
   ReferenceRunnerOptions runner_options;
   runner_options.job_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(command.timeout_seconds * 1000.0));
@@ -300,6 +323,9 @@ int run_run(const RunCommand& command) {
   runner_options.device = devices->device;
   runner_options.address_space = command.memory_limit;
   runner_options.scratch_bytes = command.scratch_limit;
+  if (options.config.scratch_limit && command.subcommand->count("--scratch-limit") == 0) {
+    runner_options.scratch_bytes = *options.config.scratch_limit;
+  }
   if (runner_options.device == SmokeDevice::cuda &&
       command.subcommand->count("--memory-limit") == 0) {
     runner_options.address_space = 0;
@@ -316,21 +342,9 @@ int run_run(const RunCommand& command) {
     runners.push_back(std::make_unique<ReferenceRunner>(own));
     runner_pointers.push_back(runners.back().get());
   }
-  RunOptions options;
   options.dataset = command.dataset;
   options.definitions = command.definitions;
   options.solutions = command.solutions;
-  if (!command.config.empty()) {
-    DiagnosticList problems;
-    auto config = load_run_config(command.config, problems);
-    for (const auto& d : problems.items()) {
-      write_diagnostic(stderr, d);
-    }
-    if (!config) {
-      return k_exit_usage;
-    }
-    options.config = std::move(*config);
-  }
   options.command_line = settings_flags(command);
   options.evaluate.cache = default_build_cache();
   options.dry_run = command.dry_run ? DryRun::yes : DryRun::no;

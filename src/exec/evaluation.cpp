@@ -2,6 +2,7 @@
 // and the solution in separate sandboxed workers, their outputs compared by fib, fib's clock.
 
 #include "evaluation_steps.hpp"
+#include "gpu_state.hpp"
 #include "timed_calls.hpp"
 
 #include <fib/base/codes.hpp>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace fib {
@@ -168,9 +170,9 @@ std::optional<Diagnostic> too_large_to_judge(const Definition& definition,
 
 } // namespace
 
-// The build as its own job, once per solution (a failure is remembered): the solution request,
-// or nullopt when `out` is already the answer.
-std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, SolutionEvaluation& out) {
+// The build (and the load into the solution's worker) as jobs of their own, once per solution
+// (a failure is remembered): the solution request, or nullopt when `out` is already the answer.
+std::optional<Json> EvaluationSteps::build(SolutionEvaluation& out) {
   const std::string key = m_solution.content_hash();
   if (const auto failed = m_impl.failed_builds.find(key); failed != m_impl.failed_builds.end()) {
     out.evaluation = by_fib("COMPILE_ERROR", failed->second);
@@ -181,11 +183,8 @@ std::optional<Json> EvaluationSteps::build(detail::WorkerProcess& worker, Soluti
     return std::nullopt;
   }
   Json solution_json = solution_request(m_solution);
-  Json build_request{
-      {"job", "build_solution"},          {"name", m_definition.name}, {"reference", ""},
-      {"inputs", Json::array()},          {"outputs", Json::array()},  {"solution", solution_json},
-      {"cache", m_options.cache.string()}};
-  detail::JobResult built = worker.run_job(std::move(build_request), m_options.build_timeout);
+  detail::JobResult built =
+      m_impl.ready_solution(key, solution_json, m_options.cache, m_options.build_timeout);
   if (auto log = compile_error_log(built.outcome, built.reply, m_options.build_timeout)) {
     m_impl.failed_builds[key] = *log;
     if (auto written = write_file_atomically(compile_log_path(m_options.cache, key), *log,
@@ -252,16 +251,12 @@ SolutionEvaluation EvaluationSteps::run(const Workload& workload) {
     out.diagnostics = cached->diagnostics;
     return out;
   }
-  auto worker = m_impl.solution_worker(m_solution.content_hash(), m_options.cache);
-  if (!worker) {
-    out.diagnostics.push_back(worker.error());
-    return out;
-  }
-  auto solution_json = build(**worker, out);
+  auto solution_json = build(out);
   if (!solution_json) {
     return out;
   }
-  detail::WorkerProcess& solution_worker = **worker;
+  detail::WorkerProcess& solution_worker =
+      m_impl.solution_worker(m_solution.content_hash(), m_options.cache);
   const ReferenceRun* perturbed = cached->perturbed ? &*cached->perturbed : nullptr;
   detail::JobResult result;
   SolutionEvaluation judged =
@@ -312,6 +307,30 @@ EvaluationSteps::run_trial(detail::WorkerProcess& worker, const ReferenceRun& re
                static_cast<std::size_t>(std::max(m_options.iterations, 1)));
 }
 
+namespace {
+
+// Two trials' performance.extra as one: the calls counted together, the extremes over both, the
+// quartiles summed (later_trials divides them by the trials, as it does the latencies), the
+// higher floor.
+Json merged_extra(const Json& so_far, const Json& next) {
+  Json out = so_far;
+  out["timed_calls"] = so_far.value("timed_calls", 0) + next.value("timed_calls", 0);
+  out["latency_min_ms"] =
+      std::min(so_far.value("latency_min_ms", 0.0), next.value("latency_min_ms", 0.0));
+  out["latency_max_ms"] =
+      std::max(so_far.value("latency_max_ms", 0.0), next.value("latency_max_ms", 0.0));
+  for (const char* key : {"latency_q1_ms", "latency_q3_ms"}) {
+    out[key] = so_far.value(key, 0.0) + next.value(key, 0.0);
+  }
+  if (next.contains("plausibility_floor_ms")) {
+    out["plausibility_floor_ms"] = std::max(so_far.value("plausibility_floor_ms", 0.0),
+                                            next.value("plausibility_floor_ms", 0.0));
+  }
+  return out;
+}
+
+} // namespace
+
 SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
                                                  const CachedReference& cached,
                                                  const Json& solution_json,
@@ -324,6 +343,7 @@ SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
   Json& correctness = (*first.evaluation)["correctness"];
   double latency = performance.value("latency_ms", 0.0);
   double reference_latency = performance.value("reference_latency_ms", 0.0);
+  Json extra = performance.value("extra", Json::object());
   for (int trial = 1; trial < trials; ++trial) {
     const std::size_t index = static_cast<std::size_t>(trial) - 1;
     const ReferenceRun& reference =
@@ -356,6 +376,7 @@ SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
     const Json& got = (*next.evaluation)["performance"];
     latency += got.value("latency_ms", 0.0);
     reference_latency += got.value("reference_latency_ms", 0.0);
+    extra = merged_extra(extra, got.value("extra", Json::object()));
     const Json& errors = (*next.evaluation)["correctness"];
     for (const char* key : {"max_relative_error", "max_absolute_error"}) {
       correctness[key] = std::max(correctness.value(key, 0.0), errors.value(key, 0.0));
@@ -373,9 +394,18 @@ SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
   }
   latency /= trials;
   reference_latency /= trials;
+  for (const char* key : {"latency_q1_ms", "latency_q3_ms"}) {
+    extra[key] = extra.value(key, 0.0) / trials;
+  }
+  const double floor_ms = extra.value("plausibility_floor_ms", 0.0);
+  extra.erase("implausible");
+  if (latency < floor_ms) {
+    extra["implausible"] = true;
+  }
   performance = Json{{"latency_ms", latency},
                      {"reference_latency_ms", reference_latency},
-                     {"speedup_factor", latency > 0 ? reference_latency / latency : 0.0}};
+                     {"speedup_factor", latency > 0 ? reference_latency / latency : 0.0},
+                     {"extra", std::move(extra)}};
   return first;
 }
 
@@ -424,7 +454,8 @@ Json EvaluationSteps::outputs_request(detail::WorkerProcess& worker, const Refer
               {"iterations", iterations},
               {"cold_cache", m_options.cold_cache == ColdCache::yes},
               {"fresh_inputs", reference.fresh_inputs},
-              {"timed_seeds", seeds_json(reference.seeds)}};
+              {"timed_seeds", seeds_json(reference.seeds)},
+              {"stop_at_ci", m_options.stop_at_ci ? Json(*m_options.stop_at_ci) : Json()}};
 }
 
 // The evaluation of a solution job that did not give results: its end (timeout, crash,
@@ -541,9 +572,12 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
   }
   const detail::CallLatencies latencies = detail::call_latencies(
       result.timing, output_bytes, detail::commitment_cost_of(worker.info()), &reference.prep_ms);
-  const double latency = median(latencies.ms);
+  const std::array<double, 5> spread = detail::quartiles(latencies.ms);
+  const double latency = spread[2];
   out.timing_overhead_ms = latencies.overhead_ms;
   std::string log = text("log");
+  const double floor_ms = plausibility_check(
+      worker, reference, output_bytes.empty() ? 0 : output_bytes[0], latency, out, log);
   if (latencies.charged_calls > 0) {
     // Work before fib's "go" on inputs already known (the call's seed arrives with its
     // preparation) is timed all the same.
@@ -554,11 +588,21 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
     log = log.empty() ? note : log + "\n" + note;
   }
   out.evaluation = by_fib("PASSED", log);
+  if (m_impl.options().device == SmokeDevice::cuda) {
+    // Read by fib right after the timed calls: the clocks they ran at.
+    const unsigned index = detail::nvml_index_of(
+        static_cast<unsigned>(m_impl.options().cuda_device.value_or(0)),
+        std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "");
+    if (auto state = detail::read_gpu_state(index)) {
+      (*out.evaluation)["environment"]["device_state"] = detail::to_json(*state);
+    }
+  }
   (*out.evaluation)["correctness"] = correctness;
   (*out.evaluation)["performance"] =
       Json{{"latency_ms", latency},
            {"reference_latency_ms", reference.latency_ms},
-           {"speedup_factor", latency > 0 ? reference.latency_ms / latency : 0.0}};
+           {"speedup_factor", latency > 0 ? reference.latency_ms / latency : 0.0},
+           {"extra", detail::performance_extra(spread, latencies.ms.size(), floor_ms)}};
   return out;
 }
 
@@ -651,16 +695,8 @@ SolutionEvaluation ReferenceRunner::evaluate(const Definition& definition, const
 ReferenceRunner::BuildResult ReferenceRunner::build_solution(const Solution& solution,
                                                              const std::filesystem::path& cache) {
   BuildResult result;
-  auto worker = m_impl->solution_worker(solution.content_hash(), cache);
-  if (!worker) {
-    result.diagnostics.push_back(worker.error());
-    return result;
-  }
-  Json request{{"job", "build_solution"},  {"name", solution.definition},
-               {"reference", ""},          {"inputs", Json::array()},
-               {"outputs", Json::array()}, {"solution", solution_request(solution)},
-               {"cache", cache.string()}};
-  detail::JobResult built = (*worker)->run_job(std::move(request), std::chrono::minutes(15));
+  detail::JobResult built = m_impl->ready_solution(
+      solution.content_hash(), solution_request(solution), cache, std::chrono::minutes(15));
   result.verdict = built.outcome.verdict;
   result.diagnostics = std::move(built.outcome.diagnostics);
   if (built.outcome.verdict == ReferenceVerdict::failed) {

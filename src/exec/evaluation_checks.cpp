@@ -7,6 +7,7 @@
 #include "timed_calls.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/io/safetensors.hpp>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,34 @@
 #include <system_error>
 
 namespace fib {
+
+namespace detail {
+
+bool has_index_inputs(const Definition& definition) {
+  return std::any_of(definition.inputs.begin(), definition.inputs.end(), [](const auto& input) {
+    const DType dtype = input.second.dtype;
+    const bool integer = dtype == DType::int64 || dtype == DType::int32 || dtype == DType::int16 ||
+                         dtype == DType::int8;
+    return integer && input.second.shape && !input.second.shape->empty();
+  });
+}
+
+std::uint64_t bytes_every_call_moves(const Definition& definition,
+                                     const std::filesystem::path& inputs,
+                                     std::uint64_t output_bytes) {
+  std::uint64_t bytes = output_bytes;
+  if (has_index_inputs(definition)) {
+    return bytes;
+  }
+  if (auto header = read_safetensors_header(inputs)) {
+    for (const auto& [name, entry] : header->tensors) {
+      bytes += entry.data_end - entry.data_begin;
+    }
+  }
+  return bytes;
+}
+
+} // namespace detail
 
 using detail::names_of_vector;
 using detail::RemovedAtExit;
@@ -161,6 +190,32 @@ std::optional<SolutionEvaluation> EvaluationSteps::check_perturbed(detail::Worke
       "tensors. Reusing an earlier result or memoizing on input addresses does this.\n{}",
       status, k_perturbed_seed, second.evaluation->value("log", ""));
   return second;
+}
+
+// The plausibility floor of this evaluation's calls (docs/execution.md, "Trust model"), from the
+// copy bandwidth the solution's worker measured before any of its code ran; when the median
+// `latency` is under it, a run.red-flag warning in `out` and the same words in `log`.
+double EvaluationSteps::plausibility_check(const detail::WorkerProcess& worker,
+                                           const ReferenceRun& reference,
+                                           std::uint64_t output_bytes, double latency,
+                                           SolutionEvaluation& out, std::string& log) const {
+  const std::uint64_t moved =
+      detail::bytes_every_call_moves(m_definition, reference.inputs, output_bytes);
+  const double floor_ms = detail::plausibility_floor_ms(
+      moved, worker.info() ? worker.info()->copy_bandwidth
+                           : std::vector<std::pair<std::uint64_t, double>>{});
+  if (latency < floor_ms) {
+    const std::string flag = fmt::format(
+        "implausibly fast: {:.4f} ms a call, under the {:.4f} ms this device needs to move the "
+        "call's {} bytes (its outputs{}) at half the copy bandwidth fib measured",
+        latency, floor_ms, moved, detail::has_index_inputs(m_definition) ? "" : " and inputs");
+    Diagnostic d = make_diagnostic(codes::k_run_red_flag,
+                                   fmt::format("solution {}: {}", m_solution.name, flag));
+    d.severity = Severity::warning;
+    out.diagnostics.push_back(std::move(d));
+    log = log.empty() ? "[fib] run.red-flag: " + flag : log + "\n[fib] run.red-flag: " + flag;
+  }
+  return floor_ms;
 }
 
 } // namespace fib

@@ -21,8 +21,8 @@ namespace detail {
 double median(std::vector<double> values);
 
 // Why the timings a worker reported cannot be believed, by fib's clock: another number of calls
-// than asked, or a call reported longer than fib saw it take (its measurement lies inside fib's
-// go→done interval). nullopt when they agree.
+// than asked (fewer only where fib stopped them), or a call reported longer than fib saw it take
+// (its measurement lies inside fib's go→done interval). nullopt when they agree.
 std::optional<std::string> timing_disagreement(const TimedCalls& timing,
                                                std::size_t expected_calls);
 
@@ -34,6 +34,17 @@ Json fresh_inputs_of(const SmokePlan& plan);
 // Whether another seed changes some input of the plan (random values or random indices); inputs
 // read from files, scalars and the fixed index patterns stay as they are.
 bool has_random_input(const SmokePlan& plan);
+
+// Whether `definition` has an integer input of rank 1 or more: indices, offsets or lengths, by
+// which a correct kernel may read only part of its other inputs (a paged cache's used pages).
+bool has_index_inputs(const Definition& definition);
+
+// The bytes each call of `definition` must move at least: its outputs' (`output_bytes`, written
+// once), and, when it has no index inputs, every byte of its inputs (`inputs`, a safetensors
+// file: read once). The plausibility floor's size (docs/execution.md).
+std::uint64_t bytes_every_call_moves(const Definition& definition,
+                                     const std::filesystem::path& inputs,
+                                     std::uint64_t output_bytes);
 
 // no: the reference's timed calls all run on copies of the same inputs.
 enum class VaryTimedInputs { no, yes };
@@ -122,7 +133,7 @@ private:
   // The correctness object of a comparison (the matched ratio in `extra` for the low-bit
   // evaluator or a required matched ratio).
   Json correctness_of(const OutputComparison& compared) const;
-  std::optional<Json> build(detail::WorkerProcess& worker, SolutionEvaluation& out);
+  std::optional<Json> build(SolutionEvaluation& out);
   // Every timed call of the solution's job: the commitment its "done" carried must match the
   // outputs it kept (else they were not complete when fib's clock stopped), and those outputs
   // must match the reference's call on the same seed (the same inputs). `output_bytes` receives
@@ -131,6 +142,10 @@ private:
   check_timed_calls(detail::WorkerProcess& worker, const ReferenceRun& reference,
                     const JudgingPlace& judging, const detail::JobResult& result, const Json& kinds,
                     std::vector<std::uint64_t>& output_bytes);
+  // The plausibility floor of the calls and the red flag under it (evaluation_checks.cpp).
+  double plausibility_check(const detail::WorkerProcess& worker, const ReferenceRun& reference,
+                            std::uint64_t output_bytes, double latency, SolutionEvaluation& out,
+                            std::string& log) const;
   SolutionEvaluation judge(detail::WorkerProcess& worker, const ReferenceRun& reference,
                            const JudgingPlace& judging, const detail::JobResult& result,
                            std::size_t calls);

@@ -9,6 +9,8 @@
 #include <fib/base/codes.hpp>
 #include <fib/exec/sandbox.hpp>
 #include <fib/exec/worker_client.hpp>
+#include <fib/io/json_io.hpp>
+#include <fib/util/atomic_file.hpp>
 
 #include <fmt/format.h>
 
@@ -136,29 +138,108 @@ public:
     return *m_workload_reference;
   }
 
-  // The worker of one solution: its build cache entry (created here) the only writable bind.
-  // A worker for another solution is stopped first. nullopt with a diagnostic when the entry
-  // cannot be created.
-  Expected<detail::WorkerProcess*> solution_worker(const std::string& key,
-                                                   const std::filesystem::path& cache) {
+  // The worker that runs one solution: its build cache entry bound read-only, so nothing the
+  // solution writes outlives its worker but what it writes to its scratch, a tmpfs. A worker for
+  // another solution is stopped first.
+  detail::WorkerProcess& solution_worker(const std::string& key,
+                                         const std::filesystem::path& cache) {
     if (m_solution && m_solution_key == key && m_solution_cache == cache) {
-      return m_solution.get();
+      return *m_solution;
     }
     retire_solution_worker();
     std::error_code ec;
-    const std::filesystem::path entry = std::filesystem::absolute(cache / "solutions" / key, ec);
-    std::filesystem::create_directories(entry, ec);
-    if (ec) {
-      return unexpected(make_diagnostic(
-          codes::k_worker_unavailable,
-          fmt::format("cannot create the build cache entry {}: {}", entry.string(), ec.message())));
-    }
+    m_solution_entry = std::filesystem::absolute(cache / "solutions" / key, ec);
     m_solution = std::make_unique<detail::WorkerProcess>(
-        detail::WorkerProcessOptions{m_options, {}, {entry}, "the solution's worker"});
+        detail::WorkerProcessOptions{m_options, {m_solution_entry}, {}, "the solution's worker"});
     m_solution_key = key;
     m_solution_cache = cache;
-    m_solution_entry = entry;
-    return m_solution.get();
+    return *m_solution;
+  }
+
+  // The solution ready to run in solution_worker(): its cache entry built when its built mark
+  // is missing, by a worker of its own that has the entry writable, writes the sources, compiles,
+  // never loads anything of the solution and is stopped right after; then the build loaded into
+  // the solution's worker. The result of the step that failed, else of the load.
+  detail::JobResult ready_solution(const std::string& key, const Json& solution_json,
+                                   const std::filesystem::path& cache,
+                                   std::chrono::milliseconds build_timeout) {
+    const auto request = [&](const char* job) {
+      return Json{{"job", job},
+                  {"name", ""},
+                  {"reference", ""},
+                  {"inputs", Json::array()},
+                  {"outputs", Json::array()},
+                  {"solution", solution_json},
+                  {"cache", cache.string()}};
+    };
+    std::error_code ec;
+    const std::filesystem::path entry = std::filesystem::absolute(cache / "solutions" / key, ec);
+    if (!std::filesystem::is_regular_file(entry / detail::k_built_mark, ec)) {
+      retire_solution_worker();
+      std::filesystem::create_directories(entry, ec);
+      if (ec) {
+        detail::JobResult failed;
+        failed.outcome.diagnostics.push_back(make_diagnostic(
+            codes::k_worker_unavailable, fmt::format("cannot create the build cache entry {}: {}",
+                                                     entry.string(), ec.message())));
+        return failed;
+      }
+      const std::string language = solution_json.value("language", "");
+      if (language == "python" || language == "triton") {
+        // Nothing to compile: fib writes the sources itself, no worker needed.
+        if (auto problem = write_python_entry(entry, solution_json)) {
+          detail::JobResult failed;
+          failed.outcome.diagnostics.push_back(std::move(*problem));
+          return failed;
+        }
+      } else {
+        detail::JobResult built;
+        {
+          detail::WorkerProcess builder(
+              detail::WorkerProcessOptions{m_options, {}, {entry}, "the solution's build"});
+          built = builder.run_job(request("build_solution"), build_timeout);
+          m_retired_starts += builder.starts();
+        }
+        strip_set_id_bits(entry);
+        if (built.outcome.verdict != ReferenceVerdict::ok) {
+          return built;
+        }
+      }
+    }
+    return solution_worker(key, cache).run_job(request("load_solution"), build_timeout);
+  }
+
+  // A Python or Triton solution's entry as the build job would leave it: each source written
+  // below `entry`/src (atomically; an unchanged one left as it is), then the built mark.
+  static std::optional<Diagnostic> write_python_entry(const std::filesystem::path& entry,
+                                                      const Json& solution_json) {
+    const auto failed = [&](const Diagnostic& why) {
+      return make_diagnostic(
+          codes::k_worker_unavailable,
+          fmt::format("cannot write the build cache entry {}: {}", entry.string(), why.message));
+    };
+    std::error_code ec;
+    std::filesystem::create_directories(entry / "src", ec);
+    for (const Json& source : solution_json.value("sources", Json::array())) {
+      const std::string path = source.value("path", "");
+      const std::string content = source.value("content", "");
+      if (auto old = read_text_file(entry / "src" / path, content.size() + 1);
+          old && *old == content) {
+        continue;
+      }
+      if (auto written = write_file_atomically_below(entry / "src", path, content,
+                                                     Overwrite::allowed, CreateMissing::yes);
+          !written) {
+        return failed(written.error());
+      }
+    }
+    if (auto written = write_file_atomically_below(entry, std::string(detail::k_built_mark),
+                                                   R"({"library": ""})", Overwrite::allowed,
+                                                   CreateMissing::yes);
+        !written) {
+      return failed(written.error());
+    }
+    return std::nullopt;
   }
 
   std::size_t starts() const {
@@ -170,7 +251,6 @@ public:
     if (m_solution) {
       m_retired_starts += m_solution->starts();
       m_solution.reset();
-      strip_set_id_bits(m_solution_entry);
     }
   }
 

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sys/random.h>
 
 namespace fib::detail {
@@ -164,6 +166,63 @@ CallLatencies call_latencies(const TimedCalls& timing,
   }
   out.overhead_ms = overheads.empty() ? 0.0 : median(std::move(overheads));
   return out;
+}
+
+double plausibility_floor_ms(std::uint64_t bytes,
+                             const std::vector<std::pair<std::uint64_t, double>>& copy_bandwidth) {
+  if (copy_bandwidth.empty() || bytes == 0) {
+    return 0.0;
+  }
+  double bytes_per_second = copy_bandwidth.back().second;
+  for (const auto& [size, rate] : copy_bandwidth) {
+    if (2 * size >= bytes) { // a copy of `size` moves twice that
+      bytes_per_second = rate;
+      break;
+    }
+  }
+  return 1000.0 * static_cast<double>(bytes) / bytes_per_second / k_plausibility_headroom;
+}
+
+std::array<double, 5> quartiles(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const auto at = [&](double q) {
+    const double position = q * static_cast<double>(values.size() - 1);
+    const auto below = static_cast<std::size_t>(position);
+    const std::size_t above = std::min(below + 1, values.size() - 1);
+    return values[below] +
+           (values[above] - values[below]) * (position - static_cast<double>(below));
+  };
+  return {values.front(), at(0.25), at(0.5), at(0.75), values.back()};
+}
+
+Json performance_extra(const std::array<double, 5>& quartiles, std::size_t calls, double floor_ms) {
+  Json extra{{"timed_calls", calls},
+             {"latency_min_ms", quartiles[0]},
+             {"latency_q1_ms", quartiles[1]},
+             {"latency_q3_ms", quartiles[3]},
+             {"latency_max_ms", quartiles[4]}};
+  if (floor_ms > 0) {
+    extra["plausibility_floor_ms"] = floor_ms;
+    if (quartiles[2] < floor_ms) {
+      extra["implausible"] = true;
+    }
+  }
+  return extra;
+}
+
+double median_ci_relative(const std::vector<double>& ms) {
+  if (ms.empty()) {
+    return std::numeric_limits<double>::infinity();
+  }
+  const std::array<double, 5> q = quartiles(ms);
+  if (q[2] <= 0) {
+    return std::numeric_limits<double>::infinity();
+  }
+  return 1.57 * (q[3] - q[1]) / std::sqrt(static_cast<double>(ms.size())) / q[2];
+}
+
+bool should_stop(const std::vector<double>& ms, double relative) {
+  return ms.size() >= k_min_calls_before_stop && median_ci_relative(ms) <= relative;
 }
 
 } // namespace fib::detail

@@ -9,10 +9,12 @@
 
 #include <fib/base/expected.hpp>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fib::detail {
@@ -69,5 +71,29 @@ CommitmentCost commitment_cost_of(const std::optional<WorkerInfo>& info);
 CallLatencies call_latencies(const TimedCalls& timing,
                              const std::vector<std::uint64_t>& output_bytes, CommitmentCost cost,
                              const std::vector<double>* reference_prep_ms);
+
+// The plausibility floor of a call that moves `bytes` (reads and writes at least once): the time
+// this device takes to copy that much at the bandwidth its worker measured for the smallest size
+// that holds it (the largest measured size beyond that), divided by k_plausibility_headroom (a
+// kernel may beat torch's copy: wider stores, more threads). 0 when nothing was measured.
+inline constexpr double k_plausibility_headroom = 2.0;
+double plausibility_floor_ms(std::uint64_t bytes,
+                             const std::vector<std::pair<std::uint64_t, double>>& copy_bandwidth);
+
+// The quartiles of `values` (not empty), linearly interpolated: {min, q1, median, q3, max}.
+std::array<double, 5> quartiles(std::vector<double> values);
+
+// The adaptive stop (--stop-at-ci): whether the timed calls so far (`ms`, fib's intervals) pin
+// their median down well enough to stop. True from k_min_calls_before_stop calls on, once the
+// half-width of the median's 95% confidence interval, estimated as 1.57 × IQR / √n (the notch of
+// a box plot, McGill, Tukey and Larsen 1978), is at most `relative` × the median.
+inline constexpr std::size_t k_min_calls_before_stop = 5;
+double median_ci_relative(const std::vector<double>& ms);
+bool should_stop(const std::vector<double>& ms, double relative);
+
+// A PASSED evaluation's performance.extra: the timed calls' count and quartiles (from
+// quartiles()) and the plausibility floor when there is one, with "implausible": true when the
+// median is under it.
+Json performance_extra(const std::array<double, 5>& quartiles, std::size_t calls, double floor_ms);
 
 } // namespace fib::detail

@@ -18,6 +18,35 @@
 // ("../libexec/fib/fib-worker" in the GNU layout), defined by cmake/FibInstall.cmake.
 
 namespace fib {
+
+namespace detail {
+
+WorkerInfo worker_info_of(const Json& greeting) {
+  const auto positive = [&](const char* key) {
+    const Json value = field(greeting, key);
+    return value.is_number() && value.get<double>() > 0 ? value.get<double>() : 0.0;
+  };
+  WorkerInfo info{string_field(greeting, "torch"),
+                  string_field(greeting, "python"),
+                  bool_field(greeting, "cuda"),
+                  bool_field(greeting, "float8"),
+                  string_field(greeting, "device_name"),
+                  string_field(greeting, "cuda_version"),
+                  positive("commit_bytes_per_second"),
+                  positive("commit_seconds_per_call"),
+                  {}};
+  const Json bandwidth = field(greeting, "copy_bandwidth");
+  for (const Json& point : bandwidth.is_array() ? bandwidth : Json::array()) {
+    if (point.is_array() && point.size() == 2 && point[0].is_number_integer() && point[0] > 0 &&
+        point[1].is_number() && point[1].get<double>() > 0) {
+      info.copy_bandwidth.emplace_back(point[0].get<std::uint64_t>(), point[1].get<double>());
+    }
+  }
+  return info;
+}
+
+} // namespace detail
+
 using detail::human_bytes;
 
 using detail::names_of;

@@ -216,19 +216,7 @@ std::optional<Diagnostic> WorkerProcess::ensure_started() {
     m_failed_start = d;
     return d;
   }
-  const Json& root = document->root;
-  const auto positive = [&](const char* key) {
-    const Json value = field(root, key);
-    return value.is_number() && value.get<double>() > 0 ? value.get<double>() : 0.0;
-  };
-  m_info = WorkerInfo{string_field(root, "torch"),
-                      string_field(root, "python"),
-                      bool_field(root, "cuda"),
-                      bool_field(root, "float8"),
-                      string_field(root, "device_name"),
-                      string_field(root, "cuda_version"),
-                      positive("commit_bytes_per_second"),
-                      positive("commit_seconds_per_call")};
+  m_info = worker_info_of(document->root);
   return std::nullopt;
 }
 
@@ -615,8 +603,8 @@ std::optional<ReferenceOutcome> WorkerProcess::send_timing_answer(const Json& an
 // clock stops; answered with "keep"). A protocol error outcome when a message is out of order,
 // malformed, beyond the job's `max_calls`, or comes while fib's answer is still unread.
 std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message, std::uint64_t id,
-                                                             const TimingRound& round,
-                                                             TimedCalls& timing, CallState& call) {
+                                                             TimingRound& round, TimedCalls& timing,
+                                                             CallState& call) {
   const std::string step = string_field(message, "timing");
   const Json iteration = field(message, "iteration");
   const Json reported = field(message, "ms");
@@ -647,7 +635,14 @@ std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message
     timing.reported_ms.push_back(reported.get<double>());
     timing.commits.push_back(field(message, "commit").get<std::string>());
     call = {};
-    return send_timing_answer(Json{{"id", id}, {"keep", true}}, round.deadline);
+    Json answer{{"id", id}, {"keep", true}};
+    if (round.stop_at_ci && should_stop(timing.fib_ms, *round.stop_at_ci)) {
+      // No call past this one: a "prepare" after it is out of order.
+      answer["stop"] = true;
+      timing.stopped = true;
+      round.max_calls = timing.fib_ms.size();
+    }
+    return send_timing_answer(answer, round.deadline);
   }
   kill_tree();
   return failure(codes::k_worker_protocol,
@@ -688,20 +683,10 @@ ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
   return outcome;
 }
 
-JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout) {
-  JobResult result;
-  if (auto problem = ensure_started()) {
-    result.outcome.verdict = ReferenceVerdict::unavailable;
-    result.outcome.diagnostics.push_back(std::move(*problem));
-    return result;
-  }
-  const std::uint64_t id = fresh_job_id();
-  request["id"] = id;
-  request["device"] = std::string(to_string(options().device));
-  if (!request.contains("seed")) {
-    request["seed"] = options().seed; // a job may ask for its own (the perturbed inputs' run)
-  }
-  const auto deadline = Clock::now() + timeout;
+// The timed calls a job asks for: their number (its `iterations`), the seed of each (the
+// request's `timed_seeds`, else a secret one per call where it varies inputs) and fib's adaptive
+// stop (`stop_at_ci`); both keys are taken out of the request, so the worker never sees them.
+WorkerProcess::TimingRound WorkerProcess::timing_round(Json& request, Clock::time_point deadline) {
   const Json iterations = field(request, "iterations");
   TimingRound round;
   round.deadline = deadline;
@@ -723,6 +708,28 @@ JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout
     }
   }
   request.erase("timed_seeds");
+  if (const Json stop = field(request, "stop_at_ci"); stop.is_number()) {
+    round.stop_at_ci = stop.get<double>(); // fib's to decide: the worker only hears "stop"
+  }
+  request.erase("stop_at_ci");
+  return round;
+}
+
+JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout) {
+  JobResult result;
+  if (auto problem = ensure_started()) {
+    result.outcome.verdict = ReferenceVerdict::unavailable;
+    result.outcome.diagnostics.push_back(std::move(*problem));
+    return result;
+  }
+  const std::uint64_t id = fresh_job_id();
+  request["id"] = id;
+  request["device"] = std::string(to_string(options().device));
+  if (!request.contains("seed")) {
+    request["seed"] = options().seed; // a job may ask for its own (the perturbed inputs' run)
+  }
+  const auto deadline = Clock::now() + timeout;
+  TimingRound round = timing_round(request, deadline);
   switch (send_all(request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", deadline)) {
   case SendEnd::sent:
     break;

@@ -33,6 +33,9 @@ Expected<std::filesystem::path> worker_executable(const std::filesystem::path& c
 
 // The longest message of a worker's diagnostic fib keeps (head and tail around a marker).
 inline constexpr std::size_t k_max_worker_message_bytes = std::size_t{64} << 10;
+// The file the build job writes into a solution's cache entry, last, once the entry is built
+// (src/worker/sandbox.py's BUILT_MARK): an entry without it is built again.
+inline constexpr std::string_view k_built_mark = "built.json";
 
 struct WorkerProcessOptions {
   ReferenceRunnerOptions runner;
@@ -47,8 +50,10 @@ struct WorkerProcessOptions {
 // alone, the preparation (from the worker's "prepare" to its "ready"), all in milliseconds; the
 // seed fib sent for the call's fresh input values (none when the job varies no input), the key
 // it sent with "go" and the commitment the worker sent with "done". The worker keeps every
-// call's outputs (timed_<i>.safetensors).
+// call's outputs (timed_<i>.safetensors). `stopped` when fib ended the calls early (the job's
+// `stop_at_ci`, said with the last "keep").
 struct TimedCalls {
+  bool stopped = false;
   std::vector<double> fib_ms;
   std::vector<double> reported_ms;
   std::vector<double> prep_ms;
@@ -62,6 +67,10 @@ struct JobResult {
   Json reply; // the reply object (null when there was none)
   TimedCalls timing;
 };
+
+// The worker's greeting (its first line, a JSON object) as WorkerInfo: unknown or malformed
+// figures are 0 or left out.
+WorkerInfo worker_info_of(const Json& greeting);
 
 class WorkerProcess {
 public:
@@ -107,6 +116,7 @@ private:
     std::chrono::steady_clock::time_point deadline;
     std::size_t max_calls = 0;
     std::vector<std::optional<std::uint64_t>> seeds; // one per call, said when it is prepared
+    std::optional<double> stop_at_ci; // the job's adaptive stop (timed_calls.hpp, should_stop)
   };
   // Where the timed call in progress stands: none, prepared since `since`, or timed since it.
   enum class CallPhase { none, preparing, timing };
@@ -133,8 +143,9 @@ private:
   void kill_tree();
   ReferenceOutcome failure(std::string_view code, std::string message, std::string hint = "");
   ReferenceOutcome crashed(const Json& request);
+  TimingRound timing_round(Json& request, std::chrono::steady_clock::time_point deadline);
   std::optional<ReferenceOutcome> answer_timing(const Json& message, std::uint64_t id,
-                                                const TimingRound& round, TimedCalls& timing,
+                                                TimingRound& round, TimedCalls& timing,
                                                 CallState& call);
   ReferenceOutcome read_outcome(const Json& root);
 

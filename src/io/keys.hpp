@@ -40,6 +40,7 @@ inline constexpr std::string_view k_key_reference_latency_ms = "reference_latenc
 inline constexpr std::string_view k_key_speedup_factor = "speedup_factor";
 inline constexpr std::string_view k_key_hardware = "hardware";
 inline constexpr std::string_view k_key_libs = "libs";
+inline constexpr std::string_view k_key_device_state = "device_state";
 inline constexpr std::string_view k_key_author = "author";
 inline constexpr std::string_view k_key_spec = "spec";
 inline constexpr std::string_view k_key_sources = "sources";

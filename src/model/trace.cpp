@@ -80,8 +80,14 @@ Performance parse_performance(Reader& r, const Json& object, const std::string& 
   p.latency_ms = read_non_negative(r, object, pointer, k_key_latency_ms);
   p.reference_latency_ms = read_non_negative(r, object, pointer, k_key_reference_latency_ms);
   p.speedup_factor = read_non_negative(r, object, pointer, k_key_speedup_factor);
-  r.note_unknown_keys(object, pointer,
-                      {k_key_latency_ms, k_key_reference_latency_ms, k_key_speedup_factor});
+  if (const Json* extra = r.member(object, pointer, k_key_extra, Presence::optional)) {
+    if (!extra->is_null() && r.expect_object(*extra, pointer_append(pointer, k_key_extra))) {
+      p.extra = *extra;
+    }
+  }
+  r.note_unknown_keys(
+      object, pointer,
+      {k_key_latency_ms, k_key_reference_latency_ms, k_key_speedup_factor, k_key_extra});
   return p;
 }
 
@@ -104,7 +110,12 @@ Environment parse_environment(Reader& r, const Json& object, const std::string& 
       }
     }
   }
-  r.note_unknown_keys(object, pointer, {k_key_hardware, k_key_libs});
+  if (const Json* state = r.member(object, pointer, k_key_device_state, Presence::optional)) {
+    if (!state->is_null() && r.expect_object(*state, pointer_append(pointer, k_key_device_state))) {
+      env.device_state = *state;
+    }
+  }
+  r.note_unknown_keys(object, pointer, {k_key_hardware, k_key_libs, k_key_device_state});
   return env;
 }
 
@@ -317,6 +328,9 @@ Json to_json(const Evaluation& e) {
     libs[name] = version;
   }
   env["libs"] = std::move(libs);
+  if (e.environment.device_state) {
+    env["device_state"] = *e.environment.device_state;
+  }
   out["environment"] = std::move(env);
   out["timestamp"] = e.timestamp;
   out["log"] = e.log;
@@ -334,6 +348,9 @@ Json to_json(const Evaluation& e) {
     p["latency_ms"] = float_or_null(e.performance->latency_ms);
     p["reference_latency_ms"] = float_or_null(e.performance->reference_latency_ms);
     p["speedup_factor"] = float_or_null(e.performance->speedup_factor);
+    if (e.performance->extra) {
+      p["extra"] = *e.performance->extra;
+    }
     out["performance"] = std::move(p);
   } else {
     out["performance"] = nullptr;

@@ -546,6 +546,9 @@ Json run_settings(const EvaluateOptions& evaluate, SmokeDevice device) {
   settings["required_matched_ratio"] =
       evaluate.required_matched_ratio ? Json(*evaluate.required_matched_ratio) : Json(nullptr);
   settings["perturbed_inputs"] = true; // the check that outputs follow the inputs (docs/run.md)
+  if (evaluate.stop_at_ci) {
+    settings["stop_at_ci"] = *evaluate.stop_at_ci; // absent otherwise, as in older traces
+  }
   if (evaluate.evaluator == Evaluator::sampling) {
     settings["sampling_validation_trials"] = evaluate.sampling.validation_trials;
     settings["sampling_samples"] = sampling_samples_on(evaluate.sampling, device);

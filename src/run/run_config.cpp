@@ -24,8 +24,8 @@ constexpr std::size_t k_max_toml_depth = 64;
 // The settings of one layer, by their file keys.
 const std::vector<std::string>& layer_keys() {
   static const std::vector<std::string> keys = {
-      "warmup_runs", "iterations", "num_trials", "atol", "rtol", "required_matched_ratio",
-      "tolerance",   "evaluator",  "cold_cache", "extra"};
+      "warmup_runs", "iterations", "num_trials", "atol",       "rtol", "required_matched_ratio",
+      "tolerance",   "evaluator",  "cold_cache", "stop_at_ci", "extra"};
   return keys;
 }
 
@@ -221,8 +221,18 @@ EvaluationOverrides read_layer(ConfigProblems& problems, const Json& layer,
         problems.error(
             at, fmt::format("'cold_cache' must be true or false, not {}", json_type_name(value)));
       }
+    } else if (key == "stop_at_ci") {
+      auto number = real_number(problems, value, at, key);
+      if (number && (*number <= 0 || *number >= 1)) {
+        problems.error(at, fmt::format("'{}' must be above 0 and under 1, not {:g}", key, *number));
+        number.reset();
+      }
+      out.stop_at_ci = number;
     } else if (key == "extra") {
       read_extra(problems, value, at, out);
+    } else if (key == "scratch_limit") {
+      problems.error(at, "'scratch_limit' is a setting of the whole run (each worker's scratch): "
+                         "give it at the top of the file, not per op type or definition");
     } else if (const auto flag = command_line_only().find(key);
                top_level && flag != command_line_only().end()) {
       problems.error(at, flag->second.empty()
@@ -244,6 +254,21 @@ EvaluationOverrides read_layer(ConfigProblems& problems, const Json& layer,
     }
   }
   return out;
+}
+
+// The top-level `scratch_limit`: bytes, a whole number of at least 1 MiB (a worker's scratch
+// holds its inputs and kept outputs too).
+std::optional<std::uint64_t> scratch_limit(ConfigProblems& problems, const Json& value) {
+  constexpr std::uint64_t k_smallest = std::uint64_t{1} << 20;
+  if (!value.is_number_integer() ||
+      value.get<std::int64_t>() < static_cast<std::int64_t>(k_smallest)) {
+    problems.error("/scratch_limit",
+                   fmt::format("'scratch_limit' must be a whole number of bytes, at least {}, not "
+                               "{}",
+                               k_smallest, json_excerpt(value)));
+    return std::nullopt;
+  }
+  return value.get<std::uint64_t>();
 }
 
 void read_layers(ConfigProblems& problems, const Json& root, std::string_view key,
@@ -373,6 +398,10 @@ std::optional<RunConfig> load_run_config(const std::filesystem::path& file, Diag
   for (const auto* key : {"op_type_config", "definition_config"}) {
     top.erase(key);
   }
+  if (const auto limit = top.find("scratch_limit"); limit != top.end()) {
+    config.scratch_limit = scratch_limit(problems, *limit);
+    top.erase(limit);
+  }
   config.all = read_layer(problems, top, "", true);
   if (root.contains("op_type_config")) {
     read_layers(problems, root, "op_type_config", config.op_types);
@@ -425,6 +454,9 @@ EvaluateOptions evaluation_for(const EvaluateOptions& base, const RunConfig& con
     out.rtol = layer.rtol.value_or(out.rtol);
     out.tolerance_table = layer.tolerance.value_or(out.tolerance_table);
     out.cold_cache = layer.cold_cache.value_or(out.cold_cache);
+    if (layer.stop_at_ci) {
+      out.stop_at_ci = layer.stop_at_ci;
+    }
     if (layer.required_matched_ratio) {
       out.required_matched_ratio = layer.required_matched_ratio;
     }

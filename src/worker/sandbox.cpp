@@ -57,12 +57,13 @@ struct SandboxInterpreter {
   pyb::object call;
   pyb::object init_args;
   pyb::object input_axes;
-  pyb::object build_solution;
   pyb::object build_job;
+  pyb::object load_job;
   pyb::object reference_outputs;
   pyb::object solution_outputs;
   pyb::object solution_samples;
   pyb::object commitment_cost;
+  pyb::object copy_bandwidth;
   pyb::object channel;
   pyb::object json_loads;
   std::string python_version;
@@ -79,12 +80,13 @@ Sandbox::~Sandbox() {
     m_impl->call = pyb::object();
     m_impl->init_args = pyb::object();
     m_impl->input_axes = pyb::object();
-    m_impl->build_solution = pyb::object();
     m_impl->build_job = pyb::object();
+    m_impl->load_job = pyb::object();
     m_impl->reference_outputs = pyb::object();
     m_impl->solution_outputs = pyb::object();
     m_impl->solution_samples = pyb::object();
     m_impl->commitment_cost = pyb::object();
+    m_impl->copy_bandwidth = pyb::object();
     m_impl->channel = pyb::object();
     m_impl->json_loads = pyb::object();
   }
@@ -115,12 +117,13 @@ std::optional<std::string> Sandbox::start(const std::filesystem::path& python) {
     m_impl->call = scope["call"];
     m_impl->init_args = scope["init_args"];
     m_impl->input_axes = scope["input_axes"];
-    m_impl->build_solution = scope["build_solution"];
     m_impl->build_job = scope["build_job"];
+    m_impl->load_job = scope["load_job"];
     m_impl->reference_outputs = scope["reference_outputs"];
     m_impl->solution_outputs = scope["solution_outputs"];
     m_impl->solution_samples = scope["solution_samples"];
     m_impl->commitment_cost = scope["commitment_cost"];
+    m_impl->copy_bandwidth = scope["copy_bandwidth"];
     m_impl->channel = scope["Channel"];
     m_impl->json_loads = pyb::module_::import("json").attr("loads");
     m_impl->python_version =
@@ -157,6 +160,17 @@ Json Sandbox::hello(DeviceName device_name) const {
   } catch (const std::exception&) {
     out["commit_seconds_per_call"] = 0.0;
     out["commit_bytes_per_second"] = 0.0;
+  }
+  // Likewise the device's memory bandwidth, for fib's plausibility floor.
+  out["copy_bandwidth"] = Json::array();
+  try {
+    for (const pyb::handle point : m_impl->copy_bandwidth(on_cuda ? "cuda" : "cpu")) {
+      const pyb::list pair = pyb::reinterpret_borrow<pyb::list>(point);
+      out["copy_bandwidth"].push_back(
+          Json::array({pair[0].cast<std::uint64_t>(), pair[1].cast<double>()}));
+    }
+  } catch (const std::exception&) {
+    out["copy_bandwidth"] = Json::array();
   }
   return out;
 }
@@ -311,10 +325,20 @@ std::string missing_torch_attribute(const std::string& text) {
 
 // --- The job kinds: one function each, dispatched by Sandbox::run through k_jobs ---
 
-// Builds the solution (`cache`, `solution`); the reply carries the compile log.
+// Builds the solution (`cache`, `solution`): its sources written into its cache entry and
+// compiled, nothing of it loaded; the reply carries the compile log.
 Json run_build_solution(SandboxInterpreter& impl, Job& job) {
   const pyb::tuple result =
       impl.build_job(job.request.at("cache").get<std::string>(), solution_of(job.request));
+  Json out = reply(job.request, result[0].cast<bool>() ? "ok" : "failed", Json::array());
+  out["log"] = result[1].cast<std::string>();
+  return out;
+}
+
+// Loads the built solution into this worker (its import); the reply carries why it failed.
+Json run_load_solution(SandboxInterpreter& impl, Job& job) {
+  const pyb::tuple result =
+      impl.load_job(job.request.at("cache").get<std::string>(), solution_of(job.request));
   Json out = reply(job.request, result[0].cast<bool>() ? "ok" : "failed", Json::array());
   out["log"] = result[1].cast<std::string>();
   return out;
@@ -554,8 +578,9 @@ struct JobKind {
   Json (*run)(SandboxInterpreter&, Job&);
 };
 
-constexpr std::array<JobKind, 6> k_jobs{{
+constexpr std::array<JobKind, 7> k_jobs{{
     {"build_solution", BuildsReference::no, &run_build_solution},
+    {"load_solution", BuildsReference::no, &run_load_solution},
     {"build", BuildsReference::yes, &run_build_check},
     {"reference_outputs", BuildsReference::yes, &run_reference_outputs},
     {"solution_outputs", BuildsReference::no, &run_solution_outputs},

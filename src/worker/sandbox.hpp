@@ -29,10 +29,11 @@ public:
   enum class DeviceName { included, omitted };
   Json hello(DeviceName device_name) const;
 
-  // Runs one request (a job of kind "build", "smoke", "build_solution", "reference_outputs" or
-  // "solution_outputs") and returns the reply (`id`, `outcome`, `diagnostics`, and the kind's own
-  // fields). `channel` is the protocol descriptor: the timed calls of "reference_outputs" and
-  // "solution_outputs" speak on it before the reply. Never throws.
+  // Runs one request (a job of kind "build", "smoke", "build_solution", "load_solution",
+  // "reference_outputs", "solution_outputs" or "solution_samples") and returns the reply (`id`,
+  // `outcome`, `diagnostics`, and the kind's own fields). `channel` is the protocol descriptor: the
+  // timed calls of "reference_outputs" and "solution_outputs" speak on it before the reply. Never
+  // throws.
   Json run(const Json& request, int channel);
 
 private:

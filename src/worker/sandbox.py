@@ -137,7 +137,7 @@ def init_args(name, source, inputs, axes, const_axes, device, seed):
             return (None, "its init gives no value for input '%s'" % input_name)
     return (values, "")
 
-import fcntl, importlib, os, subprocess, sys, time
+import fcntl, importlib, importlib.util, os, subprocess, sys, time
 
 def _remove_stale_temporaries(directory):
     """Removes the `<name>.fib-<pid>` files below `directory` that a worker killed while writing
@@ -186,14 +186,17 @@ def _compile_cuda(directory, cu_files, key):
         objects.append(obj)
     return objects, ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart"], log
 
-def _build_tvm_ffi(root, src, key, language, binding, entry_symbol, sources):
-    """A cpp/cuda solution of binding "tvm-ffi" (the default when none is given), built by the
-    tvm_ffi package of this Python: (callable, log) or (None, log)."""
+# The built mark: written into a cache entry, last, by the build step that completed it. Its JSON
+# names the library the build made ("" for Python sources).
+BUILT_MARK = "built.json"
+
+def _build_tvm_ffi(root, src, key, language, binding, sources):
+    """Compiles a cpp/cuda solution of binding "tvm-ffi" (the default when none is given) with the
+    tvm_ffi package of this Python, without loading it: (library path, log) or (None, log)."""
     if binding not in (None, "tvm-ffi"):
         return (None, "binding '%s' is not supported by fib: cpp and cuda solutions need binding "
                 "\"tvm-ffi\" or \"torch\"" % binding)
     try:
-        import tvm_ffi
         import tvm_ffi.cpp
     except ImportError as error:
         return (None, "error: binding \"tvm-ffi\" needs the Python package tvm_ffi "
@@ -214,19 +217,46 @@ def _build_tvm_ffi(root, src, key, language, binding, entry_symbol, sources):
         library = tvm_ffi.cpp.build(name="fib_" + key[:16], cpp_files=cpp, cuda_files=cu,
                                     extra_include_paths=[src], extra_ldflags=ldflags,
                                     build_directory=build)
-        module = tvm_ffi.load_module(str(library))
     except BaseException as error:
         return (None, "tvm-ffi build failed: %s" % error)
-    try:
-        function = getattr(module, entry_symbol)
-    except BaseException:
-        function = None
-    if not callable(function):
-        return (None, "Entry symbol '%s' not found in the tvm-ffi module" % entry_symbol)
-    return (function, "")
+    return (str(library), "")
 
-def build_solution(cache, key, language, binding, entry_file, entry_symbol, sources):
-    """(callable, log) or (None, log): a COMPILE_ERROR with the log."""
+def _build_torch_extension(root, src, key, language, sources):
+    """Compiles a cpp/cuda solution of binding "torch" (a PYBIND11_MODULE extension) with torch's
+    extension builder, without importing it: (library path, log) or (None, log)."""
+    from torch.utils import cpp_extension
+    paths = [os.path.join(src, p) for p, _ in sources]
+    cpp = [p for p in paths if p.endswith((".cpp", ".cc", ".cxx"))]
+    cu = [p for p in paths if p.endswith(".cu")]
+    extra, log = [], ""
+    if cu:
+        objects, flags, log = _compile_cuda(root, cu, key)
+        if objects is None:
+            return (None, log)
+        extra = objects + flags
+    build = os.path.join(root, "build")
+    os.makedirs(build, exist_ok=True)
+    includes = [src]
+    if cu or language == "cuda":
+        cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+        includes.append(os.path.join(cuda_home, "include"))
+        extra.append("-Wl,-rpath," + os.path.join(cuda_home, "lib64"))
+    name = "fib_" + key[:16]
+    try:
+        # The builder behind cpp_extension.load, which would import the library right after.
+        cpp_extension._write_ninja_file_and_build_library(
+            name=name, sources=cpp, extra_cflags=None, extra_cuda_cflags=None,
+            extra_ldflags=extra, extra_include_paths=includes, build_directory=build,
+            verbose=False, with_cuda=False)
+    except BaseException as error:
+        return (None, log + str(error))
+    return (os.path.join(build, name + ".so"), log)
+
+def build_solution(cache, key, language, binding, sources):
+    """(True, log) or (False, log), a COMPILE_ERROR with the log: the solution's sources written
+    into its cache entry and compiled there, the built mark written last. Nothing of the solution
+    is imported or loaded here: this worker has the entry writable, and the worker that runs the
+    solution has it read-only."""
     root = os.path.join(cache, "solutions", key)
     os.makedirs(root, exist_ok=True)
     # The lock lives in the entry: in the sandbox only the entry itself is writable.
@@ -236,61 +266,78 @@ def build_solution(cache, key, language, binding, entry_file, entry_symbol, sour
             src = os.path.join(root, "src")
             _write_sources(src, sources)
             if language in ("python", "triton"):
-                if language == "triton":
-                    try:
-                        import triton  # noqa: F401
-                    except ImportError:
-                        return (None, "triton solutions need the triton package in the worker's "
-                                "Python, which does not have it")
-                package = "fib_solution_" + key[:16]
-                if package not in sys.modules:
-                    module = types.ModuleType(package)
-                    module.__path__ = [src]
-                    sys.modules[package] = module
-                stem = entry_file[:-3] if entry_file.endswith(".py") else entry_file
-                try:
-                    module = importlib.import_module(package + "." + stem.replace("/", "."))
-                except BaseException as error:
-                    return (None, "Failed importing module '%s' from sources: %s"
-                            % (stem, traceback.format_exc()))
-                function = getattr(module, entry_symbol, None)
-                if not callable(function):
-                    return (None, "Entry symbol '%s' not found in module '%s'" % (entry_symbol, stem))
-                return (function, "")
-            if language in ("cpp", "cuda") and binding != "torch":
-                return _build_tvm_ffi(root, src, key, language, binding, entry_symbol, sources)
-            if language in ("cpp", "cuda"):
-                from torch.utils import cpp_extension
-                paths = [os.path.join(src, p) for p, _ in sources]
-                cpp = [p for p in paths if p.endswith((".cpp", ".cc", ".cxx"))]
-                cu = [p for p in paths if p.endswith(".cu")]
-                extra, log = [], ""
-                if cu:
-                    objects, flags, log = _compile_cuda(root, cu, key)
-                    if objects is None:
-                        return (None, log)
-                    extra = objects + flags
-                build = os.path.join(root, "build")
-                os.makedirs(build, exist_ok=True)
-                includes = [src]
-                if cu or language == "cuda":
-                    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-                    includes.append(os.path.join(cuda_home, "include"))
-                    extra.append("-Wl,-rpath," + os.path.join(cuda_home, "lib64"))
-                try:
-                    module = cpp_extension.load(
-                        name="fib_" + key[:16], sources=cpp, extra_include_paths=includes,
-                        extra_ldflags=extra, build_directory=build, verbose=False,
-                        with_cuda=False)
-                except BaseException as error:
-                    return (None, log + str(error))
-                function = getattr(module, entry_symbol, None)
-                if not callable(function):
-                    return (None, "Entry symbol '%s' not found in the extension" % entry_symbol)
-                return (function, log)
-            return (None, "language '%s' is not supported by fib" % language)
+                library, log = "", ""
+            elif language in ("cpp", "cuda") and binding != "torch":
+                library, log = _build_tvm_ffi(root, src, key, language, binding, sources)
+            elif language in ("cpp", "cuda"):
+                library, log = _build_torch_extension(root, src, key, language, sources)
+            else:
+                return (False, "language '%s' is not supported by fib" % language)
+            if library is None:
+                return (False, log)
+            import json
+            mark = os.path.join(root, BUILT_MARK)
+            with open(mark + ".fib-%d" % os.getpid(), "w") as f:
+                json.dump({"library": os.path.relpath(library, root) if library else ""}, f)
+            os.replace(mark + ".fib-%d" % os.getpid(), mark)
+            return (True, log)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+def load_solution(cache, key, language, binding, entry_file, entry_symbol):
+    """(callable, "") or (None, why), a COMPILE_ERROR: the solution built by build_solution,
+    imported from its cache entry (read-only here)."""
+    import json
+    root = os.path.join(cache, "solutions", key)
+    try:
+        with open(os.path.join(root, BUILT_MARK)) as f:
+            library = json.load(f)["library"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return (None, "the solution's build did not complete (%s)" % error)
+    if language in ("python", "triton"):
+        if language == "triton":
+            try:
+                import triton  # noqa: F401
+            except ImportError:
+                return (None, "triton solutions need the triton package in the worker's "
+                        "Python, which does not have it")
+        package = "fib_solution_" + key[:16]
+        if package not in sys.modules:
+            module = types.ModuleType(package)
+            module.__path__ = [os.path.join(root, "src")]
+            sys.modules[package] = module
+        stem = entry_file[:-3] if entry_file.endswith(".py") else entry_file
+        try:
+            module = importlib.import_module(package + "." + stem.replace("/", "."))
+        except BaseException:
+            return (None, "Failed importing module '%s' from sources: %s"
+                    % (stem, traceback.format_exc()))
+        function = getattr(module, entry_symbol, None)
+        if not callable(function):
+            return (None, "Entry symbol '%s' not found in module '%s'" % (entry_symbol, stem))
+        return (function, "")
+    path = os.path.join(root, library)
+    if binding != "torch":
+        try:
+            import tvm_ffi
+            module = tvm_ffi.load_module(path)
+            function = getattr(module, entry_symbol)
+        except BaseException as error:
+            return (None, "tvm-ffi could not load the built library: %s" % error)
+        if not callable(function):
+            return (None, "Entry symbol '%s' not found in the tvm-ffi module" % entry_symbol)
+        return (function, "")
+    name = "fib_" + key[:16]
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except BaseException:
+        return (None, "the built extension does not import: %s" % traceback.format_exc())
+    function = getattr(module, entry_symbol, None)
+    if not callable(function):
+        return (None, "Entry symbol '%s' not found in the extension" % entry_symbol)
+    return (function, "")
 
 # What crosses to fib: text is clipped here (fib clips again), tensors go through files.
 CLIP_BYTES = 64 * 1024
@@ -425,6 +472,28 @@ def commitment_cost(device):
     large = best(torch.ones(8 << 20, dtype=torch.uint8, device=device), 3)
     return (fixed, (8 << 20) / (large - fixed) if large > fixed else 0.0)
 
+def copy_bandwidth(device):
+    """How fast this device moves memory, measured before any untrusted code runs: [[bytes,
+    bytes per second], ...] for a copy of 64 KiB, 1 MiB, 16 MiB and 64 MiB (each byte read and
+    written once, counted twice), the best of three each. fib's plausibility floor for a call
+    (docs/execution.md) reads the figure of the smallest size that holds the call's data."""
+    out = []
+    for size in (1 << 16, 1 << 20, 1 << 24, 1 << 26):
+        source = torch.ones(size, dtype=torch.uint8, device=device)
+        target = torch.empty_like(source)
+        best = None
+        for _ in range(3):
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            target.copy_(source)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            elapsed = time.perf_counter() - start
+            best = elapsed if best is None else min(best, elapsed)
+        out.append([size, 2 * size / best if best > 0 else 0.0])
+    return out
+
 def _last_level_cache_bytes():
     """The largest CPU cache of this machine in bytes, from /sys; 32 MiB when it does not say."""
     best = 0
@@ -444,22 +513,49 @@ def _last_level_cache_bytes():
         pass
     return best or (32 << 20)
 
+def _persisting_l2_reset(load=None):
+    """The CUDA driver's cuCtxResetPersistingL2Cache (CUDA 11+), or None where the driver has
+    none: L2 lines a kernel marked persisting (an access policy window) survive an ordinary
+    flush, so a cold cache must also demote them to normal lines."""
+    import ctypes
+    try:
+        return (load or ctypes.CDLL)("libcuda.so.1").cuCtxResetPersistingL2Cache
+    except (OSError, AttributeError):
+        return None
+
 class _CacheFlush:
-    """Evicts the caches between timed calls, outside the timed region: on CUDA by writing a
-    buffer twice the size of the device's L2 cache (at least 64 MiB), on the CPU one twice the
-    size of the last-level cache."""
-    def __init__(self, device):
+    """Evicts the caches between timed calls, outside the timed region: on CUDA by resetting
+    the persisting L2 lines (`reset`, _persisting_l2_reset) and writing a buffer twice the size
+    of the device's L2 cache (at least 64 MiB), on the CPU one twice the size of the last-level
+    cache."""
+    def __init__(self, device, reset=None):
+        self.reset = reset
         if device == "cuda":
             l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()),
                          "L2_cache_size", 0) or (64 << 20)
             self.buffer = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8, device="cuda")
+            self.reset = reset or _persisting_l2_reset()
         else:
             self.buffer = torch.empty(2 * _last_level_cache_bytes(), dtype=torch.uint8)
         self.value = 0
 
     def __call__(self):
+        if self.reset is not None:
+            self.reset()
         self.value = (self.value + 1) % 256
         self.buffer.fill_(self.value)
+
+def _device_sync(device):
+    """What waits for a call's work: on CUDA every stream of every GPU this worker sees
+    (torch.cuda.synchronize is cudaDeviceSynchronize, all streams of one device), so work left
+    on a side stream or another GPU is inside the timed call; nothing on the CPU."""
+    if device != "cuda":
+        return lambda: None
+    devices = range(torch.cuda.device_count())
+    def sync():
+        for index in devices:
+            torch.cuda.synchronize(index)
+    return sync
 
 class _FreshValues:
     """New values for the random inputs of each timed call, so that no call can be answered from
@@ -499,9 +595,10 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
     seed) and the caches flushed (`cold_cache`, _CacheFlush), "ready" (fib answers "go" with the
     call's key and starts its clock), the call, the device synchronized, "done" with the
     commitment to its outputs (fib stops its clock), and, when fib answers that it keeps the
-    call, `keep(index, result, inputs)` saves them."""
+    call, `keep(index, result, inputs)` saves them; when fib's answer also says "stop", no call
+    follows."""
     import json
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    sync = _device_sync(device)
     flush = _CacheFlush(device) if cold_cache else None
     with torch.no_grad():
         for _ in range(warmup):
@@ -532,8 +629,11 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
                 milliseconds = (time.perf_counter() - start) * 1000.0
             channel.send({"timing": "done", "iteration": index, "ms": milliseconds,
                           "commit": commitment(key, result)})
-            if json.loads(channel.wait_go()).get("keep") and keep is not None:
+            answer = json.loads(channel.wait_go())
+            if answer.get("keep") and keep is not None:
                 keep(index, result, inputs)
+            if answer.get("stop"):  # fib's adaptive stop: the median is known well enough
+                break
 
 def _forget_earlier_jobs(directory):
     """Removes the other job directories beside `directory` (this worker's scratch, in the
@@ -716,19 +816,23 @@ def solution_samples(cache, solution, directory, input_names, scalars, output_sp
 _BUILT = {}
 
 def built_solution(cache, solution):
-    """(callable, log) from this worker's memory, else built (and remembered when it worked)."""
+    """(callable, log) from this worker's memory, else loaded (and remembered when it worked)."""
     key = solution["key"]
     if key not in _BUILT:
-        function, log = build_solution(cache, key, solution["language"], solution.get("binding"),
-                                       solution["entry_file"], solution["entry_symbol"],
-                                       [(f["path"], f["content"]) for f in solution["sources"]])
+        function, log = load_solution(cache, key, solution["language"], solution.get("binding"),
+                                      solution["entry_file"], solution["entry_symbol"])
         if function is None:
             return (None, log)
         _BUILT[key] = (function, log)
     return _BUILT[key]
 
 def build_job(cache, solution):
-    """(ok, log) of building a solution."""
+    """(ok, log) of building a solution (its sources written and compiled, nothing loaded)."""
+    return build_solution(cache, solution["key"], solution["language"], solution.get("binding"),
+                          [(f["path"], f["content"]) for f in solution["sources"]])
+
+def load_job(cache, solution):
+    """(ok, log) of loading a built solution into this worker."""
     function, log = built_solution(cache, solution)
     return (function is not None, log)
 

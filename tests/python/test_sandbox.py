@@ -234,11 +234,14 @@ class Safetensors(unittest.TestCase):
 
 class FakeFib:
     """fib's side of the timed calls, on a socket pair: a seed (`seed + call`, or none) for each
-    "prepare", "go" with a key for each "ready", "keep" for each "done"."""
+    "prepare", "go" with a key for each "ready", "keep" for each "done" (and "stop" with the
+    `stop_after`-th)."""
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None, stop_after=None):
         import socket, threading
         self.seed = seed
+        self.stop_after = stop_after
+        self.done = 0
         self.keys = []
         self.ours, self.theirs = socket.socketpair()
         self.messages = []
@@ -265,7 +268,10 @@ class FakeFib:
                     self.keys.append(os.urandom(16).hex())
                     self.ours.sendall((json.dumps({"go": i, "key": self.keys[-1]}) + "\n").encode())
                 elif step == "done":
-                    self.ours.sendall(b'{"keep": true}\n')
+                    self.done += 1
+                    stop = self.done == self.stop_after
+                    self.ours.sendall(b'{"keep": true, "stop": true}\n' if stop
+                                      else b'{"keep": true}\n')
 
     def channel(self, job_id):
         return sandbox.Channel(self.theirs.fileno(), job_id)
@@ -340,6 +346,23 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
             self.assertFalse(torch.equal(inputs["x"], x))  # a new order of the same values
             self.assertTrue(torch.equal(inputs["x"].sort().values, x))
 
+    def test_a_cold_cache_resets_persisting_lines_first_where_the_driver_can(self):
+        calls = []
+        flush = sandbox._CacheFlush("cpu", reset=lambda: calls.append(flush.value))
+        flush()
+        flush()
+        self.assertEqual(calls, [0, 1])  # the reset comes before each fill
+        self.assertEqual(int(flush.buffer[0]), 2)
+
+        class Driver:
+            cuCtxResetPersistingL2Cache = object()
+        self.assertIs(sandbox._persisting_l2_reset(lambda name: Driver),
+                      Driver.cuCtxResetPersistingL2Cache)
+        def missing(name):
+            raise OSError(name + ": cannot open shared object file")
+        self.assertIsNone(sandbox._persisting_l2_reset(missing))
+        self.assertIsNone(sandbox._persisting_l2_reset(lambda name: object()))
+
     def test_a_commitment_changes_with_the_key_and_every_byte(self):
         y = torch.zeros(4)
         first = sandbox.commitment("00" * 16, [y])
@@ -358,12 +381,32 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         self.assertIn("<reference:ref>", result["reference_error"])
         self.assertNotIn("reference_outputs", result["reference_error"])
 
-    def solution(self, source, dps=False):
+    def solution(self, source, dps=False, built=True):
+        """The request of a Python solution, built (as fib's build worker does) unless told."""
         import hashlib
         key = hashlib.sha1(source.encode()).hexdigest()  # as fib's content hash: distinct heads
-        return {"key": key, "language": "python", "binding": None,
-                "entry_file": "main.py", "entry_symbol": "run", "dps": dps,
-                "sources": [{"path": "main.py", "content": source}]}
+        solution = {"key": key, "language": "python", "binding": None,
+                    "entry_file": "main.py", "entry_symbol": "run", "dps": dps,
+                    "sources": [{"path": "main.py", "content": source}]}
+        if built:
+            self.assertEqual(sandbox.build_job(os.path.join(self.scratch, "cache"), solution),
+                             (True, ""))
+        return solution
+
+    def test_the_build_never_runs_the_solution_and_a_load_needs_a_build(self):
+        cache = os.path.join(self.scratch, "cache")
+        witness = os.path.join(self.scratch, "imported")
+        source = "open(%r, 'w').close()\n\ndef run(x, k):\n    return x\n" % witness
+        unbuilt = self.solution(source, built=False)
+        ok, why = sandbox.load_job(cache, unbuilt)
+        self.assertFalse(ok)
+        self.assertIn("build did not complete", why)
+        self.assertEqual(sandbox.build_job(cache, unbuilt), (True, ""))
+        self.assertFalse(os.path.exists(witness))  # written, not imported
+        self.assertTrue(os.path.exists(os.path.join(cache, "solutions", unbuilt["key"],
+                                                    sandbox.BUILT_MARK)))
+        self.assertEqual(sandbox.load_job(cache, unbuilt), (True, ""))
+        self.assertTrue(os.path.exists(witness))
 
     def test_the_solution_writes_what_it_returned_and_says_its_kinds(self):
         import json
@@ -380,6 +423,22 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         # The lock of the build lives inside the cache entry (the only writable place).
         self.assertTrue(os.path.exists(os.path.join(cache, "solutions",
                                                     self.solution("def run(x, k):\n    return x * k, 5\n")["key"], ".lock")))
+
+    def test_fib_s_stop_ends_the_timed_calls(self):
+        import json
+        sandbox.save_tensors(os.path.join(self.directory, "inputs.safetensors"),
+                             [("x", torch.ones(2))])
+        fib = FakeFib(stop_after=2)
+        try:
+            json.loads(sandbox.solution_outputs(
+                os.path.join(self.scratch, "cache"), self.solution("def run(x, k):\n    return x\n"),
+                self.directory, ["x", "k"], {"k": 1}, [[[2], "F32"]], "cpu", 0, 9,
+                fib.channel(7)))
+        finally:
+            fib.close()
+        done = [m for m in fib.messages if m.get("timing") == "done"]
+        self.assertEqual(len(done), 2)  # of 9 asked
+        self.assertFalse(os.path.exists(os.path.join(self.directory, "timed_2.safetensors")))
 
     def test_every_timed_call_is_kept_after_it_returned(self):
         import json

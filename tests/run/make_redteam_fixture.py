@@ -23,6 +23,9 @@ Solutions (author `redteam`) and what fib must make of them (docs/execution.md, 
                      /dev/shm, /var/tmp, /            → RUNTIME_ERROR naming the scratch limit
   rt_snoop           looks for other solutions' entries, the dataset, fib's files and the host's
                      home; returns wrong values if it finds any      → PASSED (contained)
+  rt_persist         tries to leave a memo in its cache entry and to rewrite its own source;
+                     returns wrong values if any write goes through  → PASSED (the entry is
+                     read-only while it runs), the entry as fib wrote it
 """
 import json
 import os
@@ -188,6 +191,35 @@ def run(x, w):
     return slow(x, w)
 '''
 
+PERSIST = HARNESS + '''
+import os
+
+def wrote_somewhere():
+    """Tries to leave something behind in its own cache entry: a memo beside its source, one in
+    the entry, and its own source rewritten. True when any of it went through."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    entry = os.path.dirname(here)
+    wrote = False
+    for path in (os.path.join(here, "memo.bin"), os.path.join(entry, "memo.bin"),
+                 os.path.join(here, "__pycache__", "memo.bin"), __file__):
+        try:
+            with open(path, "a") as f:
+                f.write("# kept\\n")
+            wrote = True
+        except OSError:
+            pass
+    return wrote
+
+_wrote = None
+
+def run(x, w):
+    global _wrote
+    if _wrote is None:
+        _wrote = wrote_somewhere()
+    y = slow(x, w)
+    return y + 1 if _wrote else y
+'''
+
 SOLUTIONS = {
     "rt_honest": HARNESS + "\ndef run(x, w):\n    return slow(x, w)\n",
     "rt_clock_stop": FAKE_TIMED.replace("@PRECOMPUTE@", "False"),
@@ -198,6 +230,7 @@ SOLUTIONS = {
     "rt_deferred": DEFERRED,
     "rt_snoop": SNOOP,
     "rt_disk_fill": DISK_FILL,
+    "rt_persist": PERSIST,
 }
 
 

@@ -10,7 +10,7 @@
 // Protocol (one JSON object per line over a socket that is the worker's standard input):
 //   worker → fib, once at start: {"fib_worker": 1, "torch": "1.13.0a0", "python": "3.11.2",
 //                                  "cuda": false, "float8": false[, "device_name": "..."]}
-//   fib → worker: {"id": <random>, "job": "build" | "smoke" | "build_solution" |
+//   fib → worker: {"id": <random>, "job": "build" | "smoke" | "build_solution" | "load_solution" |
 //                  "reference_outputs" | "solution_outputs", "name": "...", "reference": "...",
 //                  "inputs": ["x", ...], "outputs": ["y", ...], "device": "cpu", "seed": 0, ...}
 //   worker → fib, during reference_outputs / solution_outputs, per timed call:
@@ -22,7 +22,8 @@
 //                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}], ...}
 //
 // Judging: `evaluate` runs the reference in one sandboxed worker and the solution in another (one
-// per solution, its build cache entry the only writable place besides its scratch directory);
+// per solution, its build cache entry read-only; a C++ or CUDA solution is built before by a
+// worker of its own that has the entry writable and never loads the build);
 // the outputs cross as safetensors files that fib compares itself (exec/compare.hpp), and the
 // latencies are fib's own clock over each timed call. What the solution's process reports is
 // only cross-checked.
@@ -44,6 +45,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fib {
@@ -109,6 +111,9 @@ struct WorkerInfo {
   // untrusted code ran; 0 when it did not say): the cost fib subtracts from each timed call.
   double commit_bytes_per_second = 0.0;
   double commit_seconds_per_call = 0.0; // and what a commitment costs whatever its size
+  // How fast the device copies memory: (bytes copied, bytes read and written per second), by
+  // size, measured likewise; empty when it did not say. fib's plausibility floor reads it.
+  std::vector<std::pair<std::uint64_t, double>> copy_bandwidth;
 };
 
 enum class ReferenceVerdict { ok, failed, skipped, unavailable };
@@ -177,6 +182,10 @@ struct EvaluateOptions {
   // Each trial runs the reference and the solution on inputs drawn with its own seed (trial t:
   // seed t); every trial must pass, and the latency is the mean of the trials' medians.
   int trials = 1;
+  // The adaptive stop: a solution's timed calls end once their median's 95% confidence interval
+  // is within this share of it (at least 5 calls, at most `iterations`); nullopt: all of them.
+  // The reference always makes all `iterations`.
+  std::optional<double> stop_at_ci;
   ColdCache cold_cache = ColdCache::no;
   std::filesystem::path cache;        // builds go to CACHE/solutions/<content hash>/
   std::filesystem::path dataset_root; // safetensors paths are relative to it
@@ -257,8 +266,9 @@ public:
                           const std::vector<const Workload*>& workloads,
                           const EvaluateOptions& options);
 
-  // Builds `solution` as `evaluate` would (same cache), without running it: ok, or failed with
-  // the compile log in the outcome's `log`; unavailable when the worker cannot be used.
+  // Builds `solution` as `evaluate` would (same cache) and loads it into its worker, without
+  // running it: ok, or failed with the compile log in the outcome's `log`; unavailable when the
+  // worker cannot be used.
   struct BuildResult {
     ReferenceVerdict verdict = ReferenceVerdict::unavailable;
     std::string log;

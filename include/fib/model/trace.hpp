@@ -56,14 +56,22 @@ struct Correctness {
 
 // Each ≥ 0, NaN rejected, +inf allowed.
 struct Performance {
-  double latency_ms = 0.0;
+  double latency_ms = 0.0; // fib: the median of the timed calls (the mean of the trials' medians)
   double reference_latency_ms = 0.0;
   double speedup_factor = 0.0;
+  // fib's own (the old tool has no such key and drops it): the timed calls' dispersion
+  // ("timed_calls", "latency_min_ms", "latency_q1_ms", "latency_q3_ms", "latency_max_ms"), the
+  // plausibility floor ("plausibility_floor_ms") and "implausible": true under it. Written only
+  // when present.
+  std::optional<Json> extra;
 };
 
 struct Environment {
   std::string hardware;
   OrderedMap<std::string> libs;
+  // fib's own (the old tool drops it): a GPU's clocks, power, temperature and throttle reasons
+  // right after the solution's timed calls, where fib could read them. Written only when present.
+  std::optional<Json> device_state;
 };
 
 struct Evaluation {

@@ -52,6 +52,7 @@ struct EvaluationOverrides {
   std::optional<ToleranceTable> tolerance;      // file key tolerance: "fixed" or "per-dtype"
   std::optional<EvaluatorChoice> evaluator;     // "auto", "standard", "low-bit" or "sampling"
   std::optional<ColdCache> cold_cache;          // file key cold_cache: a boolean
+  std::optional<double> stop_at_ci;             // in (0, 1)
   // The sampling evaluator's settings, under the file's `extra` as the old tool has them.
   std::optional<int> sampling_validation_trials; // 1..100000
   std::optional<double> sampling_tvd_threshold;  // in [0, 1]
@@ -61,6 +62,9 @@ struct EvaluationOverrides {
 // A settings file as read.
 struct RunConfig {
   std::filesystem::path file; // empty: no file
+  // Top level only: the bytes each worker may write into its scratch (what --scratch-limit sets,
+  // which wins over it), at least 1 MiB.
+  std::optional<std::uint64_t> scratch_limit;
   EvaluationOverrides all;
   std::map<std::string, EvaluationOverrides> op_types;    // op_type_config
   std::map<std::string, EvaluationOverrides> definitions; // definition_config
@@ -73,7 +77,8 @@ struct RunConfig {
 // a value of the wrong type or out of range. The old tool's run options (timeout_seconds,
 // definitions, solutions, ...) are errors that name the flag to use instead. `extra` holds the
 // sampling evaluator's settings (sampling_validation_trials, sampling_tvd_threshold, and fib's
-// sampling_samples). nullopt when some error was reported.
+// sampling_samples). `scratch_limit` (bytes) is read at the top level only. nullopt when some
+// error was reported.
 std::optional<RunConfig> load_run_config(const std::filesystem::path& file, DiagnosticSink& sink);
 
 // The evaluator of a definition when none is named: sampling for samplers (is_sampler: op_type

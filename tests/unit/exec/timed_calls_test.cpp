@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <string>
@@ -122,6 +123,53 @@ TEST(TimedCalls, TheLatencyLosesTheCommitmentsCostAndGainsExtraPreparation) {
   EXPECT_DOUBLE_EQ(detail::call_latencies(timing, bytes, {0.5e-3, 1e9}, nullptr).ms[0], 8.5);
   EXPECT_EQ(plain.ms, (std::vector<double>{10.0, 10.0, 10.0}));
   EXPECT_EQ(plain.charged_calls, 0U);
+}
+
+TEST(TimedCalls, ThePlausibilityFloorUsesTheBandwidthOfTheSizeThatHoldsTheCall) {
+  // 1 MiB copies at 100 GB/s (in cache), 64 MiB ones at 10 GB/s.
+  const std::vector<std::pair<std::uint64_t, double>> bandwidth{{1U << 20, 100e9},
+                                                                {64U << 20, 10e9}};
+  // 1 MB moved fits a 1 MiB copy (which moves 2 MiB): 1e6 / 100e9 s, halved (the headroom).
+  EXPECT_DOUBLE_EQ(detail::plausibility_floor_ms(1'000'000, bandwidth), 1e3 * 1e6 / 100e9 / 2);
+  // 100 MB needs the 64 MiB figure; beyond the largest size its figure holds.
+  EXPECT_DOUBLE_EQ(detail::plausibility_floor_ms(100'000'000, bandwidth), 1e3 * 1e8 / 10e9 / 2);
+  EXPECT_DOUBLE_EQ(detail::plausibility_floor_ms(1'000'000'000, bandwidth), 1e3 * 1e9 / 10e9 / 2);
+  // Nothing measured, or nothing moved: no floor.
+  EXPECT_EQ(detail::plausibility_floor_ms(1'000'000, {}), 0.0);
+  EXPECT_EQ(detail::plausibility_floor_ms(0, bandwidth), 0.0);
+}
+
+TEST(TimedCalls, QuartilesAreInterpolatedOverTheSortedCalls) {
+  EXPECT_EQ(detail::quartiles({4.0, 1.0, 3.0, 2.0, 5.0}),
+            (std::array<double, 5>{1.0, 2.0, 3.0, 4.0, 5.0}));
+  EXPECT_EQ(detail::quartiles({2.0, 1.0}), (std::array<double, 5>{1.0, 1.25, 1.5, 1.75, 2.0}));
+  EXPECT_EQ(detail::quartiles({7.0}), (std::array<double, 5>{7.0, 7.0, 7.0, 7.0, 7.0}));
+}
+
+TEST(TimedCalls, ThePerformanceExtraSaysTheSpreadAndAMedianUnderTheFloor) {
+  const std::array<double, 5> spread{1.0, 2.0, 3.0, 4.0, 5.0};
+  const Json plausible = detail::performance_extra(spread, 5, 2.5);
+  EXPECT_EQ(plausible, (Json{{"timed_calls", 5},
+                             {"latency_min_ms", 1.0},
+                             {"latency_q1_ms", 2.0},
+                             {"latency_q3_ms", 4.0},
+                             {"latency_max_ms", 5.0},
+                             {"plausibility_floor_ms", 2.5}}));
+  EXPECT_EQ(detail::performance_extra(spread, 5, 3.5).value("implausible", false), true);
+  EXPECT_FALSE(detail::performance_extra(spread, 5, 0.0).contains("plausibility_floor_ms"));
+}
+
+TEST(TimedCalls, TheAdaptiveStopWaitsForFiveCallsAndATightMedian) {
+  // Quartiles 9.9 and 10.1 around 10 over 5 calls: 1.57 * 0.2 / sqrt(5) / 10, about 1.4%.
+  const std::vector<double> tight{9.8, 9.9, 10.0, 10.1, 10.2};
+  EXPECT_NEAR(detail::median_ci_relative(tight), 1.57 * 0.2 / std::sqrt(5.0) / 10.0, 1e-12);
+  EXPECT_TRUE(detail::should_stop(tight, 0.02));
+  EXPECT_FALSE(detail::should_stop(tight, 0.01));
+  // Four calls never stop, however alike.
+  EXPECT_FALSE(detail::should_stop({10.0, 10.0, 10.0, 10.0}, 0.5));
+  // A wide spread does not.
+  EXPECT_FALSE(detail::should_stop({1.0, 5.0, 10.0, 20.0, 40.0}, 0.2));
+  EXPECT_FALSE(detail::should_stop({0.0, 0.0, 0.0, 0.0, 0.0}, 0.5)); // no median to share
 }
 
 } // namespace

@@ -193,6 +193,34 @@ TEST(RunConfigFile, EveryProblemIsNamedWithItsPointer) {
   }
 }
 
+TEST(RunConfigFile, ScratchLimitAtTheTopOnlyAndTheAdaptiveStopInAnyLayer) {
+  TempDir dir;
+  DiagnosticList sink;
+  const auto good = dir.write("good.toml", "scratch_limit = 268435456\niterations = 5\n"
+                                           "stop_at_ci = 0.02\n");
+  const auto config = load_run_config(good, sink);
+  ASSERT_TRUE(config) << describe(sink);
+  EXPECT_EQ(config->scratch_limit, std::optional<std::uint64_t>(268435456));
+  EXPECT_EQ(config->all.iterations, 5);
+  EXPECT_EQ(config->all.stop_at_ci, 0.02);
+
+  const auto bad = dir.write("bad.toml", R"(scratch_limit = 1000
+[op_type_config.gemm]
+scratch_limit = 268435456
+stop_at_ci = 1.5
+)");
+  DiagnosticList problems;
+  EXPECT_FALSE(load_run_config(bad, problems));
+  EXPECT_TRUE(has(problems, codes::k_run_config_invalid, "/scratch_limit")) << describe(problems);
+  EXPECT_TRUE(has(problems, codes::k_run_config_invalid, "/op_type_config/gemm/scratch_limit"))
+      << describe(problems);
+  const std::string text = describe(problems);
+  EXPECT_NE(text.find("at least 1048576, not 1000"), std::string::npos) << text;
+  EXPECT_NE(text.find("a setting of the whole run"), std::string::npos) << text;
+  EXPECT_TRUE(has(problems, codes::k_run_config_invalid, "/op_type_config/gemm/stop_at_ci"));
+  EXPECT_NE(text.find("above 0 and under 1, not 1.5"), std::string::npos) << text;
+}
+
 TEST(RunConfigFile, HostileOrBrokenFilesAreErrorsNotCrashes) {
   TempDir dir;
   std::string deep = "a";
