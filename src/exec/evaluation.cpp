@@ -319,8 +319,11 @@ Json merged_extra(const Json& so_far, const Json& next) {
       std::min(so_far.value("latency_min_ms", 0.0), next.value("latency_min_ms", 0.0));
   out["latency_max_ms"] =
       std::max(so_far.value("latency_max_ms", 0.0), next.value("latency_max_ms", 0.0));
-  for (const char* key : {"latency_q1_ms", "latency_q3_ms"}) {
-    out[key] = so_far.value(key, 0.0) + next.value(key, 0.0);
+  for (const char* key :
+       {"latency_q1_ms", "latency_q3_ms", "kernel_latency_ms", "setup_latency_ms"}) {
+    if (next.contains(key)) {
+      out[key] = so_far.value(key, 0.0) + next.value(key, 0.0);
+    }
   }
   if (next.contains("plausibility_floor_ms")) {
     out["plausibility_floor_ms"] = std::max(so_far.value("plausibility_floor_ms", 0.0),
@@ -394,8 +397,11 @@ SolutionEvaluation EvaluationSteps::later_trials(detail::WorkerProcess& worker,
   }
   latency /= trials;
   reference_latency /= trials;
-  for (const char* key : {"latency_q1_ms", "latency_q3_ms"}) {
-    extra[key] = extra.value(key, 0.0) / trials;
+  for (const char* key :
+       {"latency_q1_ms", "latency_q3_ms", "kernel_latency_ms", "setup_latency_ms"}) {
+    if (extra.contains(key)) {
+      extra[key] = extra.value(key, 0.0) / trials;
+    }
   }
   const double floor_ms = extra.value("plausibility_floor_ms", 0.0);
   extra.erase("implausible");
@@ -603,6 +609,8 @@ SolutionEvaluation EvaluationSteps::judge(detail::WorkerProcess& worker,
            {"reference_latency_ms", reference.latency_ms},
            {"speedup_factor", latency > 0 ? reference.latency_ms / latency : 0.0},
            {"extra", detail::performance_extra(spread, latencies.ms.size(), floor_ms)}};
+  detail::add_split_timing((*out.evaluation)["performance"]["extra"], latencies.ms,
+                           result.timing.setup_ms);
   return out;
 }
 

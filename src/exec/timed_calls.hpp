@@ -83,6 +83,13 @@ double plausibility_floor_ms(std::uint64_t bytes,
 // The quartiles of `values` (not empty), linearly interpolated: {min, q1, median, q3, max}.
 std::array<double, 5> quartiles(std::vector<double> values);
 
+// A solution with a setup() (`setup_ms` has one entry per call of `latencies`): latency_ms is
+// end to end (setup and run, what flashinfer-bench's split timing calls e2e), and the run alone
+// is its kernel time. Adds "kernel_latency_ms" (the median of each call's latency less its
+// setup) and "setup_latency_ms" to `extra`; nothing otherwise.
+void add_split_timing(Json& extra, const std::vector<double>& latencies,
+                      const std::vector<double>& setup_ms);
+
 // The adaptive stop (--stop-at-ci): whether the timed calls so far (`ms`, fib's intervals) pin
 // their median down well enough to stop. True from k_min_calls_before_stop calls on, once the
 // half-width of the median's 95% confidence interval, estimated as 1.57 × IQR / √n (the notch of

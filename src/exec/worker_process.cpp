@@ -597,58 +597,6 @@ std::optional<ReferenceOutcome> WorkerProcess::send_timing_answer(const Json& an
   return failure(codes::k_worker_protocol, role() + " closed the channel during its timed calls");
 }
 
-// A timing message of the worker during a job. Each call goes "prepare" (answered with its seed;
-// the preparation's clock starts), "ready" (answered with "go" and a fresh key; fib's clock
-// starts), "done" with the worker's own measurement and the commitment to the outputs (fib's
-// clock stops; answered with "keep"). A protocol error outcome when a message is out of order,
-// malformed, beyond the job's `max_calls`, or comes while fib's answer is still unread.
-std::optional<ReferenceOutcome> WorkerProcess::answer_timing(const Json& message, std::uint64_t id,
-                                                             TimingRound& round, TimedCalls& timing,
-                                                             CallState& call) {
-  const std::string step = string_field(message, "timing");
-  const Json iteration = field(message, "iteration");
-  const Json reported = field(message, "ms");
-  const bool in_order = iteration.is_number_integer() && iteration.get<std::int64_t>() >= 0 &&
-                        iteration.get<std::uint64_t>() == timing.fib_ms.size() &&
-                        timing.fib_ms.size() < round.max_calls && m_buffer.empty();
-  const std::size_t index = timing.fib_ms.size();
-  if (step == "prepare" && in_order && call.phase == CallPhase::none) {
-    call = {CallPhase::preparing, Clock::now()};
-    const std::optional<std::uint64_t> seed =
-        index < round.seeds.size() ? round.seeds[index] : std::nullopt;
-    timing.seeds.push_back(seed);
-    Json answer{{"id", id}, {"seed", seed ? Json(*seed) : Json()}};
-    return send_timing_answer(answer, round.deadline);
-  }
-  if (step == "ready" && in_order && call.phase == CallPhase::preparing) {
-    timing.prep_ms.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - call.since).count());
-    timing.keys.push_back(secret_key_hex());
-    Json answer{{"go", iteration}, {"id", id}, {"key", timing.keys.back()}};
-    call = {CallPhase::timing, Clock::now()};
-    return send_timing_answer(answer, round.deadline);
-  }
-  if (step == "done" && in_order && call.phase == CallPhase::timing && reported.is_number() &&
-      reported.get<double>() >= 0.0 && is_commitment(field(message, "commit"))) {
-    const auto elapsed = Clock::now() - call.since;
-    timing.fib_ms.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
-    timing.reported_ms.push_back(reported.get<double>());
-    timing.commits.push_back(field(message, "commit").get<std::string>());
-    call = {};
-    Json answer{{"id", id}, {"keep", true}};
-    if (round.stop_at_ci && should_stop(timing.fib_ms, *round.stop_at_ci)) {
-      // No call past this one: a "prepare" after it is out of order.
-      answer["stop"] = true;
-      timing.stopped = true;
-      round.max_calls = timing.fib_ms.size();
-    }
-    return send_timing_answer(answer, round.deadline);
-  }
-  kill_tree();
-  return failure(codes::k_worker_protocol,
-                 role() + " sent an unexpected timing message: " + text_excerpt(message.dump()));
-}
-
 ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
   ReferenceOutcome outcome;
   const std::string verdict = string_field(root, "outcome");
@@ -681,38 +629,6 @@ ReferenceOutcome WorkerProcess::read_outcome(const Json& root) {
     outcome.diagnostics.push_back(std::move(d));
   }
   return outcome;
-}
-
-// The timed calls a job asks for: their number (its `iterations`), the seed of each (the
-// request's `timed_seeds`, else a secret one per call where it varies inputs) and fib's adaptive
-// stop (`stop_at_ci`); both keys are taken out of the request, so the worker never sees them.
-WorkerProcess::TimingRound WorkerProcess::timing_round(Json& request, Clock::time_point deadline) {
-  const Json iterations = field(request, "iterations");
-  TimingRound round;
-  round.deadline = deadline;
-  round.max_calls =
-      iterations.is_number_integer()
-          ? static_cast<std::size_t>(std::max<std::int64_t>(iterations.get<std::int64_t>(), 1))
-          : 0;
-  const Json given_seeds = field(request, "timed_seeds");
-  const Json fresh = field(request, "fresh_inputs");
-  for (std::size_t i = 0; i < round.max_calls; ++i) {
-    if (given_seeds.is_array()) {
-      const bool usable = i < given_seeds.size() && given_seeds[i].is_number_unsigned();
-      round.seeds.push_back(usable ? std::optional(given_seeds[i].get<std::uint64_t>())
-                                   : std::nullopt);
-    } else if (fresh.is_object() && !fresh.empty()) {
-      round.seeds.push_back(secret_seed());
-    } else {
-      round.seeds.push_back(std::nullopt);
-    }
-  }
-  request.erase("timed_seeds");
-  if (const Json stop = field(request, "stop_at_ci"); stop.is_number()) {
-    round.stop_at_ci = stop.get<double>(); // fib's to decide: the worker only hears "stop"
-  }
-  request.erase("stop_at_ci");
-  return round;
 }
 
 JobResult WorkerProcess::run_job(Json request, std::chrono::milliseconds timeout) {

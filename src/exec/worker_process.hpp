@@ -51,9 +51,12 @@ struct WorkerProcessOptions {
 // seed fib sent for the call's fresh input values (none when the job varies no input), the key
 // it sent with "go" and the commitment the worker sent with "done". The worker keeps every
 // call's outputs (timed_<i>.safetensors). `stopped` when fib ended the calls early (the job's
-// `stop_at_ci`, said with the last "keep").
+// `stop_at_ci`, said with the last "keep"). `setup_ms`, for a solution with a setup(): per call,
+// fib's interval from "go" to the worker's "setup" (its setup done, the device synchronized);
+// the rest of the call is its kernel time.
 struct TimedCalls {
   bool stopped = false;
+  std::vector<double> setup_ms;
   std::vector<double> fib_ms;
   std::vector<double> reported_ms;
   std::vector<double> prep_ms;
@@ -123,6 +126,7 @@ private:
   struct CallState {
     CallPhase phase = CallPhase::none;
     std::chrono::steady_clock::time_point since;
+    std::optional<std::chrono::steady_clock::time_point> setup_done; // its "setup", if any
   };
   std::optional<Diagnostic> ensure_started();
   std::optional<Diagnostic> spawn();

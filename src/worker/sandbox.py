@@ -315,6 +315,11 @@ def load_solution(cache, key, language, binding, entry_file, entry_symbol):
         function = getattr(module, entry_symbol, None)
         if not callable(function):
             return (None, "Entry symbol '%s' not found in module '%s'" % (entry_symbol, stem))
+        setup = getattr(module, "setup", None)
+        if setup is not None:
+            if not callable(setup):
+                return (None, "'setup' in module '%s' is not a function" % stem)
+            _SETUP[key] = setup
         return (function, "")
     path = os.path.join(root, library)
     if binding != "torch":
@@ -590,7 +595,7 @@ def _fresh_values(input_names, fresh_inputs):
     return _FreshValues(modes) if modes else None
 
 def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
-          vary=None):
+          vary=None, split=False):
     """Runs `run(inputs, outs)` (a list of outputs) `warmup` times untimed, then `iterations`
     times under fib's clock. Each timed call: "prepare" (fib answers with the call's seed),
     its inputs made (with `vary`, _FreshValues, their random ones given new values from that
@@ -598,10 +603,17 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
     call's key and starts its clock), the call, the device synchronized, "done" with the
     commitment to its outputs (fib stops its clock), and, when fib answers that it keeps the
     call, `keep(index, result, inputs)` saves them; when fib's answer also says "stop", no call
-    follows."""
+    follows. With `split` (a solution with a setup()), `run(inputs, outs, mark)` calls `mark()`
+    between its setup and its run: the device synchronized, "setup" said to fib, which takes the
+    rest of the call as its kernel time."""
     import json
     sync = _device_sync(device)
     flush = _CacheFlush(device) if cold_cache else None
+    def mark(index):
+        def said():
+            sync()
+            channel.send({"timing": "setup", "iteration": index})
+        return said
     with torch.no_grad():
         for _ in range(warmup):
             run(*prepare())
@@ -621,13 +633,13 @@ def timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cac
                 begin = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 begin.record()
-                result = run(inputs, outs)
+                result = run(inputs, outs, mark(index)) if split else run(inputs, outs)
                 end.record()
                 sync()
                 milliseconds = begin.elapsed_time(end)
             else:
                 start = time.perf_counter()
-                result = run(inputs, outs)
+                result = run(inputs, outs, mark(index)) if split else run(inputs, outs)
                 milliseconds = (time.perf_counter() - start) * 1000.0
             channel.send({"timing": "done", "iteration": index, "ms": milliseconds,
                           "commit": commitment(key, result)})
@@ -703,15 +715,20 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
         tensors = load_tensors(os.path.join(directory, "inputs.safetensors"), device)
         args = [tensors[n] if n in tensors else scalars[n] for n in input_names]
         dps = solution["dps"]
+        setup = _SETUP.get(solution["key"])
         def prepare():
             outs = [torch.empty(shape, dtype=_TORCH_DTYPES[dtype], device=device)
                     for shape, dtype in output_specs] if dps else []
             return _fresh(args), outs
-        def call(inputs, outs):
-            if dps:
+        def call(inputs, outs, mark=None):
+            if setup is not None:
+                result = _with_setup(setup, function)(list(inputs) + list(outs), mark)
+            elif dps:
                 function(*inputs, *outs)
                 return outs
-            return _as_list(function(*inputs), len(output_specs))
+            else:
+                result = function(*inputs)
+            return outs if dps else _as_list(result, len(output_specs))
         with torch.no_grad():
             got = call(*prepare())
         if device == "cuda":
@@ -723,7 +740,7 @@ def solution_outputs(cache, solution, directory, input_names, scalars, output_sp
             save_tensors(os.path.join(directory, "timed_%d.safetensors" % index),
                          [(str(i), v) for i, v in enumerate(result) if isinstance(v, torch.Tensor)])
         timed(channel, call, prepare, warmup, iterations, device, keep, cold_cache=cold_cache,
-              vary=_fresh_values(input_names, fresh_inputs))
+              vary=_fresh_values(input_names, fresh_inputs), split=setup is not None)
         if perturbed:
             other = load_tensors(os.path.join(directory, "perturbed.safetensors"), device)
             inputs, outs = prepare()
@@ -816,6 +833,22 @@ def solution_samples(cache, solution, directory, input_names, scalars, output_sp
     return json.dumps({"drawn": drawn})
 
 _BUILT = {}
+_SETUP = {}  # a Python solution's optional setup(), by solution key
+
+def _with_setup(setup, function):
+    """run(*inputs) as a solution with a setup() is called: its state (a dict, or None) computed
+    from the same inputs, then passed to run as keywords; `mark` between the two when given."""
+    def call(inputs, mark=None):
+        state = setup(*inputs)
+        if state is None:
+            state = {}
+        if not isinstance(state, dict):
+            raise TypeError("setup() returned %s, not a dict of keyword arguments for run()"
+                            % type(state).__name__)
+        if mark is not None:
+            mark()
+        return function(*inputs, **state)
+    return call
 
 def built_solution(cache, solution):
     """(callable, log) from this worker's memory, else loaded (and remembered when it worked)."""

@@ -424,6 +424,26 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(cache, "solutions",
                                                     self.solution("def run(x, k):\n    return x * k, 5\n")["key"], ".lock")))
 
+    def test_a_setup_runs_before_each_call_and_is_said_between_go_and_done(self):
+        import json
+        sandbox.save_tensors(os.path.join(self.directory, "inputs.safetensors"),
+                             [("x", torch.ones(2))])
+        source = ("calls = []\n\ndef setup(x, k):\n    calls.append('setup')\n"
+                  "    return {'scale': k + 1}\n\n"
+                  "def run(x, k, scale):\n    calls.append('run')\n    return x * scale\n")
+        fib = FakeFib()
+        try:
+            result = json.loads(sandbox.solution_outputs(
+                os.path.join(self.scratch, "cache"), self.solution(source), self.directory,
+                ["x", "k"], {"k": 2}, [[[2], "F32"]], "cpu", 1, 2, fib.channel(8)))
+        finally:
+            fib.close()
+        self.assertEqual(result["kinds"], ["tensor"])
+        got = sandbox.load_tensors(os.path.join(self.directory, "got.safetensors"), "cpu")
+        self.assertTrue(torch.equal(got["0"], torch.full((2,), 3.0)))  # run got setup's state
+        steps = [m["timing"] for m in fib.messages if "timing" in m]
+        self.assertEqual(steps, ["prepare", "ready", "setup", "done"] * 2)
+
     def test_fib_s_stop_ends_the_timed_calls(self):
         import json
         sandbox.save_tensors(os.path.join(self.directory, "inputs.safetensors"),

@@ -26,6 +26,8 @@ Solutions (author `redteam`) and what fib must make of them (docs/execution.md, 
   rt_persist         tries to leave a memo in its cache entry and to rewrite its own source;
                      returns wrong values if any write goes through  → PASSED (the entry is
                      read-only while it runs), the entry as fib wrote it
+  rt_setup_heavy     does all its work in setup() and returns it from run → PASSED, latency
+                     >= 45 ms (setup and run are timed together; the kernel time is the run's)
 """
 import json
 import os
@@ -57,7 +59,7 @@ FAKE_TIMED = HARNESS + '''
 _patched = False
 
 def fake_timed(channel, run, prepare, warmup, iterations, device, keep=None, cold_cache=False,
-               vary=None):
+               vary=None, **_):
     import json, os
     commitment = harness_globals["commitment"]
     for index in range(max(iterations, 1)):
@@ -220,6 +222,16 @@ def run(x, w):
     return y + 1 if _wrote else y
 '''
 
+# All the work in setup(), which runs before each timed call's run: fib times setup and run
+# together (the end-to-end latency) and reports the run alone as the kernel time.
+SETUP_HEAVY = HARNESS + '''
+def setup(x, w):
+    return {"done": slow(x, w)}
+
+def run(x, w, done):
+    return done
+'''
+
 SOLUTIONS = {
     "rt_honest": HARNESS + "\ndef run(x, w):\n    return slow(x, w)\n",
     "rt_clock_stop": FAKE_TIMED.replace("@PRECOMPUTE@", "False"),
@@ -231,6 +243,7 @@ SOLUTIONS = {
     "rt_snoop": SNOOP,
     "rt_disk_fill": DISK_FILL,
     "rt_persist": PERSIST,
+    "rt_setup_heavy": SETUP_HEAVY,
 }
 
 

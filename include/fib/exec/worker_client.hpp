@@ -18,6 +18,8 @@
 //                 {"id", "timing": "ready", "iteration": i}; fib answers {"id", "go": i, "key"}
 //                 and holds the clock until {"id", "timing": "done", "iteration": i, "ms": ...,
 //                 "commit": SHA-256 of the key and the outputs}; fib answers {"id", "keep": true}
+//                 (and "stop": true when its adaptive stop ends the calls); a solution with a
+//                 setup() says {"id", "timing": "setup", "iteration": i} between (no answer)
 //   worker → fib: {"id": <the same>, "outcome": "ok" | "failed" | "skipped",
 //                  "diagnostics": [{"code", "severity", "message", "pointer", "hint"}], ...}
 //

@@ -172,5 +172,16 @@ TEST(TimedCalls, TheAdaptiveStopWaitsForFiveCallsAndATightMedian) {
   EXPECT_FALSE(detail::should_stop({0.0, 0.0, 0.0, 0.0, 0.0}, 0.5)); // no median to share
 }
 
+TEST(TimedCalls, ASetupSplitsTheLatencyIntoSetupAndKernel) {
+  Json extra = Json::object();
+  detail::add_split_timing(extra, {10.0, 12.0, 11.0}, {9.0, 9.5, 10.5});
+  EXPECT_DOUBLE_EQ(extra.at("kernel_latency_ms").get<double>(), 1.0); // of 1, 2.5 and 0.5
+  EXPECT_DOUBLE_EQ(extra.at("setup_latency_ms").get<double>(), 9.5);
+  Json none = Json::object();
+  detail::add_split_timing(none, {10.0, 12.0}, {});
+  detail::add_split_timing(none, {10.0, 12.0}, {1.0}); // not one per call: nothing
+  EXPECT_TRUE(none.empty());
+}
+
 } // namespace
 } // namespace fib
