@@ -325,23 +325,25 @@ std::string missing_torch_attribute(const std::string& text) {
 
 // --- The job kinds: one function each, dispatched by Sandbox::run through k_jobs ---
 
-// Builds the solution (`cache`, `solution`): its sources written into its cache entry and
-// compiled, nothing of it loaded; the reply carries the compile log.
-Json run_build_solution(SandboxInterpreter& impl, Job& job) {
+// A solution step of sandbox.py (build_job or load_job) on the request's `cache` and `solution`:
+// ok or failed, with the step's log.
+Json solution_step(const pyb::object& step, Job& job) {
   const pyb::tuple result =
-      impl.build_job(job.request.at("cache").get<std::string>(), solution_of(job.request));
+      step(job.request.at("cache").get<std::string>(), solution_of(job.request));
   Json out = reply(job.request, result[0].cast<bool>() ? "ok" : "failed", Json::array());
   out["log"] = result[1].cast<std::string>();
   return out;
 }
 
+// Builds the solution: its sources written into its cache entry and compiled, nothing of it
+// loaded; the reply carries the compile log.
+Json run_build_solution(SandboxInterpreter& impl, Job& job) {
+  return solution_step(impl.build_job, job);
+}
+
 // Loads the built solution into this worker (its import); the reply carries why it failed.
 Json run_load_solution(SandboxInterpreter& impl, Job& job) {
-  const pyb::tuple result =
-      impl.load_job(job.request.at("cache").get<std::string>(), solution_of(job.request));
-  Json out = reply(job.request, result[0].cast<bool>() ? "ok" : "failed", Json::array());
-  out["log"] = result[1].cast<std::string>();
-  return out;
+  return solution_step(impl.load_job, job);
 }
 
 // The reference build alone (it ran before this).
