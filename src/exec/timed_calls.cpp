@@ -41,6 +41,14 @@ std::optional<std::array<char, 16>> key_bytes(const std::string& hex) {
   return out;
 }
 
+std::string little_endian(std::uint64_t value) {
+  std::string out(8, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = static_cast<char>((value >> (8 * i)) & 0xffU);
+  }
+  return out;
+}
+
 // Bytes from the kernel's random source, which nothing in a worker can predict from what it
 // saw before (unlike a seeded generator's later outputs).
 void secret_bytes(void* out, std::size_t size) {
@@ -94,18 +102,34 @@ Expected<std::string> commitment_of(const std::filesystem::path& file,
     return unexpected(make_diagnostic(codes::k_worker_protocol, "a commitment key is malformed"));
   }
   FIB_TRY_ASSIGN(SafetensorsHeader header, read_safetensors_header(file));
-  Sha256 digest;
-  digest.update(std::string_view(key->data(), key->size()));
+  std::vector<std::string> tensors;
+  std::uint64_t fold = 0;
   std::uint64_t total = 0;
   for (const std::string& name : keys) {
     FIB_TRY_ASSIGN(std::string data,
                    read_tensor_bytes(file, header, name, std::nullopt, std::uint64_t{16} << 30));
-    std::array<char, 8> length{};
-    for (std::size_t i = 0; i < length.size(); ++i) {
-      length[i] = static_cast<char>((data.size() >> (8 * i)) & 0xffU);
+    for (std::size_t at = 0; at < data.size(); at += 8) {
+      std::uint64_t word = 0;
+      for (std::size_t i = 0; i < 8 && at + i < data.size(); ++i) {
+        word |= std::uint64_t{static_cast<unsigned char>(data[at + i])} << (8 * i);
+      }
+      fold += word; // modulo 2^64
     }
-    digest.update(std::string_view(length.data(), length.size())).update(data);
     total += data.size();
+    tensors.push_back(std::move(data));
+  }
+  std::string head(key->data(), key->size());
+  head += little_endian(fold);
+  Sha256 digest;
+  digest.update(head);
+  for (const std::string& data : tensors) {
+    digest.update(little_endian(data.size()));
+    for (std::size_t at = 0; at < data.size(); at += k_commit_piece) {
+      Sha256 piece;
+      piece.update(head).update(std::string_view(data).substr(at, k_commit_piece));
+      const Sha256Digest leaf = piece.finish();
+      digest.update(std::string_view(reinterpret_cast<const char*>(leaf.data()), leaf.size()));
+    }
   }
   if (bytes != nullptr) {
     *bytes = total;
@@ -133,24 +157,38 @@ std::optional<std::string> commitment_problem(const TimedCalls& timing, std::siz
   return std::nullopt;
 }
 
+double commitment_seconds(const CommitmentCost& cost, std::uint64_t bytes) {
+  if (cost.empty()) {
+    return 0.0;
+  }
+  if (bytes <= cost.front().first || cost.size() == 1) {
+    return cost.front().second;
+  }
+  std::size_t upper = 1;
+  while (upper + 1 < cost.size() && cost[upper].first < bytes) {
+    ++upper;
+  }
+  const auto [low_bytes, low_seconds] = cost[upper - 1];
+  const auto [high_bytes, high_seconds] = cost[upper];
+  const double slope = (high_seconds - low_seconds) / static_cast<double>(high_bytes - low_bytes);
+  return std::max(low_seconds + slope * static_cast<double>(bytes - low_bytes), 0.0);
+}
+
 CommitmentCost commitment_cost_of(const std::optional<WorkerInfo>& info) {
-  return info ? CommitmentCost{info->commit_seconds_per_call, info->commit_bytes_per_second}
-              : CommitmentCost{};
+  return info ? info->commit_cost : CommitmentCost{};
 }
 
 CallLatencies call_latencies(const TimedCalls& timing,
                              const std::vector<std::uint64_t>& output_bytes,
-                             CommitmentCost commitment,
+                             const CommitmentCost& commitment,
                              const std::vector<double>* reference_prep_ms) {
   CallLatencies out;
   std::vector<double> overheads;
   for (std::size_t i = 0; i < timing.fib_ms.size(); ++i) {
     const double fib = timing.fib_ms[i];
     const double beyond_call = std::max(fib - timing.reported_ms[i], 0.0);
-    double cost = commitment.seconds_per_call * 1e3;
-    if (commitment.bytes_per_second > 0 && i < output_bytes.size()) {
-      cost += static_cast<double>(output_bytes[i]) / commitment.bytes_per_second * 1e3;
-    }
+    const double cost =
+        1e3 * commitment_seconds(commitment, i < output_bytes.size() ? output_bytes[i] : 0);
     const double subtracted = std::min(cost, beyond_call);
     double excess = 0.0;
     if (reference_prep_ms != nullptr && i < reference_prep_ms->size() &&

@@ -30,11 +30,20 @@ std::string secret_key_hex();
 // Whether `value` is a commitment as a worker sends it: 64 lowercase hexadecimal digits.
 bool is_commitment(const Json& value);
 
+// The size of the pieces a commitment hashes one by one (the worker hashes them on several
+// threads where it has the cores).
+inline constexpr std::size_t k_commit_piece = std::size_t{1} << 20;
+
 // The commitment to the tensors `keys` (in that order) of the safetensors file `file` under
-// `key_hex` (32 hexadecimal digits): SHA-256 of the key's 16 bytes, then of each tensor's byte
-// length (8 bytes, little endian) and bytes. What the worker's "done" must carry for the call
-// whose outputs the file holds; `bytes`, when given, receives the tensors' total size. Errors:
-// the file's own (unreadable, malformed, a key missing).
+// `key_hex` (32 hexadecimal digits). With head = the key's 16 bytes then the fold (the sum
+// modulo 2^64 of every tensor's little-endian 64-bit words, each tensor's last word padded with
+// zero bytes, as 8 little-endian bytes): SHA-256 of head, then for each tensor its byte length
+// (8 bytes, little endian) and SHA-256(head, piece) of each of its k_commit_piece pieces. The
+// fold needs every byte and every piece's hash needs the fold, so a worker can compute no part
+// of it before the outputs are complete: it cannot hide the hashing inside its call, which
+// matters because fib subtracts the commitment's cost. What the worker's "done" must carry for
+// the call whose outputs the file holds; `bytes`, when given, receives the tensors' total size.
+// Errors: the file's own (unreadable, malformed, a key missing).
 Expected<std::string> commitment_of(const std::filesystem::path& file,
                                     const std::vector<std::string>& keys,
                                     const std::string& key_hex, std::uint64_t* bytes = nullptr);
@@ -54,22 +63,23 @@ struct CallLatencies {
   std::size_t charged_calls = 0;
 };
 
-// What the worker's commitment to one call's outputs costs, as its greeting said (measured before
-// any untrusted code ran): a part whatever the size, and bytes per second beyond it (0: unknown).
-struct CommitmentCost {
-  double seconds_per_call = 0.0;
-  double bytes_per_second = 0.0;
-};
+// What the worker's commitment to `bytes` of outputs costs, in seconds, by its greeting's table
+// (WorkerInfo::commit_cost, measured before any untrusted code ran): linear between the measured
+// sizes, the first size's figure below it, the last two sizes' line beyond them; 0 when nothing
+// was measured.
+using CommitmentCost = std::vector<std::pair<std::uint64_t, double>>;
+double commitment_seconds(const CommitmentCost& cost, std::uint64_t bytes);
 CommitmentCost commitment_cost_of(const std::optional<WorkerInfo>& info);
 
-// Per call: fib's interval, less the commitment's cost (`cost` for the call's output bytes, and
-// never more than fib's interval beyond what the worker reported for the call alone), plus, when
-// `reference_prep_ms` is given (the reference's preparations of the same calls: the same seeds,
-// the same inputs), the time the call's preparation took beyond 1.5 times the reference's +
+// Per call: fib's interval, less the commitment's cost (commitment_seconds for the call's output
+// bytes, never more than fib's interval beyond what the worker reported for the call alone),
+// plus, when `reference_prep_ms` is given (the reference's preparations of the same calls: the same
+// seeds, the same inputs), the time the call's preparation took beyond 1.5 times the reference's +
 // 0.25 ms: work done before fib's "go" on inputs already known. `output_bytes` has one entry per
 // call.
 CallLatencies call_latencies(const TimedCalls& timing,
-                             const std::vector<std::uint64_t>& output_bytes, CommitmentCost cost,
+                             const std::vector<std::uint64_t>& output_bytes,
+                             const CommitmentCost& cost,
                              const std::vector<double>* reference_prep_ms);
 
 // The plausibility floor of a call that moves `bytes` (reads and writes at least once): the time

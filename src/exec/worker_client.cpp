@@ -21,28 +21,33 @@ namespace fib {
 
 namespace detail {
 
-WorkerInfo worker_info_of(const Json& greeting) {
-  const auto positive = [&](const char* key) {
-    const Json value = field(greeting, key);
-    return value.is_number() && value.get<double>() > 0 ? value.get<double>() : 0.0;
-  };
-  WorkerInfo info{string_field(greeting, "torch"),
-                  string_field(greeting, "python"),
-                  bool_field(greeting, "cuda"),
-                  bool_field(greeting, "float8"),
-                  string_field(greeting, "device_name"),
-                  string_field(greeting, "cuda_version"),
-                  positive("commit_bytes_per_second"),
-                  positive("commit_seconds_per_call"),
-                  {}};
-  const Json bandwidth = field(greeting, "copy_bandwidth");
-  for (const Json& point : bandwidth.is_array() ? bandwidth : Json::array()) {
-    if (point.is_array() && point.size() == 2 && point[0].is_number_integer() && point[0] > 0 &&
-        point[1].is_number() && point[1].get<double>() > 0) {
-      info.copy_bandwidth.emplace_back(point[0].get<std::uint64_t>(), point[1].get<double>());
+namespace {
+
+// A greeting's [[bytes, figure], ...] with positive entries, by size; empty when malformed.
+std::vector<std::pair<std::uint64_t, double>> size_table(const Json& value) {
+  std::vector<std::pair<std::uint64_t, double>> out;
+  for (const Json& point : value.is_array() ? value : Json::array()) {
+    if (!point.is_array() || point.size() != 2 || !point[0].is_number_integer() || point[0] <= 0 ||
+        !point[1].is_number() || point[1].get<double>() <= 0 ||
+        (!out.empty() && point[0].get<std::uint64_t>() <= out.back().first)) {
+      return {};
     }
+    out.emplace_back(point[0].get<std::uint64_t>(), point[1].get<double>());
   }
-  return info;
+  return out;
+}
+
+} // namespace
+
+WorkerInfo worker_info_of(const Json& greeting) {
+  return WorkerInfo{string_field(greeting, "torch"),
+                    string_field(greeting, "python"),
+                    bool_field(greeting, "cuda"),
+                    bool_field(greeting, "float8"),
+                    string_field(greeting, "device_name"),
+                    string_field(greeting, "cuda_version"),
+                    size_table(field(greeting, "commit_cost")),
+                    size_table(field(greeting, "copy_bandwidth"))};
 }
 
 } // namespace detail

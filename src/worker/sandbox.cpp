@@ -153,13 +153,15 @@ Json Sandbox::hello(DeviceName device_name) const {
   }
   // Measured here, before any untrusted code runs: fib subtracts the commitment's cost from
   // each timed call by this figure (docs/execution.md, "Trust model").
+  out["commit_cost"] = Json::array();
   try {
-    const pyb::tuple cost = m_impl->commitment_cost(on_cuda ? "cuda" : "cpu");
-    out["commit_seconds_per_call"] = cost[0].cast<double>();
-    out["commit_bytes_per_second"] = cost[1].cast<double>();
+    for (const pyb::handle point : m_impl->commitment_cost(on_cuda ? "cuda" : "cpu")) {
+      const pyb::list pair = pyb::reinterpret_borrow<pyb::list>(point);
+      out["commit_cost"].push_back(
+          Json::array({pair[0].cast<std::uint64_t>(), pair[1].cast<double>()}));
+    }
   } catch (const std::exception&) {
-    out["commit_seconds_per_call"] = 0.0;
-    out["commit_bytes_per_second"] = 0.0;
+    out["commit_cost"] = Json::array();
   }
   // Likewise the device's memory bandwidth, for fib's plausibility floor.
   out["copy_bandwidth"] = Json::array();

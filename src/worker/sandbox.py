@@ -441,41 +441,95 @@ class Channel:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line
 
-def commitment(key, tensors):
-    """SHA-256 of the 16 bytes of `key` (hex), then of each tensor's length (8 bytes, little
-    endian) and contiguous bytes: what fib computes over the safetensors file of the kept call.
-    It cannot be computed before the outputs are complete."""
-    import hashlib
-    digest = hashlib.sha256(bytes.fromhex(key))
+# The commitment cuts each output's bytes into pieces of this size, each hashed on its own (on
+# several threads where the worker has the cores), so it costs less than one long SHA-256.
+COMMIT_PIECE = 1 << 20
+_commit_pool = None
+
+def _commit_threads():
+    """Hashing threads: half the CPUs this process may use (two SMT siblings hash little faster
+    than one), at least one."""
+    return max(len(os.sched_getaffinity(0)) // 2, 1)
+
+def _output_bytes(tensors):
+    out = []
     for tensor in tensors:
         if not isinstance(tensor, torch.Tensor):
             continue
         tensor = tensor.detach().contiguous().cpu()
-        data = tensor.reshape(-1).view(torch.uint8).numpy() if tensor.numel() else b""
-        digest.update(len(data).to_bytes(8, "little"))
-        digest.update(data)
+        out.append(tensor.reshape(-1).view(torch.uint8).numpy() if tensor.numel() else b"")
+    return out
+
+def _fold(data):
+    """The sum modulo 2**64 of every output's little-endian 64-bit words (its last one padded with
+    zero bytes), as 8 little-endian bytes: it needs every byte, so no piece can be hashed before
+    the last output byte is final."""
+    import numpy
+    total = 0
+    for part in data:
+        whole = len(part) // 8 * 8
+        if whole:
+            total += int(numpy.asarray(part[:whole]).view(numpy.uint64).sum(dtype=numpy.uint64))
+        if len(part) > whole:
+            total += int.from_bytes(bytes(part[whole:]), "little")
+    return (total % (1 << 64)).to_bytes(8, "little")
+
+def commitment(key, tensors):
+    """The commitment to a call's outputs under `key` (32 hexadecimal digits): with head = the key's
+    16 bytes then the fold of all outputs (_fold), SHA-256 of head, then for each tensor its byte
+    length (8 bytes, little endian) and SHA-256(head + piece) of each of its COMMIT_PIECE pieces
+    in order. What fib computes over the safetensors file of the kept call. It cannot be computed
+    before the outputs are complete, and no part of it while they are being written: the fold
+    comes first and needs them all, and every piece's hash needs the fold."""
+    import hashlib
+    global _commit_pool
+    data = _output_bytes(tensors)
+    head = bytes.fromhex(key) + _fold(data)
+    pieces = [part[at:at + COMMIT_PIECE]
+              for part in data for at in range(0, len(part), COMMIT_PIECE)]
+    threads = _commit_threads()
+    if threads > 1 and len(pieces) > 1:
+        if _commit_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            _commit_pool = ThreadPoolExecutor(threads)
+        leaves = iter(_commit_pool.map(lambda piece: _leaf_of(head, piece), pieces))
+    else:
+        leaves = iter([_leaf_of(head, piece) for piece in pieces])
+    digest = hashlib.sha256(head)
+    for part in data:
+        digest.update(len(part).to_bytes(8, "little"))
+        for _ in range(0, len(part), COMMIT_PIECE):
+            digest.update(next(leaves))
     return digest.hexdigest()
+
+def _leaf_of(head, piece):
+    import hashlib
+    digest = hashlib.sha256(head)
+    digest.update(piece)  # hashlib lets go of the GIL for large pieces
+    return digest.digest()
 
 def commitment_cost(device):
     """What this worker's commitment to a call's outputs costs on `device`, measured before any
-    untrusted code runs: (seconds for one call whatever its size, bytes per second beyond that),
-    the best of five runs on one element and of three on 8 MiB, each right after a small matrix
-    product (on the CPU a call's commitment follows its kernel, while torch's threads still spin
-    and share the cores). fib subtracts that cost from each timed call."""
-    busy = torch.ones(256, 256)
-    def best(tensor, runs):
-        out = None
-        for _ in range(runs):
-            if device != "cuda":
-                busy @ busy  # as after a kernel: torch's other threads still spinning
+    untrusted code runs: [[bytes, seconds], ...] for outputs of 1 byte, 64 KiB, 1 MiB and 4 MiB
+    (fib goes on in a line beyond), each the best of five, each right after torch wrote the bytes
+    (as a kernel leaves its outputs). The best, not the typical: fib subtracts this from each
+    timed call, and no solution may commit faster than what fib subtracts (docs/execution.md,
+    "Trust model"). The first call also starts the hashing threads."""
+    out = []
+    whole = torch.ones(4 << 20, dtype=torch.uint8, device=device)
+    for size in (1, 1 << 16, 1 << 20, 4 << 20):
+        tensor = whole[:size]
+        best = None
+        for _ in range(5):
+            tensor.add_(1)
+            if device == "cuda":
+                torch.cuda.synchronize()
             start = time.perf_counter()
             commitment("00" * 16, [tensor])
             elapsed = time.perf_counter() - start
-            out = elapsed if out is None else min(out, elapsed)
-        return out
-    fixed = best(torch.ones(1, dtype=torch.uint8, device=device), 5)
-    large = best(torch.ones(8 << 20, dtype=torch.uint8, device=device), 3)
-    return (fixed, (8 << 20) / (large - fixed) if large > fixed else 0.0)
+            best = elapsed if best is None else min(best, elapsed)
+        out.append([size, best])
+    return out
 
 def copy_bandwidth(device):
     """How fast this device moves memory, measured before any untrusted code runs: [[bytes,

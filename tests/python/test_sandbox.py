@@ -371,6 +371,33 @@ class ReferenceAndSolutionOutputs(unittest.TestCase):
         self.assertNotEqual(first, sandbox.commitment("00" * 16, [y]))
         self.assertEqual(len(first), 64)
 
+    def test_a_commitment_hashes_its_pieces_after_the_fold_on_any_number_of_threads(self):
+        import hashlib
+        piece = sandbox.COMMIT_PIECE
+        y = torch.zeros(piece + 8, dtype=torch.uint8)
+        y[0], y[piece] = 2, 3
+        head = bytes(16) + (5).to_bytes(8, "little")  # the fold: 2 + 3
+        data = bytes(y.numpy())
+        expected = hashlib.sha256(head + len(data).to_bytes(8, "little") +
+                                  hashlib.sha256(head + data[:piece]).digest() +
+                                  hashlib.sha256(head + data[piece:]).digest()).hexdigest()
+        threads = sandbox._commit_threads
+        try:
+            for count in (1, 3):
+                sandbox._commit_threads = lambda: count
+                self.assertEqual(sandbox.commitment("00" * 16, [y]), expected)
+        finally:
+            sandbox._commit_threads = threads
+        # A byte anywhere changes the fold, so every piece's hash.
+        y[piece + 7] = 1
+        self.assertNotEqual(sandbox.commitment("00" * 16, [y]), expected)
+
+    def test_the_commitments_cost_is_a_table_by_size(self):
+        table = sandbox.commitment_cost("cpu")
+        self.assertEqual([size for size, _ in table], [1, 1 << 16, 1 << 20, 4 << 20])
+        self.assertTrue(all(seconds > 0 for _, seconds in table))
+        self.assertLess(table[0][1], table[-1][1])
+
     def test_a_reference_that_raises_shows_only_its_own_frames(self):
         import json
         module = self.reference("def run(x, k):\n    raise ValueError('no')\n")

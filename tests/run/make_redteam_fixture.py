@@ -28,6 +28,9 @@ Solutions (author `redteam`) and what fib must make of them (docs/execution.md, 
                      read-only while it runs), the entry as fib wrote it
   rt_setup_heavy     does all its work in setup() and returns it from run → PASSED, latency
                      >= 45 ms (setup and run are timed together; the kernel time is the run's)
+  rt_commit_early    hashes its outputs for the commitment while it still writes the last of
+                     them (so the hashing, which fib subtracts, would hide inside its call), the
+                     harness's commitment replaced to hand that in → RUNTIME_ERROR (commitment)
 """
 import json
 import os
@@ -232,6 +235,33 @@ def run(x, w, done):
     return done
 '''
 
+# Streams its commitment: the pieces of its outputs hashed while the kernel still runs, the last
+# element written after. The commitment's fold of every byte comes before any piece's hash, so
+# whatever it hashed early cannot be the commitment of what it hands in.
+COMMIT_EARLY = HARNESS + '''
+_early = {}
+_real = None
+
+def run(x, w):
+    global _real
+    if _real is None:
+        g = harness()
+        _real = g["commitment"]
+        g["commitment"] = lambda key, tensors: _early.pop(key, None) or _real(key, tensors)
+    key = sys._getframe(2).f_locals.get("key")  # the call's key, from the timing loop
+    y = x * w
+    if key is None:
+        time.sleep(0.05)
+        return y
+    flat = y.reshape(-1)
+    last = flat[-1].item()
+    flat[-1] = 0  # not written yet
+    _early[key] = _real(key, [y])  # hashed "while the kernel runs"
+    time.sleep(0.05)
+    flat[-1] = last
+    return y
+'''
+
 SOLUTIONS = {
     "rt_honest": HARNESS + "\ndef run(x, w):\n    return slow(x, w)\n",
     "rt_clock_stop": FAKE_TIMED.replace("@PRECOMPUTE@", "False"),
@@ -244,6 +274,7 @@ SOLUTIONS = {
     "rt_disk_fill": DISK_FILL,
     "rt_persist": PERSIST,
     "rt_setup_heavy": SETUP_HEAVY,
+    "rt_commit_early": COMMIT_EARLY,
 }
 
 

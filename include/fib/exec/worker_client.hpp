@@ -109,10 +109,10 @@ struct WorkerInfo {
   bool float8 = false;
   std::string device_name;  // CUDA device 0, when the worker was started for --device cuda
   std::string cuda_version; // torch.version.cuda, likewise
-  // How fast it commits to a call's outputs on its device (bytes per second, measured before any
-  // untrusted code ran; 0 when it did not say): the cost fib subtracts from each timed call.
-  double commit_bytes_per_second = 0.0;
-  double commit_seconds_per_call = 0.0; // and what a commitment costs whatever its size
+  // What its commitment to a call's outputs costs on its device: (output bytes, seconds), by size,
+  // the best of a few, measured before any untrusted code ran; empty when it did not say. The
+  // cost fib subtracts from each timed call.
+  std::vector<std::pair<std::uint64_t, double>> commit_cost;
   // How fast the device copies memory: (bytes copied, bytes read and written per second), by
   // size, measured likewise; empty when it did not say. fib's plausibility floor reads it.
   std::vector<std::pair<std::uint64_t, double>> copy_bandwidth;

@@ -39,12 +39,17 @@ std::string le64(std::uint64_t n) {
 
 const std::string k_key = "000102030405060708090a0b0c0d0e0f";
 
-TEST(TimedCalls, TheCommitmentIsSha256OfTheKeyThenEachTensorsLengthAndBytes) {
+std::string raw(const Sha256Digest& digest) {
+  return {reinterpret_cast<const char*>(digest.data()), digest.size()};
+}
+
+TEST(TimedCalls, TheCommitmentHashesEachPieceAfterTheFoldOfEveryByte) {
   TempDir dir;
-  const std::string a("\x01\x02\x03\x04", 4);
+  // Tensor 0: 12 bytes (one whole word and a padded one); tensor 1: 2 bytes.
+  const std::string a("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c", 12);
   const std::string b("\x05\x06", 2);
   const auto file =
-      write_outputs(dir.path() / "t.safetensors", {{"0", "F32", {1}, a}, {"1", "I16", {1}, b}});
+      write_outputs(dir.path() / "t.safetensors", {{"0", "F32", {3}, a}, {"1", "I16", {1}, b}});
   std::uint64_t bytes = 0;
   auto got = detail::commitment_of(file, {"0", "1"}, k_key, &bytes);
   ASSERT_TRUE(got.has_value()) << got.error().message;
@@ -52,20 +57,43 @@ TEST(TimedCalls, TheCommitmentIsSha256OfTheKeyThenEachTensorsLengthAndBytes) {
   for (int i = 0; i < 16; ++i) {
     key += static_cast<char>(i);
   }
-  EXPECT_EQ(*got, to_hex(sha256(key + le64(4) + a + le64(2) + b)));
-  EXPECT_EQ(bytes, 6U);
+  const std::uint64_t fold = 0x0807060504030201ULL + 0x0c0b0a09ULL + 0x0605ULL;
+  const std::string head = key + le64(fold);
+  EXPECT_EQ(*got, to_hex(sha256(head + le64(12) + raw(sha256(head + a)) + le64(2) +
+                                raw(sha256(head + b)))));
+  EXPECT_EQ(bytes, 14U);
   // The order of the tensors, the key and every byte change it.
   EXPECT_NE(*detail::commitment_of(file, {"1", "0"}, k_key), *got);
   EXPECT_NE(
       *detail::commitment_of(file, {"0", "1"}, std::string("f00102030405060708090a0b0c0d0e0f")),
       *got);
-  const auto other =
-      write_outputs(dir.path() / "u.safetensors",
-                    {{"0", "F32", {1}, std::string("\x01\x02\x03\x05", 4)}, {"1", "I16", {1}, b}});
+  std::string changed = a;
+  changed[11] = '\x0d';
+  const auto other = write_outputs(dir.path() / "u.safetensors",
+                                   {{"0", "F32", {3}, changed}, {"1", "I16", {1}, b}});
   EXPECT_NE(*detail::commitment_of(other, {"0", "1"}, k_key), *got);
   // A key that is not 32 hexadecimal digits, or a tensor the file lacks, is an error.
   EXPECT_FALSE(detail::commitment_of(file, {"0"}, "xyz").has_value());
   EXPECT_FALSE(detail::commitment_of(file, {"0", "2"}, k_key).has_value());
+}
+
+TEST(TimedCalls, ALargeTensorIsCommittedPieceByPiece) {
+  TempDir dir;
+  std::string data(detail::k_commit_piece + 8, '\0');
+  data[0] = '\x02';                      // word 0: 2
+  data[detail::k_commit_piece] = '\x03'; // the second piece's only word: 3
+  const auto file = write_outputs(dir.path() / "t.safetensors",
+                                  {{"0", "U8", {static_cast<std::int64_t>(data.size())}, data}});
+  std::string key;
+  for (int i = 0; i < 16; ++i) {
+    key += static_cast<char>(i);
+  }
+  const std::string head = key + le64(5);
+  const std::string first = data.substr(0, detail::k_commit_piece);
+  const std::string second = data.substr(detail::k_commit_piece);
+  EXPECT_EQ(*detail::commitment_of(file, {"0"}, k_key),
+            to_hex(sha256(head + le64(data.size()) + raw(sha256(head + first)) +
+                          raw(sha256(head + second)))));
 }
 
 TEST(TimedCalls, ACallWhoseCommitmentDoesNotMatchItsKeptOutputsIsNamed) {
@@ -109,7 +137,8 @@ TEST(TimedCalls, TheLatencyLosesTheCommitmentsCostAndGainsExtraPreparation) {
   // 1 MB at 1 GB/s: 1 ms of commitment per call.
   const std::vector<std::uint64_t> bytes{1000000, 1000000, 1000000};
   const std::vector<double> reference_prep{1.0, 1.0, 1.0};
-  auto got = detail::call_latencies(timing, bytes, {0.0, 1e9}, &reference_prep);
+  const detail::CommitmentCost gigabyte{{1000000, 1e-3}, {2000000, 2e-3}};
+  auto got = detail::call_latencies(timing, bytes, gigabyte, &reference_prep);
   ASSERT_EQ(got.ms.size(), 3U);
   EXPECT_DOUBLE_EQ(got.ms[0], 9.0); // the commitment's 1 ms off
   EXPECT_DOUBLE_EQ(got.ms[1], 9.9); // never more than fib saw beyond the reported call
@@ -117,12 +146,33 @@ TEST(TimedCalls, TheLatencyLosesTheCommitmentsCostAndGainsExtraPreparation) {
   EXPECT_DOUBLE_EQ(got.ms[2], 9.0 + 3.25);
   EXPECT_DOUBLE_EQ(got.prep_excess_ms, 3.25);
   EXPECT_EQ(got.charged_calls, 1U);
-  // No speed from the greeting: nothing is subtracted; no reference: nothing added.
+  // No cost in the greeting: nothing is subtracted; no reference: nothing added.
   auto plain = detail::call_latencies(timing, bytes, {}, nullptr);
-  // A part whatever the size: 0.5 ms more off the first call.
-  EXPECT_DOUBLE_EQ(detail::call_latencies(timing, bytes, {0.5e-3, 1e9}, nullptr).ms[0], 8.5);
   EXPECT_EQ(plain.ms, (std::vector<double>{10.0, 10.0, 10.0}));
   EXPECT_EQ(plain.charged_calls, 0U);
+}
+
+TEST(TimedCalls, TheCommitmentsCostIsReadOffTheGreetingsTableByLines) {
+  const detail::CommitmentCost cost{{1, 10e-6}, {1U << 20, 0.5e-3}, {4U << 20, 2e-3}};
+  EXPECT_DOUBLE_EQ(detail::commitment_seconds(cost, 0), 10e-6); // below: the first figure
+  EXPECT_DOUBLE_EQ(detail::commitment_seconds(cost, 1U << 20), 0.5e-3);
+  EXPECT_DOUBLE_EQ(detail::commitment_seconds(cost, (5U << 20) / 2), 1.25e-3); // between
+  EXPECT_DOUBLE_EQ(detail::commitment_seconds(cost, 8U << 20), 4e-3); // beyond: the last line
+  EXPECT_DOUBLE_EQ(detail::commitment_seconds({}, 8U << 20), 0.0);
+  EXPECT_DOUBLE_EQ(detail::commitment_seconds({{64, 1e-6}}, 8U << 20), 1e-6);
+}
+
+TEST(TimedCalls, TheGreetingsTablesAreTakenOnlyWhenWellFormed) {
+  const auto info = detail::worker_info_of(Json::parse(
+      R"({"torch": "1.13.0", "commit_cost": [[1, 1e-5], [1048576, 5e-4]],
+          "copy_bandwidth": [[65536, 2e10], [65536, 1e10]]})"));
+  EXPECT_EQ(info.torch_version, "1.13.0");
+  EXPECT_EQ(info.commit_cost, (detail::CommitmentCost{{1, 1e-5}, {1048576, 5e-4}}));
+  EXPECT_TRUE(info.copy_bandwidth.empty()); // sizes that do not grow: the table is not believed
+  for (const char* bad : {R"({"commit_cost": [[0, 1e-5]]})", R"({"commit_cost": [[1, -1]]})",
+                          R"({"commit_cost": [[1]]})", R"({"commit_cost": 3})"}) {
+    EXPECT_TRUE(detail::worker_info_of(Json::parse(bad)).commit_cost.empty()) << bad;
+  }
 }
 
 TEST(TimedCalls, ThePlausibilityFloorUsesTheBandwidthOfTheSizeThatHoldsTheCall) {
