@@ -5,7 +5,7 @@ namespace fib {
 void add_cache_flags(CLI::App* sub, CacheFlags& flags) {
   auto* dir = sub->add_option("--cache-dir", flags.directory,
                               "Result cache directory (default: $FIB_CACHE_DIR, else "
-                              "$XDG_CACHE_HOME/fib, else ~/.cache/fib)");
+                              "$FIB_CACHE_PATH, else $XDG_CACHE_HOME/fib, else ~/.cache/fib)");
   sub->add_flag("--no-cache", flags.disabled,
                 "Neither read nor write the result cache (results are the same either way)")
       ->excludes(dir);

@@ -2,6 +2,7 @@
 // The result-cache flags (--cache-dir, --no-cache) and how they open the cache.
 
 #include <fib/base/diagnostic.hpp>
+#include <fib/util/cache_root.hpp>
 #include <fib/util/result_cache.hpp>
 
 #include <CLI/CLI.hpp>
@@ -13,7 +14,7 @@ namespace fib {
 // --- Interface ---
 
 struct CacheFlags {
-  std::string directory; // --cache-dir; empty: $FIB_CACHE_DIR, $XDG_CACHE_HOME/fib, ~/.cache/fib
+  std::string directory; // --cache-dir; empty: default_cache_directory()
   bool disabled = false; // --no-cache
 };
 

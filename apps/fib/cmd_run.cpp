@@ -58,7 +58,8 @@ constexpr const char* k_run_footer =
 fib-worker (libtorch + the Python that has torch): python and triton solutions
 are imported, cpp/cuda solutions with binding "torch" are compiled (g++ and
 nvcc) into an extension, those with binding "tvm-ffi" by the worker's tvm_ffi
-package where it has one; builds are cached under $FIB_CACHE_PATH (default
+package where it has one; builds are cached under fib's cache root
+($FIB_CACHE_DIR, else $FIB_CACHE_PATH, else $XDG_CACHE_HOME/fib, else
 ~/.cache/fib) by content hash, with a file lock. The reference runs on the same
 inputs in another worker; fib compares the outputs itself (count, shape, dtype,
 values within --atol/--rtol, or the per-dtype table of --tolerance-table) and

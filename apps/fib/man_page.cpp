@@ -95,8 +95,9 @@ reference worker unavailable
 the dataset of \fBfib validate\fR without paths or \-\-dataset (else
 ~/.cache/flashinfer_bench/dataset)
 .TP
-.BR FIB_CACHE_DIR ", " XDG_CACHE_HOME
-where the result cache lives (else ~/.cache/fib)
+.BR FIB_CACHE_DIR ", " FIB_CACHE_PATH ", " XDG_CACHE_HOME
+fib's cache root, in that order (else ~/.cache/fib): the result cache in v1/,
+the solutions' builds in solutions/
 .TP
 .B FIB_PYTHON
 the Python interpreter to embed

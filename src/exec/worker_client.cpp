@@ -5,6 +5,7 @@
 #include <fib/base/codes.hpp>
 #include <fib/io/json_io.hpp>
 #include <fib/io/safetensors.hpp>
+#include <fib/util/cache_root.hpp>
 
 #include <fmt/format.h>
 
@@ -152,11 +153,7 @@ std::vector<Diagnostic> run_reference_checks(const Definition& definition, Refer
 }
 
 std::filesystem::path default_build_cache() {
-  if (const char* configured = std::getenv("FIB_CACHE_PATH"); configured && *configured) {
-    return configured;
-  }
-  const char* home = std::getenv("HOME");
-  return std::filesystem::path(home != nullptr ? home : "/tmp") / ".cache" / "fib";
+  return default_cache_directory().value_or("/tmp/.cache/fib");
 }
 
 namespace detail {

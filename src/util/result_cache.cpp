@@ -599,26 +599,7 @@ void commit_pending(ResultCacheState& state, DiagnosticSink& notes) {
   compact(*directory, state.max_bytes);
 }
 
-std::string_view environment_variable(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string_view() : std::string_view(value);
-}
-
 } // namespace
-
-std::optional<fs::path> default_cache_directory() {
-  if (const auto fib = environment_variable("FIB_CACHE_DIR"); !fib.empty()) {
-    return fs::path(fib);
-  }
-  if (const auto xdg = environment_variable("XDG_CACHE_HOME");
-      !xdg.empty() && fs::path(xdg).is_absolute()) {
-    return fs::path(xdg) / "fib";
-  }
-  if (const auto home = environment_variable("HOME"); !home.empty()) {
-    return fs::path(home) / ".cache" / "fib";
-  }
-  return std::nullopt;
-}
 
 ResultCache::ResultCache() = default;
 ResultCache::ResultCache(std::unique_ptr<detail::ResultCacheState> state)

@@ -135,8 +135,9 @@ def run_case(fib, case, scratch) -> int:
     for key in ("GITHUB_WORKSPACE", "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR",
                 "CLICOLOR_FORCE", "FIB_PYTHON_MODULE"):
         env.pop(key, None)
-    # Each case starts with an empty result cache of its own (a case's env file may override it).
-    env["FIB_CACHE_DIR"] = os.path.join(scratch, "fib-cache")
+    # Each case starts with an empty cache root of its own, results and solution builds (a case's
+    # env file may override it): ${FIB_CASE_TMP}/cache.
+    env["FIB_CACHE_DIR"] = os.path.join(scratch, "cache")
     env_file = os.path.join(case, "env")
     if os.path.exists(env_file):
         with open(env_file, encoding="utf-8") as f:

@@ -218,7 +218,7 @@ def validate_canonical(state, root):
     out = {}
     for path, entry in state.items():
         folder, name = os.path.split(path)
-        if name.startswith("pack-") and name.endswith(".bin") and folder.endswith("fib/v1"):
+        if name.startswith("pack-") and name.endswith(".bin") and os.path.basename(folder) == "v1":
             out.setdefault(os.path.join(folder, "pack-*.bin"), set()).add(entry)
             continue
         if REPORT_NAME.match(name):

@@ -134,7 +134,7 @@ class Trial:
 
 def environment(trial, extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIB_")}
-    env.update({"HOME": trial.home, "FIB_CACHE_PATH": os.path.join(trial.root, "cache"),
+    env.update({"HOME": trial.home, "FIB_CACHE_DIR": os.path.join(trial.root, "cache"),
                 "TMPDIR": os.path.join(trial.root, "tmp"), "LC_ALL": "C.UTF-8"})
     env.update({k: v.replace("@TRIAL@", trial.root) for k, v in extra.items()})
     os.makedirs(env["TMPDIR"], exist_ok=True)

@@ -137,7 +137,8 @@ struct ReferenceOutcome {
 // nullopt when none exists. An installed fib never falls back to a build tree.
 std::optional<std::filesystem::path> find_worker_executable();
 
-// The solution build cache: $FIB_CACHE_PATH, else ~/.cache/fib ($HOME unset: /tmp/.cache/fib).
+// The solution build cache: the cache root (util/cache_root.hpp; /tmp/.cache/fib when none can be
+// formed), whose `solutions/` holds one entry per solution.
 std::filesystem::path default_build_cache();
 
 // The sampling evaluator's settings (docs/run.md, "Sampling kernels"): the calls on the

@@ -41,10 +41,6 @@ struct ResultCacheOptions {
   std::uintmax_t max_bytes = std::uintmax_t{256} << 20;
 };
 
-// $FIB_CACHE_DIR if set and non-empty, else $XDG_CACHE_HOME/fib (XDG_CACHE_HOME set and absolute),
-// else $HOME/.cache/fib (HOME set and non-empty); nullopt when none can be formed.
-std::optional<std::filesystem::path> default_cache_directory();
-
 class ResultCache {
 public:
   // A disabled cache: finds nothing, keeps nothing, commit does nothing.

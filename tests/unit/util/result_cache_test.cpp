@@ -7,6 +7,8 @@
 #include "test_support.hpp"
 
 #include <fib/base/codes.hpp>
+#include <fib/exec/worker_client.hpp>
+#include <fib/util/cache_root.hpp>
 #include <fib/util/file_lock.hpp>
 #include <fib/util/result_cache.hpp>
 
@@ -602,17 +604,24 @@ TEST(ResultCache, AKillDuringCommitLosesOnlyTheNewEntries) {
 
 TEST(ResultCache, DefaultDirectoryFollowsTheEnvironment) {
   testing::ScopedVariable fib("FIB_CACHE_DIR", "/tmp/fib-cache");
+  testing::ScopedVariable old_tool("FIB_CACHE_PATH", "/tmp/old-tool-cache");
   testing::ScopedVariable xdg("XDG_CACHE_HOME", "/xdg");
   testing::ScopedVariable home("HOME", "/home/someone");
   EXPECT_EQ(default_cache_directory(), fs::path("/tmp/fib-cache"));
-  ::setenv("FIB_CACHE_DIR", "", 1);
+  ::setenv("FIB_CACHE_DIR", "", 1); // the old tool's name for it comes next
+  EXPECT_EQ(default_cache_directory(), fs::path("/tmp/old-tool-cache"));
+  // The solutions' builds live under the same root.
+  EXPECT_EQ(default_build_cache(), fs::path("/tmp/old-tool-cache"));
+  ::unsetenv("FIB_CACHE_PATH");
   EXPECT_EQ(default_cache_directory(), fs::path("/xdg/fib"));
   ::setenv("XDG_CACHE_HOME", "relative/xdg", 1);
   EXPECT_EQ(default_cache_directory(), fs::path("/home/someone/.cache/fib"));
   ::unsetenv("XDG_CACHE_HOME");
   EXPECT_EQ(default_cache_directory(), fs::path("/home/someone/.cache/fib"));
+  EXPECT_EQ(default_build_cache(), fs::path("/home/someone/.cache/fib"));
   ::unsetenv("HOME");
   EXPECT_EQ(default_cache_directory(), std::nullopt);
+  EXPECT_EQ(default_build_cache(), fs::path("/tmp/.cache/fib"));
 }
 
 } // namespace
