@@ -3,32 +3,41 @@
 # UndefinedBehaviorSanitizer in build-fuzz/, runs the unit tests (ctest -L core), then each fuzz
 # target for SECONDS seconds (default 20) from a seed corpus made of the project's fixtures (and
 # ../shared/corpus when it is there). Any crash, sanitizer report or failed property fails it.
-# (Every unit test, the embedded Python's and the worker's included, runs sanitized in
-# tests/run_sanitized.sh, built with GCC: clang 14 cannot compile libtorch 1.13's headers as C++20.)
+# With FIB_FUZZ_PREBUILT=DIR it runs the targets of a build that has them already (CI: the
+# `asan` preset's build-asan/, whose unit tests tests/run_sanitized.sh ran) and builds nothing.
 #
-#   bash fuzz/run_fuzzers.sh [SECONDS]       # CI runs it with the default
+#   bash fuzz/run_fuzzers.sh [SECONDS]       # its own build (no Python, no torch), 20 s a target
 #   bash fuzz/run_fuzzers.sh 600             # a longer session
+#   FIB_FUZZ_PREBUILT=build-asan bash fuzz/run_fuzzers.sh 20   # what CI runs
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-20}"
-build="${FIB_FUZZ_BUILD_DIR:-build-fuzz}"
+build="${FIB_FUZZ_PREBUILT:-${FIB_FUZZ_BUILD_DIR:-build-fuzz}}"
 jobs="${FIB_JOBS:-2}"
-cxx="$(command -v clang++ || command -v clang++-14 || true)"
-cc="$(command -v clang || command -v clang-14 || true)"
-if [ -z "$cxx" ]; then
-  echo "fuzz: clang++ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)" >&2
-  exit 1
-fi
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
-CC="$cc" CXX="$cxx" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFIB_DEV_MODE=ON \
-  -DFIB_WITH_PYTHON=OFF -DFIB_WITH_TORCH=OFF -DFIB_SANITIZE=address,undefined -DFIB_FUZZ=ON "${launcher[@]}" >/dev/null
-cmake --build "$build" -j "$jobs"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$build" -L core -j "$jobs" --output-on-failure
+if [ -n "${FIB_FUZZ_PREBUILT:-}" ]; then
+  if [ ! -x "$build/fuzz/fuzz_json_reader" ]; then
+    echo "fuzz: $build has no fuzz targets (configure it with FIB_FUZZ=ON)" >&2
+    exit 1
+  fi
+else
+  cxx="$(command -v clang++ || command -v clang++-14 || true)"
+  cc="$(command -v clang || command -v clang-14 || true)"
+  if [ -z "$cxx" ]; then
+    echo "fuzz: clang++ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)" >&2
+    exit 1
+  fi
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  CC="$cc" CXX="$cxx" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFIB_DEV_MODE=ON \
+    -DFIB_WITH_PYTHON=OFF -DFIB_WITH_TORCH=OFF -DFIB_SANITIZE=address,undefined -DFIB_FUZZ=ON \
+    "${launcher[@]}" >/dev/null
+  cmake --build "$build" -j "$jobs"
+  ctest --test-dir "$build" -L core -j "$jobs" --output-on-failure
+fi
 
 seeds="$build/fuzz-seeds"
 rm -rf "$seeds"

@@ -1,7 +1,7 @@
 #pragma once
 // The libtorch side of the worker: tensors built in C++ (ATen) from a smoke plan and handed to
-// Python as torch.Tensor objects (THPVariable_Wrap, zero copy). The only TU with torch headers;
-// this header shows none of them.
+// Python as torch.Tensor objects (THPVariable_Wrap, zero copy). The torch calls themselves are in
+// torch_bridge.cpp; neither this header nor tensors.cpp includes torch.
 
 #include <fib/exec/smoke.hpp>
 
